@@ -1,0 +1,66 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "swift-oidc",
+    products: [
+        .library(name: "OIDC", targets: ["OIDC"]),
+        .library(name: "OIDCTesting", targets: ["OIDCTesting"]),
+        .executable(name: "oidc", targets: ["oidc"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // OpenSSL 3 libcrypto; only Sources/OIDC/OpenSSL/ imports it.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // libjwt 1.10; only OIDCTesting's token minter imports it (never used to verify).
+        .systemLibrary(
+            name: "CJWT",
+            pkgConfig: "libjwt",
+            providers: [.apt(["libjwt-dev"])]
+        ),
+        .target(
+            name: "OIDC",
+            dependencies: ["COpenSSL"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OIDCTesting",
+            dependencies: ["OIDC", "CJWT"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "oidc",
+            dependencies: [
+                "OIDC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCTests",
+            dependencies: ["OIDC"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCTestingTests",
+            dependencies: ["OIDCTesting", "OIDC"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCCLITests",
+            dependencies: ["oidc", "OIDC"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

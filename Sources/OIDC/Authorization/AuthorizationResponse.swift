@@ -1,0 +1,85 @@
+public import Foundation
+
+/// A successful authorization response: the code and what came with it (RFC 6749 §4.1.2).
+///
+/// Made by ``AuthorizationRequest/handleRedirect(_:)`` or ``init(callbackURL:request:)``, which
+/// check, in this order: well-formed query with no repeated parameter; `state` equal to the one sent
+/// (constant-time, before anything else is looked at); `iss` equal to the expected issuer when present
+/// or promised (RFC 9207); then a provider `error`; then the `code`.
+public struct AuthorizationResponse: Sendable {
+    /// The authorization code; single-use, redacted when printed.
+    public let code: Secret
+    public let state: String
+    /// The `iss` parameter, when the provider sent one (already checked).
+    public let issuer: String?
+
+    /// Parses and checks a callback URL against the request that started the flow.
+    ///
+    /// - Throws: ``OIDCError/Code/duplicateParameter``, ``OIDCError/Code/malformedURL``,
+    ///   ``OIDCError/Code/stateMissing``, ``OIDCError/Code/stateMismatch`` (possible CSRF),
+    ///   ``OIDCError/Code/issuerMismatch`` / ``OIDCError/Code/issuerMissing`` (mix-up defence),
+    ///   ``OIDCError/Code/providerError`` with the provider's `error` and description,
+    ///   ``OIDCError/Code/missingParameter`` when there is no code.
+    public init(callbackURL: URL, request: AuthorizationRequest) throws(OIDCError) {
+        let query = URLComponents(url: callbackURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        let parameters = try FormEncoding.decode(query)
+
+        guard let state = parameters["state"] else {
+            throw OIDCError(
+                .stateMissing,
+                "The callback carries no state; it was not started by this login (possible CSRF). Start the login again."
+            )
+        }
+        guard ConstantTime.equals(state, request.state) else {
+            throw OIDCError(
+                .stateMismatch,
+                "The callback's state does not match the login in progress (possible CSRF). Start the login again."
+            )
+        }
+
+        let issuer = parameters["iss"]
+        if let expected = request.issuer {
+            if let issuer {
+                guard request.issuerMatching.matches(issuer, expected: expected) else {
+                    throw OIDCError(
+                        .issuerMismatch,
+                        "The callback comes from another issuer than the one the login was sent to (RFC 9207 mix-up defence).",
+                        context: ["expected": expected, "found": Display.sanitized(issuer)]
+                    )
+                }
+            } else if request.requiresIssuerInResponse {
+                throw OIDCError(
+                    .issuerMissing,
+                    "The provider promises an 'iss' parameter in its callbacks (RFC 9207) and this one has none.",
+                    context: ["expected": expected]
+                )
+            }
+        }
+
+        if let error = parameters["error"] {
+            let details = OIDCError.ProviderError(
+                error: error, errorDescription: parameters["error_description"], errorURI: parameters["error_uri"]
+            )
+            var message = "The provider refused the authorization: \(Display.sanitized(error))"
+            if let description = details.errorDescription { message += " (\(Display.sanitized(description)))" }
+            throw OIDCError(.providerError, message + ".", context: ["error": Display.sanitized(error)], providerError: details)
+        }
+
+        guard let code = parameters["code"], !code.isEmpty else {
+            throw OIDCError(.missingParameter, "The callback has neither a code nor an error; the provider's answer is incomplete.")
+        }
+        self.code = Secret(code)
+        self.state = state
+        self.issuer = issuer
+    }
+}
+
+/// Makes untrusted text safe to show: control characters replaced, length bounded.
+enum Display {
+    static func sanitized(_ text: String, limit: Int = 200) -> String {
+        let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map {
+            $0.properties.generalCategory == .control ? "?" : $0
+        }))
+        return cleaned.count > limit ? String(cleaned.prefix(limit)) + "…" : cleaned
+    }
+}

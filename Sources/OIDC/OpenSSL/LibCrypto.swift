@@ -1,0 +1,48 @@
+internal import COpenSSL
+
+/// The OpenSSL primitives the request side needs: random bytes and SHA-256.
+///
+/// Everything that touches OpenSSL lives in this folder; callers see Swift values only.
+package enum LibCrypto {
+    /// Cryptographically secure random bytes from OpenSSL's DRBG (seeded by the OS).
+    package static func randomBytes(count: Int) throws(OIDCError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let ok = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+        guard ok == 1 else {
+            throw OIDCError(.randomFailure, "OpenSSL's random generator failed: \(drainErrorQueue())")
+        }
+        return bytes
+    }
+
+    /// SHA-256 of the bytes.
+    package static func sha256(_ bytes: [UInt8]) throws(OIDCError) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { out in
+                EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard ok == 1, length == 32 else {
+            throw OIDCError(.cryptoFailure, "OpenSSL's SHA-256 failed: \(drainErrorQueue())")
+        }
+        return digest
+    }
+
+    /// The OpenSSL version string, such as `OpenSSL 3.0.19 …`.
+    package static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
+
+    /// Reads and clears this thread's OpenSSL error queue into one line.
+    static func drainErrorQueue() -> String {
+        var messages: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            messages.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return messages.isEmpty ? "no OpenSSL error reported" : messages.joined(separator: "; ")
+    }
+}

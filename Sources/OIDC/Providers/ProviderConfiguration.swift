@@ -1,0 +1,78 @@
+public import Foundation
+
+/// How the client authenticates at the token endpoint (RFC 6749 §2.3).
+public enum ClientAuthenticationMethod: String, Sendable, Hashable, CaseIterable {
+    /// A public client: only `client_id` in the body (native apps, CLIs; PKCE protects the code).
+    case none
+    /// HTTP Basic with the form-encoded client id and secret (RFC 6749 §2.3.1).
+    case clientSecretBasic = "client_secret_basic"
+    /// `client_id` and `client_secret` in the form body.
+    case clientSecretPost = "client_secret_post"
+}
+
+/// How an issuer found in a response or token is compared with the expected one.
+public enum IssuerMatching: String, Sendable, Hashable, CaseIterable {
+    /// Exact string comparison, as OIDC Core §3.1.3.7 and RFC 9207 require.
+    case exact
+    /// Ignores one trailing slash on either side (the Schibsted SDK's rule).
+    case ignoringTrailingSlash = "ignore-trailing-slash"
+
+    /// Whether `found` is acceptable for `expected`.
+    public func matches(_ found: String, expected: String) -> Bool {
+        switch self {
+        case .exact:
+            return ConstantTime.equals(found, expected)
+        case .ignoringTrailingSlash:
+            func trimmed(_ s: String) -> String { s.hasSuffix("/") ? String(s.dropLast()) : s }
+            return ConstantTime.equals(trimmed(found), trimmed(expected))
+        }
+    }
+}
+
+/// What the library knows about a provider: its issuer, endpoints and quirks.
+///
+/// Build one from explicit endpoints, from a preset (``schibsted(_:)``, ``swan``), or, once
+/// discovery is used, from the provider's metadata.
+public struct ProviderConfiguration: Sendable, Equatable {
+    /// The issuer identifier (`iss`) of the provider.
+    public var issuer: String
+    public var authorizationEndpoint: URL
+    public var tokenEndpoint: URL?
+    public var jwksURI: URL?
+    public var userinfoEndpoint: URL?
+    public var revocationEndpoint: URL?
+    public var endSessionEndpoint: URL?
+    /// The scopes a request gets when the caller names none.
+    public var defaultScopes: [String]
+    /// How the client authenticates at the token endpoint.
+    public var clientAuthentication: ClientAuthenticationMethod
+    /// Extra headers for every token-endpoint request (Schibsted: `X-OIDC: v1`).
+    public var tokenRequestHeaders: [OAuthParameter]
+    /// How issuers are compared.
+    public var issuerMatching: IssuerMatching
+    /// Whether the provider promises `iss` in authorization responses (RFC 9207); when `true`, a
+    /// callback without `iss` is rejected.
+    public var authorizationResponseIssParameterSupported: Bool
+
+    public init(
+        issuer: String,
+        authorizationEndpoint: URL,
+        tokenEndpoint: URL? = nil,
+        jwksURI: URL? = nil,
+        defaultScopes: [String] = ["openid"],
+        clientAuthentication: ClientAuthenticationMethod = .none
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.jwksURI = jwksURI
+        self.userinfoEndpoint = nil
+        self.revocationEndpoint = nil
+        self.endSessionEndpoint = nil
+        self.defaultScopes = defaultScopes
+        self.clientAuthentication = clientAuthentication
+        self.tokenRequestHeaders = []
+        self.issuerMatching = .exact
+        self.authorizationResponseIssParameterSupported = false
+    }
+}

@@ -1,0 +1,137 @@
+public import Foundation
+
+/// The one error type of the library.
+///
+/// Match on ``code`` (`error.code == .stateMismatch`) and branch on ``category`` to decide what to do:
+/// fix the configuration, log the user out, or try again later. The ``message`` says what went
+/// wrong and what to do; ``context`` carries non-secret details (expected versus found values).
+/// No secret (token, code, verifier, client secret) is ever part of an `OIDCError`.
+public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// What kind of problem this is; the `oidc` command maps it to its exit code.
+    public enum Category: String, Sendable, Hashable, CaseIterable {
+        /// The caller's configuration or input is wrong; retrying will not help.
+        case configuration
+        /// The provider answered with an OAuth error (`access_denied`, `invalid_grant`, …).
+        case provider
+        /// A security check failed (state, issuer, signature, claims): treat as an attack.
+        case security
+        /// Network, timeout or a 5xx: try again later; nobody is logged out.
+        case transient
+        /// TLS, certificate pinning or the bearer-token host allowlist refused a connection.
+        case transport
+        /// The local token store could not be read or written.
+        case storage
+        /// The user or the caller cancelled.
+        case cancelled
+        /// A bug or an unexpected failure of a system library.
+        case `internal`
+    }
+
+    /// An extensible, matchable error code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Sendable {
+            case invalidArgument, insecureEndpoint, duplicateParameter, reservedParameter
+            case malformedURL, malformedResponse, missingParameter
+            case stateMissing, stateMismatch, issuerMissing, issuerMismatch
+            case providerError, cancelled, notOurRedirect
+            case randomFailure, cryptoFailure
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        public var description: String { base.rawValue }
+
+        var category: Category {
+            switch base {
+            case .invalidArgument, .insecureEndpoint, .reservedParameter, .notOurRedirect: .configuration
+            case .duplicateParameter, .stateMissing, .stateMismatch, .issuerMissing, .issuerMismatch: .security
+            case .malformedURL, .malformedResponse, .missingParameter, .providerError: .provider
+            case .cancelled: .cancelled
+            case .randomFailure, .cryptoFailure: .internal
+            }
+        }
+
+        /// A value given by the caller is out of range or malformed.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// An endpoint is plain http on a host that is not loopback.
+        public static let insecureEndpoint = Code(.insecureEndpoint)
+        /// A parameter appears twice where the protocol allows it once.
+        public static let duplicateParameter = Code(.duplicateParameter)
+        /// An additional parameter tries to set a parameter the library sets itself.
+        public static let reservedParameter = Code(.reservedParameter)
+        /// A URL or its percent-encoding is malformed.
+        public static let malformedURL = Code(.malformedURL)
+        /// A response from the provider could not be understood.
+        public static let malformedResponse = Code(.malformedResponse)
+        /// A required parameter is missing from a response.
+        public static let missingParameter = Code(.missingParameter)
+        /// The callback carries no `state` (possible CSRF).
+        public static let stateMissing = Code(.stateMissing)
+        /// The callback's `state` is not the one we sent (possible CSRF).
+        public static let stateMismatch = Code(.stateMismatch)
+        /// The provider promised an `iss` parameter (RFC 9207) and the callback has none.
+        public static let issuerMissing = Code(.issuerMissing)
+        /// An issuer is not the expected one (RFC 9207 mix-up defence, discovery, ID token).
+        public static let issuerMismatch = Code(.issuerMismatch)
+        /// The provider answered with an OAuth error; see ``OIDCError/providerError``.
+        public static let providerError = Code(.providerError)
+        /// The user cancelled the login.
+        public static let cancelled = Code(.cancelled)
+        /// The URL handed to the library is not the configured redirect.
+        public static let notOurRedirect = Code(.notOurRedirect)
+        /// The system's random number generator failed.
+        public static let randomFailure = Code(.randomFailure)
+        /// OpenSSL failed unexpectedly.
+        public static let cryptoFailure = Code(.cryptoFailure)
+    }
+
+    /// An OAuth error as the provider sent it (RFC 6749 §4.1.2.1, §5.2).
+    public struct ProviderError: Sendable, Equatable {
+        /// The `error` value, such as `access_denied` or `invalid_grant`.
+        public var error: String
+        /// The provider's `error_description`, if any.
+        public var errorDescription: String?
+        /// The provider's `error_uri`, if any.
+        public var errorURI: String?
+
+        public init(error: String, errorDescription: String? = nil, errorURI: String? = nil) {
+            self.error = error
+            self.errorDescription = errorDescription
+            self.errorURI = errorURI
+        }
+    }
+
+    public let code: Code
+    /// What went wrong and what to do about it.
+    public let message: String
+    /// Non-secret details, such as `expected` and `found` for an issuer mismatch.
+    public let context: [String: String]
+    /// The provider's own error, for ``Code/providerError``.
+    public let providerError: ProviderError?
+
+    public var category: Category { code.category }
+
+    public init(
+        _ code: Code, _ message: String, context: [String: String] = [:], providerError: ProviderError? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.context = context
+        self.providerError = providerError
+    }
+
+    public var description: String {
+        guard !context.isEmpty else { return message }
+        let details = context.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        return "\(message) (\(details))"
+    }
+
+    public var errorDescription: String? { description }
+}
+
+extension OIDCError {
+    static func invalidArgument(_ message: String, context: [String: String] = [:]) -> OIDCError {
+        OIDCError(.invalidArgument, message, context: context)
+    }
+}

@@ -1,0 +1,79 @@
+internal import CJWT
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// Signs JWTs for tests with libjwt 1.10.
+///
+/// For minting only: libjwt's own verification accepts an HS256 token keyed with an RSA public key
+/// (algorithm confusion), so this package never verifies with it.
+public struct TokenMinter: Sendable {
+    /// The algorithms libjwt 1.10 signs.
+    public enum Algorithm: String, Sendable, CaseIterable {
+        case hs256 = "HS256", hs384 = "HS384", hs512 = "HS512"
+        case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
+        case es256 = "ES256", es384 = "ES384", es512 = "ES512"
+
+        var libjwtValue: jwt_alg_t {
+            switch self {
+            case .hs256: JWT_ALG_HS256
+            case .hs384: JWT_ALG_HS384
+            case .hs512: JWT_ALG_HS512
+            case .rs256: JWT_ALG_RS256
+            case .rs384: JWT_ALG_RS384
+            case .rs512: JWT_ALG_RS512
+            case .es256: JWT_ALG_ES256
+            case .es384: JWT_ALG_ES384
+            case .es512: JWT_ALG_ES512
+            }
+        }
+    }
+
+    /// Why minting failed.
+    public struct MintError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let algorithm: Algorithm
+    private let key: [UInt8]
+
+    /// - Parameter key: a PEM private key for RS*/ES*, the raw secret bytes for HS*.
+    public init(algorithm: Algorithm, key: [UInt8]) {
+        self.algorithm = algorithm
+        self.key = key
+    }
+
+    /// A PEM private key for RS*/ES*, or a secret string for HS*.
+    public init(algorithm: Algorithm, key: String) {
+        self.init(algorithm: algorithm, key: Array(key.utf8))
+    }
+
+    /// Signs `claimsJSON` (a JSON object) with the extra string `headers` (such as `kid`).
+    ///
+    /// libjwt writes the header members `alg` and `typ` itself.
+    public func mint(claimsJSON: String, headers: [String: String] = [:]) throws(MintError) -> String {
+        var handle: OpaquePointer?
+        guard jwt_new(&handle) == 0, let jwt = handle else { throw MintError(description: "libjwt could not allocate a JWT") }
+        defer { jwt_free(jwt) }
+
+        let status = key.withUnsafeBufferPointer { jwt_set_alg(jwt, algorithm.libjwtValue, $0.baseAddress, Int32($0.count)) }
+        guard status == 0 else {
+            throw MintError(description: "libjwt refused the \(algorithm.rawValue) key (error \(status)); RS*/ES* need a PEM private key")
+        }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard jwt_add_header(jwt, name, value) == 0 else {
+                throw MintError(description: "libjwt refused the header '\(name)'")
+            }
+        }
+        guard jwt_add_grants_json(jwt, claimsJSON) == 0 else {
+            throw MintError(description: "libjwt refused the claims: they must be a JSON object")
+        }
+        guard let encoded = jwt_encode_str(jwt) else {
+            throw MintError(description: "libjwt could not sign the token with \(algorithm.rawValue)")
+        }
+        defer { free(encoded) }
+        return String(cString: encoded)
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import OIDC
+
+/// `oidc`: log in to OpenID Connect providers from a terminal and hand tokens to scripts.
+struct OIDCCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "oidc",
+        abstract: "OpenID Connect from the terminal: authorization URLs, logins, tokens for scripts.",
+        discussion: """
+            stdout carries only the requested result; messages go to stderr.
+            Exit codes: 0 success, 1 unexpected, 2 usage, 3 cancelled or timed out,
+            4 authentication failed, 5 temporarily unavailable, 6 TLS/pinning/host allowlist,
+            7 local storage, 130 interrupted.
+            """,
+        version: Version.description,
+        subcommands: [AuthorizeURL.self]
+    )
+}
+
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try OIDCCommand.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            ExitCodes.exit(with: error)
+        }
+    }
+}
