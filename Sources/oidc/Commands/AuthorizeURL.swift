@@ -126,9 +126,9 @@ struct AuthorizeURL: ParsableCommand {
     }
 
     /// Runs a library check on a flag's value and names the flag in the usage error.
-    private static func check(_ flag: String, _ value: String?, _ body: (String) throws(OIDCError) -> Void) throws {
+    private static func check(_ flag: String, _ value: String?, _ body: (String) throws -> Void) throws {
         guard let value else { return }
-        do { try body(value) } catch { throw ValidationError("\(flag): \(error.message)") }
+        do { try body(value) } catch let error as OIDCError { throw ValidationError("\(flag): \(error.message)") }
     }
 
     func extraParameters() throws -> [OAuthParameter] {
