@@ -30,6 +30,26 @@ package enum LibCrypto {
         return digest
     }
 
+    /// HMAC of `data` under `key` with the SHA-2 digest named `digest` (`SHA256`, `SHA384`, `SHA512`).
+    package static func hmac(digest: String, key: [UInt8], data: [UInt8]) throws(OIDCError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 64)
+        var length = 0
+        let result = key.withUnsafeBytes { keyBytes in
+            data.withUnsafeBufferPointer { input in
+                out.withUnsafeMutableBufferPointer { output in
+                    EVP_Q_mac(
+                        nil, "HMAC", nil, digest, nil, keyBytes.baseAddress, keyBytes.count, input.baseAddress, input.count,
+                        output.baseAddress, output.count, &length
+                    )
+                }
+            }
+        }
+        guard result != nil else {
+            throw OIDCError(.cryptoFailure, "OpenSSL's HMAC-\(digest) failed: \(drainErrorQueue())")
+        }
+        return Array(out.prefix(length))
+    }
+
     /// The OpenSSL version string, such as `OpenSSL 3.0.19 …`.
     package static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the system packages swift-oidc builds against, if any is missing (Debian/Ubuntu).
+# Elsewhere it only says what to install.
+set -euo pipefail
+
+packages=(libssl-dev libjwt-dev pkg-config)
+
+if ! command -v dpkg >/dev/null 2>&1; then
+    echo "install-deps: not a Debian system; make sure OpenSSL 3, libjwt and pkg-config are installed" >&2
+    exit 0
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
