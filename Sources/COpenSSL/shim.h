@@ -10,5 +10,17 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+
+/* OSSL_PARAM_BLD keeps the name pointer until OSSL_PARAM_BLD_to_param: pass static strings. */
+static inline const char *coidc_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *coidc_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+static inline const char *coidc_param_group_name(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+static inline const char *coidc_param_public_key(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+
+/* EVP_PKEY_PUBLIC_KEY is a compound macro Swift cannot import. */
+static inline int coidc_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
 
 #endif

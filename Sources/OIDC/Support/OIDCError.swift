@@ -35,6 +35,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case stateMissing, stateMismatch, issuerMissing, issuerMismatch
             case providerError, cancelled, notOurRedirect
             case randomFailure, cryptoFailure
+            case invalidKey, malformedToken, algorithmNotAllowed, keyNotFound, ambiguousKey, invalidSignature
+            case invalidClaim, tokenExpired, tokenNotYetValid, nonceMismatch, audienceMismatch
         }
 
         private let base: Base
@@ -49,6 +51,9 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .malformedURL, .malformedResponse, .missingParameter, .providerError: .provider
             case .cancelled: .cancelled
             case .randomFailure, .cryptoFailure: .internal
+            case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
+                .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
+                .security
             }
         }
 
@@ -84,6 +89,28 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.
         public static let cryptoFailure = Code(.cryptoFailure)
+        /// A JWK is malformed, too weak, or not usable for the algorithm.
+        public static let invalidKey = Code(.invalidKey)
+        /// A JWS/JWT is not a well-formed compact serialization with JSON-object header and claims.
+        public static let malformedToken = Code(.malformedToken)
+        /// The token's `alg` is not allowed (`none`, HMAC without a configured secret, not on the list).
+        public static let algorithmNotAllowed = Code(.algorithmNotAllowed)
+        /// No key of the JWKS can verify the token (unknown `kid`, no key of the right type).
+        public static let keyNotFound = Code(.keyNotFound)
+        /// Several keys match a token without `kid`.
+        public static let ambiguousKey = Code(.ambiguousKey)
+        /// The signature does not verify.
+        public static let invalidSignature = Code(.invalidSignature)
+        /// A claim is missing or fails its rule (`aud`, `azp`, `iat`, `at_hash`, `auth_time`, `acr`, `amr`, …).
+        public static let invalidClaim = Code(.invalidClaim)
+        /// `exp` is in the past, beyond the leeway.
+        public static let tokenExpired = Code(.tokenExpired)
+        /// `nbf` or `iat` is in the future, beyond the leeway.
+        public static let tokenNotYetValid = Code(.tokenNotYetValid)
+        /// The ID token's `nonce` is not the one sent.
+        public static let nonceMismatch = Code(.nonceMismatch)
+        /// The ID token's audience does not contain the client id.
+        public static let audienceMismatch = Code(.audienceMismatch)
     }
 
     /// An OAuth error as the provider sent it (RFC 6749 §4.1.2.1, §5.2).

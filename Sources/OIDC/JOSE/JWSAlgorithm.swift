@@ -1,0 +1,47 @@
+/// The JWS algorithms the verifier supports (RFC 7518 §3, RFC 8037). `none` is not one of them.
+public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
+    case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
+    case ps256 = "PS256", ps384 = "PS384", ps512 = "PS512"
+    case es256 = "ES256", es384 = "ES384", es512 = "ES512"
+    case edDSA = "EdDSA"
+    case hs256 = "HS256", hs384 = "HS384", hs512 = "HS512"
+
+    /// The asymmetric algorithms a verifier accepts by default.
+    public static let asymmetric: Set<JWSAlgorithm> = [
+        .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .es256, .es384, .es512, .edDSA,
+    ]
+
+    /// HS256/384/512: keyed with the client secret, allowed only when explicitly configured.
+    public var isHMAC: Bool { self == .hs256 || self == .hs384 || self == .hs512 }
+
+    /// The JWK `kty` a key for this algorithm must have.
+    public var keyType: String {
+        switch self {
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: "RSA"
+        case .es256, .es384, .es512: "EC"
+        case .edDSA: "OKP"
+        case .hs256, .hs384, .hs512: "oct"
+        }
+    }
+
+    /// The JWK `crv` a key must have, for EC and OKP algorithms.
+    public var curve: String? {
+        switch self {
+        case .es256: "P-256"
+        case .es384: "P-384"
+        case .es512: "P-521"
+        case .edDSA: "Ed25519"
+        default: nil
+        }
+    }
+
+    /// The SHA-2 digest name (`SHA256`, …); `nil` for EdDSA.
+    var digestName: String? {
+        switch self {
+        case .rs256, .ps256, .es256, .hs256: "SHA256"
+        case .rs384, .ps384, .es384, .hs384: "SHA384"
+        case .rs512, .ps512, .es512, .hs512: "SHA512"
+        case .edDSA: nil
+        }
+    }
+}
