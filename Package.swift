@@ -49,7 +49,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCTests",
-            dependencies: ["OIDC"],
+            dependencies: ["OIDC", "OIDCTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(

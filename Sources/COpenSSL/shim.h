@@ -13,6 +13,11 @@
 #include <openssl/rsa.h>
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+
+/* BIO_get_mem_data is a macro. */
+static inline long coidc_bio_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 
 /* OSSL_PARAM_BLD keeps the name pointer until OSSL_PARAM_BLD_to_param: pass static strings. */
 static inline const char *coidc_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }

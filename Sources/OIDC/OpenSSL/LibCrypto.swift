@@ -17,17 +17,33 @@ package enum LibCrypto {
 
     /// SHA-256 of the bytes.
     package static func sha256(_ bytes: [UInt8]) throws(OIDCError) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
+        try digest(bytes, with: OpenSSLDigest.sha256, name: "SHA-256")
+    }
+
+    /// The SHA-2 digest (`SHA256`, `SHA384`, `SHA512`) of the bytes.
+    package static func digest(_ bytes: [UInt8], name: String) throws(OIDCError) -> [UInt8] {
+        let digest: OpenSSLDigest? = switch name {
+        case "SHA256": OpenSSLDigest.sha256
+        case "SHA384": OpenSSLDigest.sha384
+        case "SHA512": OpenSSLDigest.sha512
+        default: nil
+        }
+        return try self.digest(bytes, with: digest, name: name)
+    }
+
+    private static func digest(_ bytes: [UInt8], with digest: OpenSSLDigest?, name: String) throws(OIDCError) -> [UInt8] {
+        guard let digest else { throw OIDCError(.cryptoFailure, "OpenSSL has no \(name) digest available.") }
+        var output = [UInt8](repeating: 0, count: digest.size)
         var length: UInt32 = 0
         let ok = bytes.withUnsafeBytes { input in
-            digest.withUnsafeMutableBufferPointer { out in
-                EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, EVP_sha256(), nil)
+            output.withUnsafeMutableBufferPointer { out in
+                EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, digest.pointer, nil)
             }
         }
-        guard ok == 1, length == 32 else {
-            throw OIDCError(.cryptoFailure, "OpenSSL's SHA-256 failed: \(drainErrorQueue())")
+        guard ok == 1, Int(length) == digest.size else {
+            throw OIDCError(.cryptoFailure, "OpenSSL's \(name) failed: \(drainErrorQueue())")
         }
-        return digest
+        return output
     }
 
     /// HMAC of `data` under `key` with the SHA-2 digest named `digest` (`SHA256`, `SHA384`, `SHA512`).

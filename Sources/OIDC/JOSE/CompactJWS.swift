@@ -1,0 +1,114 @@
+/// A JWS in compact serialization (RFC 7515 §7.1), split and decoded strictly, not yet verified.
+///
+/// Exactly three base64url segments without padding or whitespace; a header that is a JSON object
+/// without duplicate members whose `alg` is a supported algorithm (never `none`) and whose `crit`
+/// names nothing (this library implements no JWS extension); a bounded total size. Keys embedded in the
+/// header (`jwk`, `jku`, `x5u`, `x5c`) are never read.
+public struct CompactJWS: Sendable {
+    /// The default bound on a token's length: 64 KiB.
+    public static let defaultMaximumLength = 65_536
+    /// Nesting bound for header and claims.
+    static let maximumDepth = 16
+
+    public let algorithm: JWSAlgorithm
+    public let keyID: String?
+    public let type: String?
+    /// The whole protected header.
+    public let header: [String: JSONValue]
+    /// The decoded payload bytes.
+    public let payload: [UInt8]
+    public let signature: [UInt8]
+    /// `BASE64URL(header) || '.' || BASE64URL(payload)`, the bytes that were signed.
+    public let signingInput: [UInt8]
+
+    /// - Throws: ``OIDCError/Code/malformedToken`` for anything not strictly well-formed;
+    ///   ``OIDCError/Code/algorithmNotAllowed`` for `none` (any casing) or an unknown `alg`.
+    public init(_ token: String, maximumLength: Int = defaultMaximumLength) throws(OIDCError) {
+        var token = token
+        let parsed = token.withUTF8 { bytes in
+            Result { () throws(OIDCError) in try Self.parse(bytes, maximumLength: maximumLength) }
+        }
+        self = try parsed.get()
+    }
+
+    private init(
+        algorithm: JWSAlgorithm, keyID: String?, type: String?, header: [String: JSONValue], payload: [UInt8],
+        signature: [UInt8], signingInput: [UInt8]
+    ) {
+        self.algorithm = algorithm
+        self.keyID = keyID
+        self.type = type
+        self.header = header
+        self.payload = payload
+        self.signature = signature
+        self.signingInput = signingInput
+    }
+
+    static func malformed(_ reason: String) -> OIDCError {
+        OIDCError(.malformedToken, "The token is not a well-formed compact JWS: \(reason).")
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumLength: Int) throws(OIDCError) -> CompactJWS {
+        guard bytes.count <= maximumLength else {
+            throw malformed("it is \(bytes.count) bytes long, over the limit of \(maximumLength)")
+        }
+        var dots: [Int] = []
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
+            dots.append(index)
+            guard dots.count <= 2 else { throw malformed("it has more than three segments (a JWE or garbage)") }
+        }
+        guard dots.count == 2 else { throw malformed("it needs exactly three dot-separated segments") }
+        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<dots[0]])
+        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(dots[0] + 1)..<dots[1]])
+        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])
+        guard !headerPart.isEmpty else { throw malformed("the header segment is empty") }
+        guard let headerBytes = Base64URL.decode(headerPart) else { throw malformed("the header is not unpadded base64url") }
+
+        let header: [String: JSONValue]
+        do { header = try StrictJSON.parseObject(headerBytes, maximumDepth: maximumDepth) } catch {
+            throw malformed("the header is not a valid JSON object (\(error))")
+        }
+        guard let alg = header["alg"]?.stringValue else { throw malformed("the header has no string 'alg'") }
+        guard let algorithm = JWSAlgorithm(rawValue: alg) else {
+            if alg.lowercased() == "none" {
+                throw OIDCError(.algorithmNotAllowed, "The token is unsigned (alg 'none'); unsigned tokens are never accepted.")
+            }
+            throw OIDCError(
+                .algorithmNotAllowed, "The token's algorithm '\(Display.sanitized(alg, limit: 32))' is not supported.",
+                context: ["alg": Display.sanitized(alg, limit: 32)]
+            )
+        }
+        guard !signaturePart.isEmpty else { throw malformed("the signature segment is empty") }
+        guard let payload = Base64URL.decode(payloadPart) else { throw malformed("the payload is not unpadded base64url") }
+        guard let signature = Base64URL.decode(signaturePart) else { throw malformed("the signature is not unpadded base64url") }
+        if let critical = header["crit"] {
+            // RFC 7515 §4.1.11: a non-empty array of names we must understand; we understand none.
+            let names = critical.arrayValue?.compactMap(\.stringValue) ?? []
+            throw malformed(
+                names.isEmpty ? "'crit' must be a non-empty array of strings"
+                    : "it requires the extension(s) \(names.map { Display.sanitized($0, limit: 32) }.joined(separator: ", ")) (crit), which this library does not implement"
+            )
+        }
+        var keyID: String?
+        if let kid = header["kid"] {
+            guard let text = kid.stringValue else { throw malformed("'kid' must be a string") }
+            keyID = text
+        }
+        var type: String?
+        if let typ = header["typ"] {
+            guard let text = typ.stringValue else { throw malformed("'typ' must be a string") }
+            type = text
+        }
+        return CompactJWS(
+            algorithm: algorithm, keyID: keyID, type: type, header: header, payload: payload, signature: signature,
+            signingInput: Array(UnsafeBufferPointer(rebasing: bytes[0..<dots[1]]))
+        )
+    }
+
+    /// Verifies the signature with `key`.
+    ///
+    /// - Throws: what ``JWS/verify(signature:over:with:algorithm:)`` throws.
+    public func verifySignature(with key: JWK) throws(OIDCError) {
+        try JWS.verify(signature: signature, over: signingInput, with: key, algorithm: algorithm)
+    }
+}

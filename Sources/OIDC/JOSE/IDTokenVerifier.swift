@@ -1,0 +1,184 @@
+public import Foundation
+
+/// Verifies ID tokens as OIDC Core §3.1.3.7 requires: signature through OpenSSL with a key from the
+/// provider's JWKS, then every claim rule.
+///
+/// ```swift
+/// let verifier = IDTokenVerifier(issuer: "https://idp.example", clientID: "my-app", nonce: .expected(request.nonce!))
+/// let idToken = try verifier.verify(token, keys: jwks)
+/// ```
+public struct IDTokenVerifier: Sendable {
+    /// What the token's `nonce` must be.
+    public enum NonceRule: Sendable, Equatable {
+        /// The nonce sent in the authorization request; the token must carry it (constant-time).
+        case expected(String)
+        /// No nonce was sent on purpose: the token must carry none.
+        case absent
+        /// Not checked (debugging, or refreshed ID tokens of providers that repeat the original nonce).
+        case notChecked
+    }
+
+    public var issuer: String
+    public var clientID: String
+    public var issuerMatching: IssuerMatching = .exact
+    public var nonce: NonceRule
+    /// Accepted algorithms; the asymmetric ones by default. HMAC also needs ``hmacSecret``.
+    public var allowedAlgorithms: Set<JWSAlgorithm> = JWSAlgorithm.asymmetric
+    /// The client secret, for HS256/384/512 ID tokens (OIDC Core §10.1); only with those allowed.
+    public var hmacSecret: Secret?
+    /// Tolerance for clock differences on `exp`, `iat`, `nbf` and `auth_time`: 60 s by default.
+    public var leeway: TimeInterval = 60
+    /// Added to `now`: the provider's clock minus ours (from its `Date` header), when known.
+    public var clockOffset: TimeInterval = 0
+    /// `max_age` sent in the request: `auth_time` is then required and checked.
+    public var maxAge: Int?
+    /// The access token issued with the ID token: `at_hash`, when present, must match it.
+    public var accessToken: Secret?
+    /// When set, `acr` must be one of these.
+    public var acceptedACRValues: Set<String>?
+    /// When set, `amr` must contain all of these (Schibsted MFA: ``Schibsted/MFAMethod/amrValue``).
+    public var requiredAMRValues: [String]?
+    /// Refuse tokens without `kid` (the Schibsted SDK's rule).
+    public var requiresKeyID = false
+    /// Bound on the token's length.
+    public var maximumTokenLength = CompactJWS.defaultMaximumLength
+
+    public init(issuer: String, clientID: String, nonce: NonceRule) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.nonce = nonce
+    }
+
+    /// Verifies `token` with a key from `keys` at the time `now`.
+    ///
+    /// - Throws: an ``OIDCError`` of category ``OIDCError/Category/security`` naming the rule that failed:
+    ///   ``OIDCError/Code/malformedToken``, ``OIDCError/Code/algorithmNotAllowed``,
+    ///   ``OIDCError/Code/keyNotFound``, ``OIDCError/Code/ambiguousKey``, ``OIDCError/Code/invalidSignature``,
+    ///   ``OIDCError/Code/issuerMismatch``, ``OIDCError/Code/audienceMismatch``, ``OIDCError/Code/tokenExpired``,
+    ///   ``OIDCError/Code/tokenNotYetValid``, ``OIDCError/Code/nonceMismatch``, ``OIDCError/Code/invalidClaim``.
+    public func verify(_ token: String, keys: JWKSet, now: Date = Date()) throws(OIDCError) -> IDToken {
+        let jws = try CompactJWS(token, maximumLength: maximumTokenLength)
+        let key = try selectKey(for: jws, in: keys)
+        try jws.verifySignature(with: key)
+        let claims = try IDTokenClaims(payload: jws.payload)
+        try validate(claims, algorithm: jws.algorithm, now: now)
+        return IDToken(token: Secret(token), algorithm: jws.algorithm, keyID: jws.keyID, claims: claims)
+    }
+
+    func selectKey(for jws: CompactJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
+        guard allowedAlgorithms.contains(jws.algorithm) else {
+            throw OIDCError(
+                .algorithmNotAllowed,
+                jws.algorithm.isHMAC
+                    ? "The token is signed with \(jws.algorithm.rawValue), which is accepted only when the client explicitly allows it with its secret."
+                    : "The token's algorithm \(jws.algorithm.rawValue) is not among the allowed ones.",
+                context: ["alg": jws.algorithm.rawValue]
+            )
+        }
+        if jws.algorithm.isHMAC {
+            guard let hmacSecret else {
+                throw OIDCError(.algorithmNotAllowed, "The token is signed with \(jws.algorithm.rawValue) and no client secret is configured for it.")
+            }
+            return JWK(hmacSecret: hmacSecret)
+        }
+        if requiresKeyID, jws.keyID == nil {
+            throw OIDCError(.keyNotFound, "The token's header names no key (kid), which this provider always sends.")
+        }
+        return try keys.key(for: jws.algorithm, keyID: jws.keyID)
+    }
+
+    /// Checks the claim rules of OIDC Core §3.1.3.7 on already-verified claims.
+    func validate(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, now: Date) throws(OIDCError) {
+        let now = now.timeIntervalSince1970 + clockOffset
+        guard issuerMatching.matches(claims.issuer, expected: issuer) else {
+            throw OIDCError(
+                .issuerMismatch, "The ID token was issued by another issuer than the expected one.",
+                context: ["expected": issuer, "found": Display.sanitized(claims.issuer)]
+            )
+        }
+        guard claims.audience.contains(clientID) else {
+            throw OIDCError(
+                .audienceMismatch, "The ID token is not meant for this client (aud does not contain the client id).",
+                context: ["expected": clientID]
+            )
+        }
+        if claims.audience.count > 1, claims.authorizedParty == nil {
+            throw OIDCError(.invalidClaim, "The ID token has several audiences and no 'azp' claim.", context: ["claim": "azp"])
+        }
+        if let azp = claims.authorizedParty, azp != clientID {
+            throw OIDCError(.invalidClaim, "The ID token's 'azp' is not this client.", context: ["claim": "azp", "expected": clientID])
+        }
+        guard now < claims.expiresAt.timeIntervalSince1970 + leeway else {
+            throw OIDCError(
+                .tokenExpired, "The ID token expired at \(claims.expiresAt.timeIntervalSince1970) (leeway \(leeway) s).",
+                context: ["claim": "exp"]
+            )
+        }
+        guard claims.issuedAt.timeIntervalSince1970 <= now + leeway else {
+            throw OIDCError(
+                .tokenNotYetValid, "The ID token was issued in the future (iat beyond the \(leeway) s leeway); check the clocks.",
+                context: ["claim": "iat"]
+            )
+        }
+        if let notBefore = claims.notBefore, notBefore.timeIntervalSince1970 > now + leeway {
+            throw OIDCError(.tokenNotYetValid, "The ID token is not valid yet (nbf beyond the \(leeway) s leeway).", context: ["claim": "nbf"])
+        }
+        switch nonce {
+        case .expected(let expected):
+            guard let found = claims.nonce, ConstantTime.equals(found, expected) else {
+                throw OIDCError(
+                    .nonceMismatch,
+                    claims.nonce == nil ? "The ID token carries no nonce, but one was sent." : "The ID token's nonce is not the one sent (possible replay)."
+                )
+            }
+        case .absent:
+            guard claims.nonce == nil else {
+                throw OIDCError(.nonceMismatch, "The ID token carries a nonce, but none was sent (possible replay).")
+            }
+        case .notChecked:
+            break
+        }
+        if let accessToken, let atHash = claims.accessTokenHash {
+            try checkAccessTokenHash(atHash, accessToken: accessToken, algorithm: algorithm)
+        }
+        if let maxAge {
+            guard let authTime = claims.authTime else {
+                throw OIDCError(.invalidClaim, "max_age was sent, so the ID token must carry auth_time, and it does not.", context: ["claim": "auth_time"])
+            }
+            guard authTime.timeIntervalSince1970 + Double(maxAge) + leeway >= now else {
+                throw OIDCError(
+                    .invalidClaim, "The user authenticated longer ago than max_age (\(maxAge) s) allows; log in again.",
+                    context: ["claim": "auth_time"]
+                )
+            }
+        }
+        if let acceptedACRValues {
+            guard let acr = claims.acr, acceptedACRValues.contains(acr) else {
+                throw OIDCError(
+                    .invalidClaim, "The ID token's acr is not one of the required values \(acceptedACRValues.sorted()).",
+                    context: ["claim": "acr"]
+                )
+            }
+        }
+        if let requiredAMRValues {
+            let amr = Set(claims.amr ?? [])
+            let missing = requiredAMRValues.filter { !amr.contains($0) }
+            guard missing.isEmpty else {
+                throw OIDCError(
+                    .invalidClaim, "The ID token's amr lacks the required authentication method(s) \(missing); the multi-factor step did not happen.",
+                    context: ["claim": "amr"]
+                )
+            }
+        }
+    }
+
+    /// OIDC Core §3.1.3.8: base64url of the left half of the hash of the access token's ASCII octets,
+    /// with the hash of the ID token's algorithm (SHA-512 for EdDSA with Ed25519).
+    private func checkAccessTokenHash(_ atHash: String, accessToken: Secret, algorithm: JWSAlgorithm) throws(OIDCError) {
+        let digest = try LibCrypto.digest(Array(accessToken.revealedValue.utf8), name: algorithm.digestName ?? "SHA512")
+        let expected = Base64URL.encode(digest.prefix(digest.count / 2))
+        guard ConstantTime.equals(atHash, expected) else {
+            throw OIDCError(.invalidClaim, "The ID token's at_hash does not match the access token issued with it.", context: ["claim": "at_hash"])
+        }
+    }
+}
