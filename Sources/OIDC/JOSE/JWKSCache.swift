@@ -1,0 +1,74 @@
+public import Foundation
+
+/// The provider's JWKS, fetched on demand and cached (DESIGN §6).
+///
+/// - A cached set is used for ``maximumAge`` (5 minutes by default), then fetched again.
+/// - A token whose `kid` is not in the set triggers one refetch, but only if the cached set is older
+///   than ``unknownKeyCooldown`` (1 minute): key rotation works, and a flood of tokens with forged
+///   `kid`s cannot turn into a flood of fetches.
+/// - Concurrent callers share one fetch.
+///
+/// The fetch is a closure, so any transport can supply the bytes (the library's HTTP client, a file,
+/// a test).
+public actor JWKSCache {
+    public typealias Fetch = @Sendable () async throws -> [UInt8]
+
+    public let maximumAge: TimeInterval
+    public let unknownKeyCooldown: TimeInterval
+    private let fetch: Fetch
+    private let now: @Sendable () -> Date
+
+    private var cached: (keys: JWKSet, fetchedAt: Date)?
+    private var inFlight: Task<JWKSet, any Error>?
+    /// How many fetches ran (for tests and metrics).
+    public private(set) var fetchCount = 0
+
+    public init(
+        maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60,
+        now: @escaping @Sendable () -> Date = { Date() }, fetch: @escaping Fetch
+    ) {
+        self.maximumAge = maximumAge
+        self.unknownKeyCooldown = unknownKeyCooldown
+        self.now = now
+        self.fetch = fetch
+    }
+
+    /// The current key set, fetched if there is none or it is older than ``maximumAge``.
+    public func keys() async throws -> JWKSet {
+        if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.keys }
+        return try await refresh()
+    }
+
+    /// A fresher key set after a token named a key the cached set lacks, or `nil` when the cached set
+    /// is younger than ``unknownKeyCooldown`` (the answer then stays "no such key").
+    public func keysAfterUnknownKey() async throws -> JWKSet? {
+        if let cached, now().timeIntervalSince(cached.fetchedAt) < unknownKeyCooldown { return nil }
+        return try await refresh()
+    }
+
+    private func refresh() async throws -> JWKSet {
+        if let inFlight { return try await inFlight.value }
+        let fetch = self.fetch
+        let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch()) }
+        inFlight = task
+        fetchCount += 1
+        defer { inFlight = nil }
+        let keys = try await task.value
+        cached = (keys, now())
+        return keys
+    }
+}
+
+extension IDTokenVerifier {
+    /// Verifies `token` with keys from `cache`, refetching once (within the cache's limits) when the
+    /// token names a key the cached set does not have.
+    public func verify(_ token: String, keys cache: JWKSCache, now: Date = Date()) async throws -> IDToken {
+        let keys = try await cache.keys()
+        do {
+            return try verify(token, keys: keys, now: now)
+        } catch where error.code == .keyNotFound {
+            guard let fresher = try await cache.keysAfterUnknownKey() else { throw error }
+            return try verify(token, keys: fresher, now: now)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Synchronization
+import Testing
+
+/// A clock and a key server the tests control; counts fetches.
+final class KeyServer: Sendable {
+    private let state = Mutex<(now: Date, jwks: String, fetches: Int, failNext: Bool)>((testNow, "", 0, false))
+
+    var now: Date { state.withLock { $0.now } }
+    var fetches: Int { state.withLock { $0.fetches } }
+    func advance(_ seconds: TimeInterval) { state.withLock { $0.now += seconds } }
+    func publish(_ jwks: String) { state.withLock { $0.jwks = jwks } }
+    func failNextFetch() { state.withLock { $0.failNext = true } }
+
+    func fetch() async throws -> [UInt8] {
+        try await Task.sleep(for: .milliseconds(20))
+        return try state.withLock { state in
+            state.fetches += 1
+            if state.failNext {
+                state.failNext = false
+                throw OIDCError(.malformedResponse, "key server down")
+            }
+            return Array(state.jwks.utf8)
+        }
+    }
+
+    func cache() -> JWKSCache {
+        JWKSCache(now: { [self] in now }, fetch: { [self] in try await fetch() })
+    }
+}
+
+@Suite("JWKS cache")
+struct JWKSCacheTests {
+    @Test("a fresh set is reused; an old one is fetched again")
+    func maximumAge() async throws {
+        let server = KeyServer()
+        let key = try TestSigningKey.generate(.es256, keyID: "k1")
+        server.publish(try key.jwksJSON)
+        let cache = server.cache()
+        _ = try await cache.keys()
+        _ = try await cache.keys()
+        server.advance(299)
+        _ = try await cache.keys()
+        #expect(server.fetches == 1)
+        server.advance(2)
+        _ = try await cache.keys()
+        #expect(server.fetches == 2)
+    }
+
+    @Test("rotation: an unknown kid refetches only after the cool-down, then verifies")
+    func rotation() async throws {
+        let server = KeyServer()
+        let old = try TestSigningKey.generate(.rs256, keyID: "old")
+        let new = try TestSigningKey.generate(.rs256, keyID: "new")
+        server.publish(try old.jwksJSON)
+        let cache = server.cache()
+        _ = try await verifier().verify(try old.sign(claims: standardClaims()), keys: cache, now: testNow)
+
+        server.publish(try TestSigningKeyJSON.text(["keys": [try old.publicJWK(), try new.publicJWK()]]))
+        server.advance(10)
+        let rotated = try new.sign(claims: standardClaims())
+        let error = await #expect(throws: OIDCError.self) { try await verifier().verify(rotated, keys: cache, now: testNow) }
+        #expect((error)?.code == .keyNotFound)
+        #expect(server.fetches == 1)
+
+        server.advance(51)
+        _ = try await verifier().verify(rotated, keys: cache, now: testNow)
+        #expect(server.fetches == 2)
+    }
+
+    @Test("a flood of forged kids costs at most one fetch per cool-down")
+    func flood() async throws {
+        let server = KeyServer()
+        let key = try TestSigningKey.generate(.es256, keyID: "real")
+        server.publish(try key.jwksJSON)
+        let cache = server.cache()
+        _ = try await cache.keys()
+        for i in 0..<200 {
+            let forged = try TestSigningKey.generate(.es256, keyID: "forged-\(i)")
+            _ = try? await verifier().verify(try forged.sign(claims: standardClaims()), keys: cache, now: testNow)
+            if i == 100 { server.advance(61) }
+        }
+        #expect(server.fetches == 2)
+    }
+
+    @Test("concurrent callers share one fetch")
+    func singleFlight() async throws {
+        let server = KeyServer()
+        server.publish(try TestSigningKey.generate(.es256, keyID: "k").jwksJSON)
+        let cache = server.cache()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<50 { group.addTask { try await cache.keys().keys.count } }
+            for try await count in group { #expect(count == 1) }
+        }
+        #expect(server.fetches == 1)
+    }
+
+    @Test("a failed fetch is reported and the next call tries again")
+    func failure() async throws {
+        let server = KeyServer()
+        server.publish(try TestSigningKey.generate(.es256, keyID: "k").jwksJSON)
+        server.failNextFetch()
+        let cache = server.cache()
+        await #expect(throws: OIDCError.self) { try await cache.keys() }
+        #expect(try await cache.keys().keys.count == 1)
+        #expect(server.fetches == 2)
+    }
+}
