@@ -110,7 +110,7 @@ public struct IDTokenVerifier: Sendable {
         }
         guard now < claims.expiresAt.timeIntervalSince1970 + leeway else {
             throw OIDCError(
-                .tokenExpired, "The ID token expired at \(claims.expiresAt.timeIntervalSince1970) (leeway \(leeway) s).",
+                .tokenExpired, "The ID token expired at \(Self.format(claims.expiresAt)) (leeway \(Int(leeway)) s); get a fresh one.",
                 context: ["claim": "exp"]
             )
         }
@@ -170,6 +170,10 @@ public struct IDTokenVerifier: Sendable {
                 )
             }
         }
+    }
+
+    static func format(_ date: Date) -> String {
+        "\(date.formatted(.iso8601)) (Unix \(Int64(date.timeIntervalSince1970.rounded(.down))))"
     }
 
     /// OIDC Core §3.1.3.8: base64url of the left half of the hash of the access token's ASCII octets,

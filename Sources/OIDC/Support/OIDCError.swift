@@ -37,6 +37,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case randomFailure, cryptoFailure
             case invalidKey, malformedToken, algorithmNotAllowed, keyNotFound, ambiguousKey, invalidSignature
             case invalidClaim, tokenExpired, tokenNotYetValid, nonceMismatch, audienceMismatch
+            case temporarilyUnavailable
         }
 
         private let base: Base
@@ -50,6 +51,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .duplicateParameter, .stateMissing, .stateMismatch, .issuerMissing, .issuerMismatch: .security
             case .malformedURL, .malformedResponse, .missingParameter, .providerError: .provider
             case .cancelled: .cancelled
+            case .temporarilyUnavailable: .transient
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -81,6 +83,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let issuerMismatch = Code(.issuerMismatch)
         /// The provider answered with an OAuth error; see ``OIDCError/providerError``.
         public static let providerError = Code(.providerError)
+        /// The provider could not be reached, timed out or answered 5xx: try again later.
+        public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
         /// The user cancelled the login.
         public static let cancelled = Code(.cancelled)
         /// The URL handed to the library is not the configured redirect.

@@ -1,0 +1,22 @@
+import ArgumentParser
+import OIDC
+
+/// `oidc decode`: show a JWT's header and claims without verifying anything.
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a JWT's header and claims, UNVERIFIED (use 'oidc verify' to trust them).",
+        discussion: """
+            Prints {"unverified": true, "header": …, "claims": …} on stdout. Nothing is checked: not \
+            the signature, not the issuer, not the expiry.
+            """
+    )
+
+    @Argument(help: "The token, or - to read it from standard input.")
+    var token: String
+
+    func run() throws {
+        let jwt = try UnverifiedJWT(try TokenInput.read(token), maximumLength: TokenInput.maximumLength)
+        Console.error("oidc: warning: UNVERIFIED: the signature and claims of this token were not checked")
+        Console.output(#"{"unverified":true,"header":\#(jwt.headerJSON),"claims":\#(jwt.claimsJSON)}"#)
+    }
+}
