@@ -47,6 +47,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // `swift run -c release oidc-bench`: ID-token verification against a bare OpenSSL loop.
+        .executableTarget(
+            name: "oidc-bench",
+            dependencies: ["OIDC", "OIDCTesting", "COpenSSL"],
+            path: "Benchmarks/oidc-bench",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OIDCTests",
             dependencies: ["OIDC", "OIDCTesting"],

@@ -41,6 +41,9 @@ public struct TestSigningKey: Sendable {
     /// The private key as PKCS#8 PEM (for ``TokenMinter``, which is libjwt).
     public func pem() throws -> String { try key.pem() }
 
+    /// The public key as DER SubjectPublicKeyInfo (PEM without the armour).
+    public func publicKeyDER() throws -> [UInt8] { try key.publicKeyDER() }
+
     /// The public JWK members, with `kid`, `alg` and `use: sig` unless told otherwise.
     public func publicJWK(extra: [String: Any] = [:], includeAlgorithm: Bool = true) throws -> [String: Any] {
         var members: [String: Any] = try key.publicJWKMembers()

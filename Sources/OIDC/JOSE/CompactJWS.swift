@@ -25,10 +25,13 @@ public struct CompactJWS: Sendable {
     ///   ``OIDCError/Code/algorithmNotAllowed`` for `none` (any casing) or an unknown `alg`.
     public init(_ token: String, maximumLength: Int = defaultMaximumLength) throws(OIDCError) {
         var token = token
-        let parsed = token.withUTF8 { bytes in
-            Result { () throws(OIDCError) in try Self.parse(bytes, maximumLength: maximumLength) }
+        var parsed: CompactJWS?
+        var failure: OIDCError?
+        token.withUTF8 { bytes in
+            do throws(OIDCError) { parsed = try Self.parse(bytes, maximumLength: maximumLength) } catch { failure = error }
         }
-        self = try parsed.get()
+        guard let parsed else { throw failure ?? Self.malformed("it could not be read") }
+        self = parsed
     }
 
     private init(

@@ -25,7 +25,7 @@ public struct IDTokenClaims: Sendable {
     ///
     /// - Throws: ``OIDCError/Code/invalidClaim`` when a claim has the wrong type, a required one is
     ///   missing, or a date is not a finite number.
-    init(payload: [UInt8]) throws(OIDCError) {
+    package init(payload: [UInt8]) throws(OIDCError) {
         let raw: [String: JSONValue]
         do { raw = try StrictJSON.parseObject(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
             throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")

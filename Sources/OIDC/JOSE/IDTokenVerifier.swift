@@ -65,7 +65,7 @@ public struct IDTokenVerifier: Sendable {
         return IDToken(token: Secret(token), algorithm: jws.algorithm, keyID: jws.keyID, claims: claims)
     }
 
-    func selectKey(for jws: CompactJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
+    package func selectKey(for jws: CompactJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
         guard allowedAlgorithms.contains(jws.algorithm) else {
             throw OIDCError(
                 .algorithmNotAllowed,
@@ -88,7 +88,7 @@ public struct IDTokenVerifier: Sendable {
     }
 
     /// Checks the claim rules of OIDC Core §3.1.3.7 on already-verified claims.
-    func validate(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, now: Date) throws(OIDCError) {
+    package func validate(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, now: Date) throws(OIDCError) {
         let now = now.timeIntervalSince1970 + clockOffset
         guard issuerMatching.matches(claims.issuer, expected: issuer) else {
             throw OIDCError(

@@ -11,14 +11,15 @@ public enum JWS {
     /// - Throws: ``OIDCError/Code/invalidKey`` when the key cannot verify this algorithm;
     ///   ``OIDCError/Code/invalidSignature`` when the signature is malformed or does not verify.
     public static func verify(signature: [UInt8], over message: [UInt8], with key: JWK, algorithm: JWSAlgorithm) throws(OIDCError) {
-        let result = signature.withUnsafeBytes { signatureBytes in
+        var failure: OIDCError?
+        signature.withUnsafeBytes { signatureBytes in
             message.withUnsafeBytes { messageBytes in
-                Result { () throws(OIDCError) in
-                    try verify(signature: signatureBytes, over: messageBytes, with: key, algorithm: algorithm)
+                do throws(OIDCError) { try verify(signature: signatureBytes, over: messageBytes, with: key, algorithm: algorithm) } catch {
+                    failure = error
                 }
             }
         }
-        try result.get()
+        if let failure { throw failure }
     }
 
     static func verify(

@@ -67,6 +67,15 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
+    /// The public key as DER SubjectPublicKeyInfo.
+    package func publicKeyDER() throws(OIDCError) -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(pointer, &output)
+        guard length > 0, let output else { throw Self.failure("i2d_PUBKEY") }
+        defer { CRYPTO_free(output, #file, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
     /// The public half as JWK members (`kty`, `n`/`e`, `crv`/`x`/`y`), base64url-encoded.
     package func publicJWKMembers() throws(OIDCError) -> [String: String] {
         switch EVP_PKEY_get_base_id(pointer) {

@@ -48,28 +48,61 @@ public enum Base64URL {
     }
 
     /// Decodes strict base64url; `nil` for anything that is not the canonical unpadded encoding.
-    public static func decode<Chars: Collection>(_ text: Chars) -> [UInt8]? where Chars.Element == UInt8 {
+    public static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = text.count
         guard count % 4 != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for char in text {
-            let value = reverse[Int(char)]
-            guard value != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+        var valid = true
+        let output = reverse.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { out, initialized in
+                var i = 0
+                var o = 0
+                while i + 4 <= count {
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])]
+                    let c = table[Int(text[i + 2])], d = table[Int(text[i + 3])]
+                    guard (a | b | c | d) & 0x80 == 0 else {
+                        valid = false
+                        break
+                    }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+                if valid, count - i >= 2 {
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])]
+                    let c: UInt8 = count - i == 3 ? table[Int(text[i + 2])] : 0
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    if (a | b | c) & 0x80 != 0 {
+                        valid = false
+                    } else if count - i == 2 {
+                        // 12 bits carry one byte; the last 4 must be zero (canonical form).
+                        valid = v & 0x00_FFFF == 0
+                        out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                        o += 1
+                    } else {
+                        valid = v & 0x00_00FF == 0
+                        out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                        out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                        o += 2
+                    }
+                }
+                initialized = valid ? o : 0
             }
         }
-        guard accumulator == 0 else { return nil }  // non-canonical trailing bits
-        return output
+        return valid ? output : nil
+    }
+
+    /// Decodes strict base64url; `nil` for anything that is not the canonical unpadded encoding.
+    public static func decode<Chars: Collection>(_ text: Chars) -> [UInt8]? where Chars.Element == UInt8 {
+        if let result = text.withContiguousStorageIfAvailable({ decode($0) }) { return result }
+        return Array(text).withUnsafeBufferPointer { decode($0) }
     }
 
     /// Decodes strict base64url from a string; `nil` for anything that is not canonical.
-    public static func decode(_ text: String) -> [UInt8]? { decode(text.utf8) }
+    public static func decode(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { decode($0) }
+    }
 }
