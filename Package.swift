@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // OpenSSL 3 libcrypto; only Sources/OIDC/OpenSSL/ imports it.
@@ -36,7 +37,12 @@ let package = Package(
         ),
         .target(
             name: "OIDCTesting",
-            dependencies: ["OIDC", "CJWT"],
+            dependencies: [
+                "OIDC", "CJWT",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -66,7 +72,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCCLITests",
-            dependencies: ["oidc", "OIDC"],
+            dependencies: ["oidc", "OIDC", "OIDCTesting"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,0 +1,147 @@
+internal import OIDC
+
+/// `/authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2): validates the request, then signs the
+/// configured user in, answers with the configured error, or shows the login page.
+///
+/// A request whose client or redirect URI cannot be trusted gets an HTML 400 page and is never
+/// redirected (RFC 6749 §4.1.2.1); every other error is redirected with `error=`.
+enum AuthorizeEndpoint {
+    /// Why a request was refused, and how the refusal travels.
+    enum Refusal: Error {
+        /// An HTML page; nothing is redirected.
+        case page(String, String)
+        /// A redirect to the (validated) redirect URI with `error`.
+        case redirect(to: String, state: String?, OAuthError)
+    }
+
+    static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
+        if request.path.hasSuffix(ProviderPaths.authorizeConfirm) {
+            return await LoginPage.confirm(request, context)
+        }
+        let parameters: [OAuthParameter]
+        do {
+            switch request.method {
+            case "GET":
+                parameters = try request.queryParameters()
+            case "POST" where request.hasFormBody:
+                parameters = try request.formParameters()
+            case "POST":
+                return .html(HTML.errorPage("invalid_request", "A POSTed authorization request must be a form."), status: 400)
+            default:
+                return .methodNotAllowed("GET, POST")
+            }
+        } catch {
+            return .html(HTML.errorPage("invalid_request", "The request has a broken percent-encoding."), status: 400)
+        }
+
+        let authorization: ValidatedAuthorization
+        switch validate(parameters, context) {
+        case .success(let validated):
+            authorization = validated
+        case .failure(.page(let error, let description)):
+            return .html(HTML.errorPage(error, description), status: 400)
+        case .failure(.redirect(let uri, let state, let error)):
+            return errorRedirect(to: uri, state: state, error, context)
+        }
+
+        switch context.configuration.authorizeBehaviour {
+        case .signIn:
+            return await signIn(authorization, context)
+        case .error(let code, let description):
+            return errorRedirect(
+                to: authorization.redirectURI, state: authorization.state, OAuthError(code: code, description: description),
+                context
+            )
+        case .loginPage:
+            do {
+                let id = try await context.state.parkLogin(authorization)
+                return LoginPage.page(requestID: id, user: await context.state.user, authorization, context)
+            } catch {
+                return errorRedirect(to: authorization.redirectURI, state: authorization.state, error, context)
+            }
+        }
+    }
+
+    /// Issues a code for the configured user and redirects with `code`, `state` and `iss`.
+    static func signIn(_ authorization: ValidatedAuthorization, _ context: ProviderContext) async -> ProviderResponse {
+        do {
+            let code = try await context.state.issueCode(for: authorization)
+            var parameters = [OAuthParameter("code", code)]
+            if let state = authorization.state { parameters.append(OAuthParameter("state", state)) }
+            if context.configuration.issuerParameterSupported { parameters.append(OAuthParameter("iss", context.issuer)) }
+            return .redirect(to: authorization.redirectURI, adding: parameters)
+        } catch {
+            return errorRedirect(to: authorization.redirectURI, state: authorization.state, error, context)
+        }
+    }
+
+    /// RFC 6749 §4.1.2.1: `error`, `error_description`, `state`, and `iss` (RFC 9207).
+    static func errorRedirect(to uri: String, state: String?, _ error: OAuthError, _ context: ProviderContext) -> ProviderResponse {
+        var parameters = [OAuthParameter("error", error.code)]
+        if let description = error.description { parameters.append(OAuthParameter("error_description", description)) }
+        if let state { parameters.append(OAuthParameter("state", state)) }
+        if context.configuration.issuerParameterSupported { parameters.append(OAuthParameter("iss", context.issuer)) }
+        return .redirect(to: uri, adding: parameters)
+    }
+
+    /// The checks, in the order that decides between an error page and an error redirect.
+    static func validate(_ parameters: [OAuthParameter], _ context: ProviderContext) -> Result<ValidatedAuthorization, Refusal> {
+        guard !parameters.isRepeated("client_id"), let clientID = parameters.nonEmpty("client_id") else {
+            return .failure(.page("invalid_request", "client_id is missing or repeated."))
+        }
+        guard let client = context.client(clientID) else {
+            return .failure(.page("invalid_client", "The client is not registered at this provider."))
+        }
+        guard !parameters.isRepeated("redirect_uri"), let redirectURI = parameters.nonEmpty("redirect_uri") else {
+            return .failure(.page("invalid_request", "redirect_uri is missing or repeated."))
+        }
+        guard RedirectURIMatching.matches(registered: client.redirectURIs, presented: redirectURI) else {
+            return .failure(.page("invalid_request", "The redirect URI is not registered for this client."))
+        }
+        let state = parameters.isRepeated("state") ? nil : parameters.nonEmpty("state")
+        func refuse(_ code: String, _ description: String) -> Result<ValidatedAuthorization, Refusal> {
+            .failure(.redirect(to: redirectURI, state: state, OAuthError(code: code, description: description)))
+        }
+        if let name = parameters.firstDuplicateName {
+            return refuse("invalid_request", "The parameter '\(name)' appears more than once.")
+        }
+        guard let responseType = parameters.nonEmpty("response_type") else {
+            return refuse("invalid_request", "response_type is missing.")
+        }
+        guard responseType == "code" else {
+            return refuse("unsupported_response_type", "Only response_type=code is supported.")
+        }
+        if let mode = parameters["response_mode"], mode != "query" {
+            return refuse("invalid_request", "Only response_mode=query is supported.")
+        }
+        let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        if let allowed = client.allowedScopes, let refused = scope.first(where: { !allowed.contains($0) }) {
+            return refuse("invalid_scope", "The scope value '\(refused)' is not allowed for this client.")
+        }
+        let challenge = parameters["code_challenge"]
+        let method = parameters["code_challenge_method"]
+        switch (challenge, method) {
+        case (nil, nil):
+            if client.isPublic {
+                return refuse("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256.")
+            }
+        case (nil, .some):
+            return refuse("invalid_request", "code_challenge_method was sent without code_challenge.")
+        case (.some, nil), (.some, .some("plain")):
+            return refuse("invalid_request", "Only code_challenge_method=S256 is accepted; plain is refused.")
+        case (.some(let challenge), .some(let method)):
+            guard method == "S256" else {
+                return refuse("invalid_request", "Unsupported code_challenge_method; use S256.")
+            }
+            guard challenge.utf8.count == 43, Base64URL.decode(challenge)?.count == 32 else {
+                return refuse("invalid_request", "code_challenge must be BASE64URL(SHA-256(verifier)): 43 characters.")
+            }
+        }
+        return .success(
+            ValidatedAuthorization(
+                client: client, redirectURI: redirectURI, scope: scope.joined(separator: " "), state: state,
+                nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge
+            )
+        )
+    }
+}

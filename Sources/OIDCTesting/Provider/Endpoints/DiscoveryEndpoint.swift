@@ -1,0 +1,40 @@
+/// `/.well-known/openid-configuration` (OIDC Discovery §3) and RFC 8414's
+/// `/.well-known/oauth-authorization-server`: the same document.
+enum DiscoveryEndpoint {
+    static func handle(_ request: ProviderRequest, _ context: ProviderContext) -> ProviderResponse {
+        guard request.method == "GET" else { return .methodNotAllowed("GET") }
+        return .json(document(context))
+    }
+
+    static func document(_ context: ProviderContext) -> [String: Any] {
+        let issuer = context.issuer
+        var scopes: Set<String> = ["openid", "profile", "email", "offline_access"]
+        for client in context.clients { scopes.formUnion(client.allowedScopes ?? []) }
+        let authMethods = TestProvider.ClientAuthentication.allCases.map(\.rawValue)
+        return [
+            "issuer": issuer,
+            "authorization_endpoint": issuer + ProviderPaths.authorize,
+            "token_endpoint": issuer + ProviderPaths.token,
+            "jwks_uri": issuer + ProviderPaths.jwks,
+            "userinfo_endpoint": issuer + ProviderPaths.userinfo,
+            "revocation_endpoint": issuer + ProviderPaths.revocation,
+            "end_session_endpoint": issuer + ProviderPaths.endSession,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": TestProvider.IDTokenAlgorithm.allCases.map(\.rawValue),
+            "token_endpoint_auth_methods_supported": authMethods,
+            "revocation_endpoint_auth_methods_supported": authMethods,
+            "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": scopes.sorted(),
+            "claims_supported": [
+                "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "acr",
+                "name", "email", "email_verified",
+            ],
+            "authorization_response_iss_parameter_supported": context.configuration.issuerParameterSupported,
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+        ]
+    }
+}

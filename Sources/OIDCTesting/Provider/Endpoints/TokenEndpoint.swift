@@ -1,0 +1,50 @@
+internal import OIDC
+
+/// `/token` (RFC 6749 §3.2, §4.1.3, §6): `authorization_code` with PKCE and `refresh_token`.
+/// Errors are RFC 6749 §5.2 JSON with `Cache-Control: no-store`; `invalid_client` is a 401 with
+/// `WWW-Authenticate: Basic`.
+enum TokenEndpoint {
+    static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
+        guard request.method == "POST" else { return .methodNotAllowed("POST") }
+        do {
+            let tokens = try await grant(request, context)
+            return .json(tokens.json, noStore: true)
+        } catch {
+            return .oauthError(error)
+        }
+    }
+
+    private static func grant(_ request: ProviderRequest, _ context: ProviderContext) async throws(OAuthError) -> IssuedTokens {
+        guard request.hasFormBody else {
+            throw .invalidRequest("The token request must be application/x-www-form-urlencoded.")
+        }
+        let parameters: [OAuthParameter]
+        do {
+            parameters = try request.formParameters()
+        } catch {
+            throw .invalidRequest("The form body has a broken percent-encoding.")
+        }
+        if let name = parameters.firstDuplicateName {
+            throw .invalidRequest("The parameter '\(name)' appears more than once.")
+        }
+        let client = try ClientAuthenticator.authenticate(request, parameters, context)
+        guard let grantType = parameters.nonEmpty("grant_type") else { throw .invalidRequest("grant_type is missing.") }
+        switch grantType {
+        case "authorization_code":
+            guard let code = parameters.nonEmpty("code") else { throw .invalidRequest("code is missing.") }
+            guard let redirectURI = parameters.nonEmpty("redirect_uri") else {
+                throw .invalidRequest("redirect_uri is missing.")
+            }
+            return try await context.state.exchangeCode(
+                code, client: client, redirectURI: redirectURI, codeVerifier: parameters["code_verifier"]
+            )
+        case "refresh_token":
+            guard let refreshToken = parameters.nonEmpty("refresh_token") else {
+                throw .invalidRequest("refresh_token is missing.")
+            }
+            return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"))
+        default:
+            throw OAuthError(code: "unsupported_grant_type", description: "Only authorization_code and refresh_token are supported.")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+internal import NIOCore
+internal import NIOHTTP1
+internal import NIOPosix
+
+/// The NIO plumbing of the test provider, and nothing else: binds a loopback address, turns each
+/// HTTP/1.1 request into a ``ProviderRequest``, hands it to the handler and writes the
+/// ``ProviderResponse`` back. Owns its event-loop thread and its serving task; ``shutdown()`` ends
+/// both, and waits for them.
+actor HTTPServer {
+    typealias Handler = @Sendable (ProviderRequest) async -> ProviderResponse
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    struct Limits: Sendable {
+        var maximumBodySize: Int
+        /// Sum of header names and values; NIO's parser has its own, larger bound too.
+        var maximumHeaderSize = 16 * 1024
+    }
+
+    nonisolated let port: Int
+    private let group: MultiThreadedEventLoopGroup
+    private let listener: Channel
+    private let serving: Task<Void, Never>
+    private var isShutDown = false
+
+    private init(port: Int, group: MultiThreadedEventLoopGroup, listener: Channel, serving: Task<Void, Never>) {
+        self.port = port
+        self.group = group
+        self.listener = listener
+        self.serving = serving
+    }
+
+    /// Binds `host:port` (the caller has checked that `host` is a loopback IP literal) and serves.
+    static func start(host: String, port: Int, limits: Limits, handler: @escaping Handler) async throws -> HTTPServer {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server: NIOAsyncChannel<Connection, Never>
+        do {
+            server = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 64)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        return try Connection(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        guard let boundPort = server.channel.localAddress?.port else {
+            try? await server.channel.close()
+            try? await group.shutdownGracefully()
+            throw ChannelError.unknownLocalAddress
+        }
+        let serving = Task { await serve(server, limits: limits, handler: handler) }
+        return HTTPServer(port: boundPort, group: group, listener: server.channel, serving: serving)
+    }
+
+    /// Stops accepting, ends open connections (and requests in flight), then the event loop.
+    /// Calling it again does nothing.
+    func shutdown() async throws {
+        guard !isShutDown else { return }
+        isShutDown = true
+        try? await listener.close()
+        serving.cancel()
+        await serving.value
+        try await group.shutdownGracefully()
+    }
+
+    private static func serve(_ server: NIOAsyncChannel<Connection, Never>, limits: Limits, handler: @escaping Handler) async {
+        try? await server.executeThenClose { connections in
+            await withDiscardingTaskGroup { group in
+                do {
+                    for try await connection in connections {
+                        group.addTask { await serve(connection, limits: limits, handler: handler) }
+                    }
+                } catch {
+                    // The listener closed or the task was cancelled: stop accepting.
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// One connection: requests in order, keep-alive honoured, oversized requests refused and closed.
+    private static func serve(_ connection: Connection, limits: Limits, handler: @escaping Handler) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            var body: [UInt8] = []
+            for try await part in inbound {
+                switch part {
+                case .head(let received):
+                    head = received
+                    body = []
+                    let headerSize = received.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+                    if headerSize > limits.maximumHeaderSize {
+                        try await write(.text("Request Header Fields Too Large", status: 431), keepAlive: false, to: outbound)
+                        return
+                    }
+                    let declared = received.headers["Content-Length"].first.flatMap { Int($0) } ?? 0
+                    if declared > limits.maximumBodySize {
+                        try await write(.text("Content Too Large", status: 413), keepAlive: false, to: outbound)
+                        return
+                    }
+                case .body(let chunk):
+                    guard body.count + chunk.readableBytes <= limits.maximumBodySize else {
+                        try await write(.text("Content Too Large", status: 413), keepAlive: false, to: outbound)
+                        return
+                    }
+                    body.append(contentsOf: chunk.readableBytesView)
+                case .end:
+                    guard let request = head else { return }
+                    head = nil
+                    let response = await handler(
+                        ProviderRequest(
+                            method: request.method.rawValue, target: request.uri,
+                            headers: request.headers.map { (name: $0.name, value: $0.value) }, body: body
+                        )
+                    )
+                    if response.dropsConnection || Task.isCancelled { return }
+                    let keepAlive = request.isKeepAlive
+                    try await write(response, keepAlive: keepAlive, to: outbound)
+                    if !keepAlive { return }
+                }
+            }
+        }
+    }
+
+    private static func write(
+        _ response: ProviderResponse, keepAlive: Bool, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async throws {
+        var headers = HTTPHeaders()
+        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers
+        )
+        try await outbound.write(.head(head))
+        if !response.body.isEmpty {
+            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+        }
+        try await outbound.write(.end(nil))
+    }
+}

@@ -1,0 +1,47 @@
+internal import Foundation
+
+/// What every handler needs: the issuer, the configuration and the state.
+struct ProviderContext: Sendable {
+    let issuer: String
+    let configuration: TestProvider.Configuration
+    let state: ProviderState
+
+    func client(_ id: String) -> TestProvider.Client? {
+        configuration.clients.first { $0.id == id }
+    }
+
+    var clients: [TestProvider.Client] { configuration.clients }
+}
+
+/// The endpoint paths below the issuer, and the URLs built from them.
+enum ProviderPaths {
+    static let discovery = "/.well-known/openid-configuration"
+    static let oauthMetadata = "/.well-known/oauth-authorization-server"
+    static let jwks = "/jwks"
+    static let authorize = "/authorize"
+    static let authorizeConfirm = "/authorize/confirm"
+    static let token = "/token"
+    static let userinfo = "/userinfo"
+    static let revocation = "/revoke"
+    static let endSession = "/logout"
+    static let protectedResource = "/api/me"
+
+    /// The endpoint a request path addresses, given the issuer's path; `nil` for anything else.
+    /// RFC 8414 metadata is served both at `/.well-known/oauth-authorization-server{issuerPath}` and
+    /// below the issuer.
+    static func endpoint(for path: String, issuerPath: String) -> TestProvider.Endpoint? {
+        if path == oauthMetadata + issuerPath { return .discovery }
+        guard path.hasPrefix(issuerPath) else { return nil }
+        switch path.dropFirst(issuerPath.count) {
+        case discovery[...], oauthMetadata[...]: return .discovery
+        case jwks[...]: return .jwks
+        case authorize[...], authorizeConfirm[...]: return .authorize
+        case token[...]: return .token
+        case userinfo[...]: return .userinfo
+        case revocation[...]: return .revocation
+        case endSession[...]: return .endSession
+        case protectedResource[...]: return .protectedResource
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,64 @@
+internal import Foundation
+internal import OIDC
+
+/// An authorization request that passed validation: what a code remembers.
+struct ValidatedAuthorization: Sendable {
+    var client: TestProvider.Client
+    /// The redirect URI exactly as the request sent it (the token request must repeat it).
+    var redirectURI: String
+    var scope: String
+    var state: String?
+    var nonce: String?
+    /// The S256 `code_challenge`, if any.
+    var codeChallenge: String?
+}
+
+/// One login and everything descended from it: the code, then access and refresh tokens. Revoking
+/// the family revokes them all.
+struct TokenFamily: Sendable {
+    var clientID: String
+    var user: TestUser
+    var authTime: Date
+    var scope: String
+    var revoked = false
+}
+
+struct AuthorizationCodeRecord: Sendable {
+    var authorization: ValidatedAuthorization
+    var familyID: String
+    var expiresAt: Date
+    /// Spent by its first redemption attempt, successful or not.
+    var redeemed = false
+}
+
+struct RefreshTokenRecord: Sendable {
+    var familyID: String
+    /// Replaced by a rotated successor: presenting it again is reuse.
+    var spent = false
+}
+
+struct AccessTokenRecord: Sendable {
+    var familyID: String
+    var clientID: String
+    var scope: String
+    var expiresAt: Date
+    var revoked = false
+}
+
+/// A successful token response.
+struct IssuedTokens: Sendable {
+    var accessToken: String
+    var expiresIn: Int
+    var refreshToken: String?
+    var idToken: String?
+    var scope: String
+
+    var json: [String: Any] {
+        var object: [String: Any] = [
+            "access_token": accessToken, "token_type": "Bearer", "expires_in": expiresIn, "scope": scope,
+        ]
+        if let refreshToken { object["refresh_token"] = refreshToken }
+        if let idToken { object["id_token"] = idToken }
+        return object
+    }
+}

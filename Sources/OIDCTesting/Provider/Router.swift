@@ -1,0 +1,96 @@
+internal import Foundation
+internal import OIDC
+
+/// Routes a request to its endpoint's handler, after counting it and playing any queued fault.
+struct Router: Sendable {
+    let configuration: TestProvider.Configuration
+    let state: ProviderState
+
+    func handle(_ request: ProviderRequest) async -> ProviderResponse {
+        var response = await route(request)
+        let now = await state.now
+        response.headers.append(("Date", Self.httpDate(now)))
+        return response
+    }
+
+    private func route(_ request: ProviderRequest) async -> ProviderResponse {
+        guard let endpoint = ProviderPaths.endpoint(for: request.path, issuerPath: configuration.issuerPath) else {
+            return .notFound
+        }
+        var grantType: String?
+        if endpoint == .token, request.hasFormBody, let parameters = try? request.formParameters(),
+            !parameters.isRepeated("grant_type")
+        {
+            grantType = parameters.nonEmpty("grant_type")
+        }
+        if let fault = await state.recordRequest(endpoint, grantType: grantType) {
+            if case .delay(let duration) = fault {
+                try? await Task.sleep(for: duration)
+            } else {
+                return fault.response
+            }
+        }
+        let context = ProviderContext(issuer: await state.issuer, configuration: configuration, state: state)
+        switch endpoint {
+        case .discovery: return DiscoveryEndpoint.handle(request, context)
+        case .jwks: return await JWKSEndpoint.handle(request, context)
+        case .authorize: return await AuthorizeEndpoint.handle(request, context)
+        case .token: return await TokenEndpoint.handle(request, context)
+        case .userinfo: return await UserinfoEndpoint.handle(request, context)
+        case .revocation: return await RevocationEndpoint.handle(request, context)
+        case .endSession: return await EndSessionEndpoint.handle(request, context)
+        case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
+        }
+    }
+
+    /// RFC 9110 §5.6.7 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+extension TestProvider.Fault {
+    /// The canned answer of a fault (``delay(_:)`` has none: it answers normally, later).
+    var response: ProviderResponse {
+        switch self {
+        case .serviceUnavailable:
+            return .text("Service Unavailable", status: 503, extraHeaders: [("Retry-After", "1")])
+        case .invalidGrant:
+            return .oauthError(.invalidGrant("Injected fault: the grant is invalid."))
+        case .oauthError(let code, let status):
+            return .oauthError(OAuthError(code: code, description: "Injected fault.", status: status))
+        case .delay:
+            return .text("Service Unavailable", status: 503)
+        case .problemJSON(let status):
+            let object: [String: Any] = [
+                "type": "https://example.com/problems/injected", "title": "Injected problem",
+                "status": status, "detail": "The test provider was told to fail this request.",
+            ]
+            var response = ProviderResponse.json(object, status: status, noStore: true)
+            response.headers[0] = ("Content-Type", "application/problem+json")
+            return response
+        case .htmlError(let status):
+            return .html(HTML.errorPage("Error \(status)", "The upstream server answered with an error."), status: status)
+        case .truncatedJSON:
+            return ProviderResponse(
+                status: 200, headers: [("Content-Type", "application/json")] + ProviderResponse.noStore,
+                body: Array(#"{"access_token":"truncated","token_type":"Bea"#.utf8)
+            )
+        case .oversizedBody(let byteCount):
+            let prefix = #"{"access_token":"oversized","token_type":"Bearer","padding":""#
+            let padding = [UInt8](repeating: UInt8(ascii: "x"), count: max(0, byteCount - prefix.utf8.count - 2))
+            return ProviderResponse(
+                status: 200, headers: [("Content-Type", "application/json")] + ProviderResponse.noStore,
+                body: Array(prefix.utf8) + padding + Array(#""}"#.utf8)
+            )
+        case .dropConnection:
+            var response = ProviderResponse(status: 500)
+            response.dropsConnection = true
+            return response
+        }
+    }
+}

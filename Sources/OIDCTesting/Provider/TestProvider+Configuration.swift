@@ -1,0 +1,208 @@
+public import Foundation
+public import OIDC
+
+extension TestProvider {
+    /// How a ``TestProvider`` behaves. Every member has a default; change what a test needs.
+    public struct Configuration: Sendable {
+        /// The loopback address to bind: `127.0.0.1` (default) or `::1`. Anything else is refused.
+        public var host: String
+        /// The port to bind; `0` (default) picks an ephemeral one.
+        public var port: Int
+        /// A path after `http://127.0.0.1:PORT` in the issuer, such as `/realms/test`; `""` by default.
+        public var issuerPath: String
+        /// The registered clients; by default the public client ``Client/default``.
+        public var clients: [Client]
+        /// The user every sign-in produces.
+        public var user: TestUser
+        /// How ID tokens are signed.
+        public var idTokenAlgorithm: IDTokenAlgorithm
+        /// `expires_in` of access tokens, in seconds.
+        public var accessTokenLifetime: Int
+        /// Lifetime of ID tokens (`exp - iat`), in seconds.
+        public var idTokenLifetime: Int
+        /// How long an authorization code can be redeemed, in seconds (60 by default).
+        public var authorizationCodeLifetime: Int
+        /// Whether a refresh issues a new refresh token and spends the old one (default). Without
+        /// rotation the refresh token stays valid and refresh responses omit `refresh_token`.
+        public var refreshTokenRotation: Bool
+        /// Whether token responses carry a refresh token. Always (default), whatever the scope: real
+        /// providers differ (`offline_access`, `offline`), tests rarely care.
+        public var issuesRefreshTokens: Bool
+        /// What `/authorize` does with a valid request.
+        public var authorizeBehaviour: AuthorizeBehaviour
+        /// Whether the discovery document advertises `authorization_response_iss_parameter_supported`
+        /// and redirects carry `iss` (RFC 9207); on by default.
+        public var issuerParameterSupported: Bool
+        /// How many earlier key generations stay in the JWKS after ``TestProvider/rotateKeys()``
+        /// (1 by default: the previous keys stay published until the next rotation).
+        public var retainedKeyGenerations: Int
+        /// Added to the real time for everything the provider dates (`iat`, `exp`, code expiry,
+        /// the `Date` header), in seconds: a provider whose clock runs ahead or behind.
+        public var clockOffset: TimeInterval
+        /// Largest request body accepted; larger ones get `413`. 64 KiB by default.
+        public var maximumRequestBodySize: Int
+
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            issuerPath: String = "",
+            clients: [Client] = [.default],
+            user: TestUser = .default,
+            idTokenAlgorithm: IDTokenAlgorithm = .rs256,
+            accessTokenLifetime: Int = 3600,
+            idTokenLifetime: Int = 3600,
+            authorizationCodeLifetime: Int = 60,
+            refreshTokenRotation: Bool = true,
+            issuesRefreshTokens: Bool = true,
+            authorizeBehaviour: AuthorizeBehaviour = .signIn,
+            issuerParameterSupported: Bool = true,
+            retainedKeyGenerations: Int = 1,
+            clockOffset: TimeInterval = 0,
+            maximumRequestBodySize: Int = 64 * 1024
+        ) {
+            self.host = host
+            self.port = port
+            self.issuerPath = issuerPath
+            self.clients = clients
+            self.user = user
+            self.idTokenAlgorithm = idTokenAlgorithm
+            self.accessTokenLifetime = accessTokenLifetime
+            self.idTokenLifetime = idTokenLifetime
+            self.authorizationCodeLifetime = authorizationCodeLifetime
+            self.refreshTokenRotation = refreshTokenRotation
+            self.issuesRefreshTokens = issuesRefreshTokens
+            self.authorizeBehaviour = authorizeBehaviour
+            self.issuerParameterSupported = issuerParameterSupported
+            self.retainedKeyGenerations = retainedKeyGenerations
+            self.clockOffset = clockOffset
+            self.maximumRequestBodySize = maximumRequestBodySize
+        }
+
+        /// Refuses what the provider cannot honour safely.
+        ///
+        /// - Throws: ``OIDCError/Code/invalidArgument`` for a non-loopback host, a port outside
+        ///   0...65535, an issuer path that is not `""` or `/segment…` without a trailing slash, query
+        ///   or fragment, duplicate client ids, a confidential client without a secret, or a
+        ///   non-positive lifetime or size.
+        func validate() throws(OIDCError) {
+            guard Self.loopbackHosts.contains(host) else {
+                throw OIDCError(
+                    .invalidArgument,
+                    "The test provider binds only a loopback IP address (127.0.0.1 or ::1), not '\(host)'.",
+                    context: ["host": host]
+                )
+            }
+            guard (0...65535).contains(port) else {
+                throw OIDCError(.invalidArgument, "The port must be in 0...65535.", context: ["port": String(port)])
+            }
+            if !issuerPath.isEmpty {
+                guard issuerPath.hasPrefix("/"), !issuerPath.hasSuffix("/"),
+                    !issuerPath.contains(where: { "?#% ".contains($0) })
+                else {
+                    throw OIDCError(
+                        .invalidArgument,
+                        "The issuer path must be empty or start with '/' and have no trailing '/', query, fragment, space or escape.",
+                        context: ["issuerPath": issuerPath]
+                    )
+                }
+            }
+            var ids = Set<String>()
+            for client in clients {
+                guard !client.id.isEmpty, ids.insert(client.id).inserted else {
+                    throw OIDCError(.invalidArgument, "Client ids must be non-empty and unique.", context: ["clientID": client.id])
+                }
+                if client.authentication != .none, client.secret == nil {
+                    throw OIDCError(
+                        .invalidArgument, "A client that authenticates with a secret needs one.", context: ["clientID": client.id]
+                    )
+                }
+            }
+            guard accessTokenLifetime > 0, idTokenLifetime > 0, authorizationCodeLifetime > 0, maximumRequestBodySize > 0,
+                retainedKeyGenerations >= 0
+            else {
+                throw OIDCError(.invalidArgument, "Lifetimes and sizes must be positive, retained key generations not negative.")
+            }
+        }
+
+        static let loopbackHosts: Set<String> = ["127.0.0.1", "::1"]
+    }
+
+    /// A registered client.
+    public struct Client: Sendable, Equatable {
+        public var id: String
+        /// The client secret; `nil` for public clients.
+        public var secret: Secret?
+        /// How the client authenticates at the token and revocation endpoints.
+        public var authentication: ClientAuthentication
+        /// Registered redirect URIs, compared exactly, except that a loopback IP literal
+        /// (`http://127.0.0.1/…`, `http://[::1]/…`) matches any port (RFC 8252 §7.3). `localhost`
+        /// gets no such rule.
+        public var redirectURIs: [String]
+        /// Registered `post_logout_redirect_uri` values, matched like redirect URIs.
+        public var postLogoutRedirectURIs: [String]
+        /// Scope values the client may request; `nil` allows any.
+        public var allowedScopes: Set<String>?
+
+        public init(
+            id: String,
+            secret: String? = nil,
+            authentication: ClientAuthentication = .none,
+            redirectURIs: [String],
+            postLogoutRedirectURIs: [String] = [],
+            allowedScopes: Set<String>? = nil
+        ) {
+            self.id = id
+            self.secret = secret.map(Secret.init)
+            self.authentication = authentication
+            self.redirectURIs = redirectURIs
+            self.postLogoutRedirectURIs = postLogoutRedirectURIs
+            self.allowedScopes = allowedScopes
+        }
+
+        /// The public client `test-client` (no secret, PKCE required), redirect URI
+        /// `http://127.0.0.1/callback` on any port, post-logout redirect `http://127.0.0.1/logged-out`.
+        public static let `default` = Client(
+            id: "test-client",
+            redirectURIs: ["http://127.0.0.1/callback"],
+            postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"]
+        )
+
+        /// A confidential client with a secret, `client_secret_basic` unless told otherwise.
+        public static func confidential(
+            id: String,
+            secret: String,
+            authentication: ClientAuthentication = .clientSecretBasic,
+            redirectURIs: [String] = ["http://127.0.0.1/callback"]
+        ) -> Client {
+            Client(id: id, secret: secret, authentication: authentication, redirectURIs: redirectURIs)
+        }
+
+        var isPublic: Bool { authentication == .none }
+    }
+
+    /// Client authentication at the token endpoint (RFC 6749 §2.3.1, OIDC Core §9).
+    public enum ClientAuthentication: String, Sendable, Equatable, CaseIterable {
+        /// A public client: `client_id` in the body, no secret; PKCE is required.
+        case none
+        /// `Authorization: Basic base64(urlencode(id):urlencode(secret))`.
+        case clientSecretBasic = "client_secret_basic"
+        /// `client_id` and `client_secret` in the form body.
+        case clientSecretPost = "client_secret_post"
+    }
+
+    /// How ID tokens are signed.
+    public enum IDTokenAlgorithm: String, Sendable, Equatable, CaseIterable {
+        case rs256 = "RS256"
+        case es256 = "ES256"
+    }
+
+    /// What `/authorize` does with a valid request.
+    public enum AuthorizeBehaviour: Sendable, Equatable {
+        /// Sign the configured user in at once and redirect with `code`, `state` and `iss`.
+        case signIn
+        /// Redirect with this error (`access_denied`, `login_required`, …) and description instead.
+        case error(String, description: String? = nil)
+        /// Show a small HTML page with "Sign in" and "Cancel" buttons, for demos in a real browser.
+        case loginPage
+    }
+}

@@ -1,0 +1,28 @@
+extension TestProvider {
+    /// A failure the provider plays instead of (or before) its normal answer.
+    public enum Fault: Sendable, Equatable {
+        /// `503 Service Unavailable` with `Retry-After: 1` and a plain-text body.
+        case serviceUnavailable
+        /// `400` with `{"error":"invalid_grant"}` (RFC 6749 §5.2).
+        case invalidGrant
+        /// Any RFC 6749 §5.2 error, such as `("server_error", status: 500)` or `("invalid_client", status: 401)`.
+        case oauthError(String, status: Int = 400)
+        /// Wait this long, then answer normally.
+        case delay(Duration)
+        /// An RFC 9457 `application/problem+json` body with this status.
+        case problemJSON(status: Int = 400)
+        /// An HTML page with this status, as a proxy or load balancer in front of a provider sends.
+        case htmlError(status: Int = 502)
+        /// `200` with `Content-Type: application/json` and a body cut off in the middle.
+        case truncatedJSON
+        /// `200` with a JSON body of about `byteCount` bytes (4 MiB by default).
+        case oversizedBody(byteCount: Int = 4 * 1024 * 1024)
+        /// Close the connection without answering.
+        case dropConnection
+    }
+
+    /// The provider's endpoints, for request counters and faults.
+    public enum Endpoint: String, Sendable, Hashable, CaseIterable {
+        case discovery, jwks, authorize, token, userinfo, revocation, endSession, protectedResource
+    }
+}

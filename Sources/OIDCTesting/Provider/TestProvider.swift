@@ -1,0 +1,163 @@
+public import Foundation
+internal import OIDC
+
+/// A small OpenID provider for tests, running in-process on a loopback address with an ephemeral
+/// port: discovery, JWKS (an RSA and an EC key), authorization code flow with PKCE, refresh-token
+/// rotation with reuse detection, userinfo, revocation, end-session and a protected resource
+/// (`/api/me`), plus fault injection and request counters.
+///
+/// ```swift
+/// try await withTestProvider { provider in
+///     let metadataURL = provider.discoveryURL   // http://127.0.0.1:PORT/.well-known/openid-configuration
+///     await provider.failNextTokenRequests(1, with: .serviceUnavailable)
+///     // … drive a client against provider.issuer …
+///     #expect(await provider.grantCount("refresh_token") == 1)
+/// }
+/// ```
+///
+/// It binds only `127.0.0.1` (or `::1`) and speaks plain HTTP: it is a test fixture, not a provider
+/// to expose. Call ``shutdown()`` when done, or use ``withTestProvider(_:_:)``, which always does.
+public final class TestProvider: Sendable {
+    public let configuration: Configuration
+    /// `http://127.0.0.1:PORT` followed by ``Configuration/issuerPath``.
+    public let issuer: String
+    /// The bound port.
+    public let port: Int
+    private let state: ProviderState
+    private let server: HTTPServer
+
+    private init(configuration: Configuration, issuer: String, port: Int, state: ProviderState, server: HTTPServer) {
+        self.configuration = configuration
+        self.issuer = issuer
+        self.port = port
+        self.state = state
+        self.server = server
+    }
+
+    /// Generates the keys, binds the loopback address and starts serving.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a configuration it refuses (a host that is
+    ///   not a loopback IP literal, among others: see ``Configuration``); NIO's error when the port
+    ///   cannot be bound.
+    public static func start(_ configuration: Configuration = .init()) async throws -> TestProvider {
+        try configuration.validate()
+        let state = ProviderState(configuration: configuration, keys: try KeyRing())
+        let router = Router(configuration: configuration, state: state)
+        let server = try await HTTPServer.start(
+            host: configuration.host, port: configuration.port,
+            limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize),
+            handler: { request in await router.handle(request) }
+        )
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let issuer = "http://\(host):\(server.port)\(configuration.issuerPath)"
+        await state.setIssuer(issuer)
+        return TestProvider(configuration: configuration, issuer: issuer, port: server.port, state: state, server: server)
+    }
+
+    /// Stops accepting connections, ends the open ones, and stops the event loop; returns when
+    /// all of it is done. Calling it twice is harmless.
+    public func shutdown() async throws {
+        try await server.shutdown()
+    }
+
+    // MARK: Endpoints
+
+    /// `{issuer}/.well-known/openid-configuration`.
+    public var discoveryURL: String { issuer + ProviderPaths.discovery }
+    public var authorizationEndpoint: String { issuer + ProviderPaths.authorize }
+    public var tokenEndpoint: String { issuer + ProviderPaths.token }
+    public var jwksURI: String { issuer + ProviderPaths.jwks }
+    public var userinfoEndpoint: String { issuer + ProviderPaths.userinfo }
+    public var revocationEndpoint: String { issuer + ProviderPaths.revocation }
+    public var endSessionEndpoint: String { issuer + ProviderPaths.endSession }
+    /// `{issuer}/api/me`: 200 with a valid access token, 401 otherwise.
+    public var protectedResourceURL: String { issuer + ProviderPaths.protectedResource }
+
+    // MARK: Keys
+
+    /// New RSA and EC keys with new `kid`s sign from now on; the previous ones stay published for
+    /// ``Configuration/retainedKeyGenerations`` more rotations (one by default).
+    public func rotateKeys() async throws {
+        try await state.rotateKeys()
+    }
+
+    /// The JWKS document as served at ``jwksURI``.
+    public func jwksJSON() async throws -> String {
+        String(decoding: try await state.jwksJSON(), as: UTF8.self)
+    }
+
+    // MARK: Faults and counters
+
+    /// The next `count` requests to the token endpoint play `fault` (one each, in order, after any
+    /// already queued).
+    public func failNextTokenRequests(_ count: Int, with fault: Fault) async {
+        await state.addFaults(fault, count: count, endpoint: .token)
+    }
+
+    /// The next `count` requests to `endpoint` play `fault`.
+    public func failNextRequests(_ count: Int, to endpoint: Endpoint, with fault: Fault) async {
+        await state.addFaults(fault, count: count, endpoint: endpoint)
+    }
+
+    /// Forgets every queued fault.
+    public func clearFaults() async {
+        await state.clearFaults()
+    }
+
+    /// How many requests reached `endpoint`, faulted ones included.
+    public func requestCount(_ endpoint: Endpoint) async -> Int {
+        await state.requestCount(endpoint)
+    }
+
+    /// How many token requests carried `grant_type=grantType` (`"authorization_code"`,
+    /// `"refresh_token"`), whatever their outcome, faulted ones included.
+    public func grantCount(_ grantType: String) async -> Int {
+        await state.grantCount(grantType)
+    }
+
+    /// Sets every request and grant counter back to zero.
+    public func resetCounters() async {
+        await state.resetCounters()
+    }
+
+    // MARK: Tokens, user, clock
+
+    /// Every access token issued so far expires now: `/api/me` and `/userinfo` answer 401 to it.
+    /// Refresh tokens stay valid (for 401-then-refresh tests).
+    public func expireAccessTokens() async {
+        await state.expireAccessTokens()
+    }
+
+    /// The user the next sign-in produces.
+    public var user: TestUser {
+        get async { await state.user }
+    }
+
+    /// Changes the user the next sign-in produces; logins already made keep their user.
+    public func setUser(_ user: TestUser) async {
+        await state.setUser(user)
+    }
+
+    /// Moves the provider's clock forward (or back, with a negative value): code expiry, token
+    /// expiry, `iat`/`exp` and the `Date` header all follow.
+    public func advanceClock(by seconds: TimeInterval) async {
+        await state.advanceClock(by: seconds)
+    }
+}
+
+/// Starts a provider, runs `body` with it, and shuts it down whether `body` returns or throws.
+public func withTestProvider<T>(
+    _ configuration: TestProvider.Configuration = .init(),
+    _ body: (TestProvider) async throws -> T
+) async throws -> T {
+    let provider = try await TestProvider.start(configuration)
+    let result: T
+    do {
+        result = try await body(provider)
+    } catch {
+        try? await provider.shutdown()
+        throw error
+    }
+    try await provider.shutdown()
+    return result
+}
