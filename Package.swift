@@ -66,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCCLITests",
-            dependencies: ["oidc", "OIDC"],
+            dependencies: ["oidc", "OIDC", "OIDCTesting"],
             swiftSettings: strictSettings
         ),
     ]
