@@ -14,7 +14,8 @@ public struct CompactJWS: Sendable {
     public let keyID: String?
     public let type: String?
     /// The whole protected header.
-    public let header: [String: JSONValue]
+    public var header: [String: JSONValue] { headerMembers.dictionary }
+    private let headerMembers: JSONMembers
     /// The decoded payload bytes.
     public let payload: [UInt8]
     public let signature: [UInt8]
@@ -35,13 +36,13 @@ public struct CompactJWS: Sendable {
     }
 
     private init(
-        algorithm: JWSAlgorithm, keyID: String?, type: String?, header: [String: JSONValue], payload: [UInt8],
+        algorithm: JWSAlgorithm, keyID: String?, type: String?, header: JSONMembers, payload: [UInt8],
         signature: [UInt8], signingInput: [UInt8]
     ) {
         self.algorithm = algorithm
         self.keyID = keyID
         self.type = type
-        self.header = header
+        self.headerMembers = header
         self.payload = payload
         self.signature = signature
         self.signingInput = signingInput
@@ -55,20 +56,20 @@ public struct CompactJWS: Sendable {
         guard bytes.count <= maximumLength else {
             throw malformed("it is \(bytes.count) bytes long, over the limit of \(maximumLength)")
         }
-        var dots: [Int] = []
-        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
-            dots.append(index)
-            guard dots.count <= 2 else { throw malformed("it has more than three segments (a JWE or garbage)") }
+        guard let first = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: "."))
+        else { throw malformed("it needs exactly three dot-separated segments") }
+        guard bytes[(second + 1)...].firstIndex(of: UInt8(ascii: ".")) == nil else {
+            throw malformed("it has more than three segments (a JWE or garbage)")
         }
-        guard dots.count == 2 else { throw malformed("it needs exactly three dot-separated segments") }
-        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<dots[0]])
-        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(dots[0] + 1)..<dots[1]])
-        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])
+        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<first])
+        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second])
+        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(second + 1)...])
         guard !headerPart.isEmpty else { throw malformed("the header segment is empty") }
         guard let headerBytes = Base64URL.decode(headerPart) else { throw malformed("the header is not unpadded base64url") }
 
-        let header: [String: JSONValue]
-        do { header = try StrictJSON.parseObject(headerBytes, maximumDepth: maximumDepth) } catch {
+        let header: JSONMembers
+        do { header = try StrictJSON.parseMembers(headerBytes, maximumDepth: maximumDepth) } catch {
             throw malformed("the header is not a valid JSON object (\(error))")
         }
         guard let alg = header["alg"]?.stringValue else { throw malformed("the header has no string 'alg'") }
@@ -104,7 +105,7 @@ public struct CompactJWS: Sendable {
         }
         return CompactJWS(
             algorithm: algorithm, keyID: keyID, type: type, header: header, payload: payload, signature: signature,
-            signingInput: Array(UnsafeBufferPointer(rebasing: bytes[0..<dots[1]]))
+            signingInput: Array(UnsafeBufferPointer(rebasing: bytes[0..<second]))
         )
     }
 

@@ -17,76 +17,117 @@ public struct IDTokenClaims: Sendable {
     /// Schibsted's `legacy_user_id`, when present (never required).
     public let legacyUserID: String?
     /// Every claim, as parsed.
-    public let raw: [String: JSONValue]
+    public var raw: [String: JSONValue] { members.dictionary }
     /// The payload exactly as signed (UTF-8 JSON).
-    public let rawJSON: String
+    public var rawJSON: String { String(decoding: payload, as: UTF8.self) }
+
+    private let payload: [UInt8]
+
+    private let members: JSONMembers
 
     /// Reads the registered claims; ``IDTokenVerifier`` checks their values.
+    ///
+    /// One pass over the claims in document order, without hashing: this runs on every verification.
     ///
     /// - Throws: ``OIDCError/Code/invalidClaim`` when a claim has the wrong type, a required one is
     ///   missing, or a date is not a finite number.
     package init(payload: [UInt8]) throws(OIDCError) {
-        let raw: [String: JSONValue]
-        do { raw = try StrictJSON.parseObject(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
+        let members: JSONMembers
+        do { members = try StrictJSON.parseMembers(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
             throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")
         }
         func invalid(_ name: String, _ rule: String) -> OIDCError {
             OIDCError(.invalidClaim, "The ID token's '\(name)' claim \(rule).", context: ["claim": name])
         }
-        func string(_ name: String) throws(OIDCError) -> String? {
-            guard let value = raw[name] else { return nil }
-            guard let text = value.stringValue else { throw invalid(name, "must be a string") }
+        func string(_ name: String, _ value: JSONValue) throws(OIDCError) -> String {
+            guard case .string(let text) = value else { throw invalid(name, "must be a string") }
             return text
         }
-        func required(_ name: String) throws(OIDCError) -> String {
-            guard let text = try string(name), !text.isEmpty else { throw invalid(name, "is missing") }
-            return text
-        }
-        func date(_ name: String) throws(OIDCError) -> Date? {
-            guard let value = raw[name] else { return nil }
-            guard let seconds = value.numberValue, seconds.isFinite else { throw invalid(name, "must be a number of seconds") }
+        func date(_ name: String, _ value: JSONValue) throws(OIDCError) -> Date {
+            guard case .number(let seconds) = value, seconds.isFinite else { throw invalid(name, "must be a number of seconds") }
             return Date(timeIntervalSince1970: seconds)
         }
-        issuer = try required("iss")
-        subject = try required("sub")
-        switch raw["aud"] {
-        case .string(let single)?:
-            audience = [single]
-        case .array(let list)?:
-            let strings = list.compactMap(\.stringValue)
-            guard strings.count == list.count, !strings.isEmpty else { throw invalid("aud", "must be a string or a non-empty array of strings") }
-            audience = strings
-        case nil:
-            throw invalid("aud", "is missing")
-        default:
-            throw invalid("aud", "must be a string or an array of strings")
-        }
-        guard let exp = try date("exp") else { throw invalid("exp", "is missing") }
-        guard let iat = try date("iat") else { throw invalid("iat", "is missing") }
-        expiresAt = exp
-        issuedAt = iat
-        notBefore = try date("nbf")
-        authTime = try date("auth_time")
-        nonce = try string("nonce")
-        authorizedParty = try string("azp")
-        accessTokenHash = try string("at_hash")
-        acr = try string("acr")
-        if let value = raw["amr"] {
-            guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count else {
-                throw invalid("amr", "must be an array of strings")
+        func strings(_ name: String, _ list: [JSONValue], rule: String) throws(OIDCError) -> [String] {
+            var result: [String] = []
+            result.reserveCapacity(list.count)
+            for element in list {
+                guard case .string(let text) = element else { throw invalid(name, rule) }
+                result.append(text)
             }
-            amr = list
-        } else {
-            amr = nil
+            return result
         }
-        if let legacy = raw["legacy_user_id"] {
-            legacyUserID = legacy.stringValue ?? legacy.numberValue.map { String(Int64($0)) }
-        } else {
-            legacyUserID = nil
+        var issuer: String?, subject: String?, audience: [String]?, expiresAt: Date?, issuedAt: Date?
+        var notBefore: Date?, authTime: Date?, nonce: String?, authorizedParty: String?, accessTokenHash: String?
+        var acr: String?, amr: [String]?, legacyUserID: String?
+        for position in members.names.indices {
+            let value = members.values[position]
+            // Claim names are matched by fingerprint (no string comparisons for the short ones).
+            switch members.fingerprints[position] {
+            case ClaimName.iss: issuer = try string("iss", value)
+            case ClaimName.sub: subject = try string("sub", value)
+            case ClaimName.aud:
+                switch value {
+                case .string(let single): audience = [single]
+                case .array(let list):
+                    let rule = "must be a string or a non-empty array of strings"
+                    guard !list.isEmpty else { throw invalid("aud", rule) }
+                    audience = try strings("aud", list, rule: rule)
+                default: throw invalid("aud", "must be a string or an array of strings")
+                }
+            case ClaimName.exp: expiresAt = try date("exp", value)
+            case ClaimName.iat: issuedAt = try date("iat", value)
+            case ClaimName.nbf: notBefore = try date("nbf", value)
+            case ClaimName.authTime where members.names[position] == "auth_time": authTime = try date("auth_time", value)
+            case ClaimName.nonce: nonce = try string("nonce", value)
+            case ClaimName.azp: authorizedParty = try string("azp", value)
+            case ClaimName.atHash: accessTokenHash = try string("at_hash", value)
+            case ClaimName.acr: acr = try string("acr", value)
+            case ClaimName.amr:
+                guard case .array(let list) = value else { throw invalid("amr", "must be an array of strings") }
+                amr = try strings("amr", list, rule: "must be an array of strings")
+            case ClaimName.legacyUserID where members.names[position] == "legacy_user_id":
+                legacyUserID = value.stringValue ?? value.numberValue.flatMap { Int64(exactly: $0) }.map { String($0) }
+            default: break
+            }
         }
-        self.raw = raw
-        rawJSON = String(decoding: payload, as: UTF8.self)
+        guard let issuer, !issuer.isEmpty else { throw invalid("iss", "is missing") }
+        guard let subject, !subject.isEmpty else { throw invalid("sub", "is missing") }
+        guard let audience else { throw invalid("aud", "is missing") }
+        guard let expiresAt else { throw invalid("exp", "is missing") }
+        guard let issuedAt else { throw invalid("iat", "is missing") }
+        self.issuer = issuer
+        self.subject = subject
+        self.audience = audience
+        self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+        self.notBefore = notBefore
+        self.authTime = authTime
+        self.nonce = nonce
+        self.authorizedParty = authorizedParty
+        self.accessTokenHash = accessTokenHash
+        self.acr = acr
+        self.amr = amr
+        self.legacyUserID = legacyUserID
+        self.members = members
+        self.payload = payload
     }
+}
+
+/// Fingerprints of the registered claim names (``JSONMembers/fingerprint(_:)``).
+private enum ClaimName {
+    static let iss = JSONMembers.fingerprint("iss")
+    static let sub = JSONMembers.fingerprint("sub")
+    static let aud = JSONMembers.fingerprint("aud")
+    static let exp = JSONMembers.fingerprint("exp")
+    static let iat = JSONMembers.fingerprint("iat")
+    static let nbf = JSONMembers.fingerprint("nbf")
+    static let authTime = JSONMembers.fingerprint("auth_time")
+    static let nonce = JSONMembers.fingerprint("nonce")
+    static let azp = JSONMembers.fingerprint("azp")
+    static let atHash = JSONMembers.fingerprint("at_hash")
+    static let acr = JSONMembers.fingerprint("acr")
+    static let amr = JSONMembers.fingerprint("amr")
+    static let legacyUserID = JSONMembers.fingerprint("legacy_user_id")
 }
 
 /// A verified ID token.

@@ -161,7 +161,7 @@ public struct IDTokenVerifier: Sendable {
             }
         }
         if let requiredAMRValues {
-            let amr = Set(claims.amr ?? [])
+            let amr = claims.amr ?? []
             let missing = requiredAMRValues.filter { !amr.contains($0) }
             guard missing.isEmpty else {
                 throw OIDCError(

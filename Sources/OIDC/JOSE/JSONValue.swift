@@ -28,3 +28,62 @@ public enum JSONValue: Sendable, Equatable {
         if case .object(let value) = self { value } else { nil }
     }
 }
+
+/// A JSON object's members in document order, names unique: what the strict reader builds for the
+/// small objects of JOSE, where comparing short fingerprints beats hashing every name.
+package struct JSONMembers: Sendable {
+    /// Below this many members, duplicates are found by comparing fingerprints, then names.
+    static let linearSearchLimit = 32
+
+    package var names: [String] = []
+    package var values: [JSONValue] = []
+    /// ``fingerprint(_:)`` of each name: equal names have equal fingerprints.
+    package var fingerprints: [UInt64] = []
+
+    init() {
+        names.reserveCapacity(16)
+        values.reserveCapacity(16)
+        fingerprints.reserveCapacity(16)
+    }
+
+    /// The UTF-8 length in the top byte and the first seven bytes below it. Names of up to seven
+    /// bytes are equal exactly when their fingerprints are; longer ones also need a comparison.
+    package static func fingerprint(_ name: String) -> UInt64 {
+        var name = name
+        return name.withUTF8 { fingerprint(bytes: $0) }
+    }
+
+    /// The fingerprint of a name given as its UTF-8 bytes.
+    package static func fingerprint(bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var result = UInt64(truncatingIfNeeded: bytes.count) << 56
+        for position in 0..<min(7, bytes.count) {
+            result |= UInt64(bytes[position]) << UInt64(8 * position)
+        }
+        return result
+    }
+
+    /// Whether `name`, whose fingerprint is `fingerprint`, is already a member.
+    func contains(_ name: String, fingerprint: UInt64) -> Bool {
+        for (position, other) in fingerprints.enumerated() where other == fingerprint {
+            if fingerprint >> 56 <= 7 || names[position] == name { return true }
+        }
+        return false
+    }
+
+    mutating func append(_ name: String, fingerprint: UInt64, value: JSONValue) {
+        names.append(name)
+        fingerprints.append(fingerprint)
+        values.append(value)
+    }
+
+    package subscript(name: String) -> JSONValue? {
+        guard let position = names.firstIndex(of: name) else { return nil }
+        return values[position]
+    }
+
+    package var dictionary: [String: JSONValue] {
+        var result = [String: JSONValue](minimumCapacity: names.count)
+        for (name, value) in zip(names, values) { result[name] = value }
+        return result
+    }
+}

@@ -40,7 +40,10 @@ public enum JWS {
             switch algorithm {
             case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512:
                 guard signature.count == publicKey.size else { throw wrongLength(algorithm, expected: publicKey.size) }
-                let scheme: OpenSSLPublicKey.Scheme = algorithm.rawValue.hasPrefix("PS") ? .pss(digest!) : .pkcs1(digest!)
+                let scheme: OpenSSLPublicKey.Scheme = switch algorithm {
+                case .ps256, .ps384, .ps512: .pss(digest!)
+                default: .pkcs1(digest!)
+                }
                 valid = publicKey.verify(signature: signature, message: message, scheme: scheme)
             case .es256, .es384, .es512:
                 let coordinate = (publicKey.bits + 7) / 8
@@ -61,13 +64,14 @@ public enum JWS {
     }
 
     private static func digest(for algorithm: JWSAlgorithm) throws(OIDCError) -> OpenSSLDigest? {
-        guard let name = algorithm.digestName else { return nil }
-        let digest: OpenSSLDigest? = switch name {
-        case "SHA256": OpenSSLDigest.sha256
-        case "SHA384": OpenSSLDigest.sha384
-        default: OpenSSLDigest.sha512
+        let digest: OpenSSLDigest?
+        switch algorithm {
+        case .rs256, .ps256, .es256, .hs256: digest = OpenSSLDigest.sha256
+        case .rs384, .ps384, .es384, .hs384: digest = OpenSSLDigest.sha384
+        case .rs512, .ps512, .es512, .hs512: digest = OpenSSLDigest.sha512
+        case .edDSA: return nil
         }
-        guard let digest else { throw OIDCError(.cryptoFailure, "OpenSSL has no \(name) digest available.") }
+        guard let digest else { throw OIDCError(.cryptoFailure, "OpenSSL has no \(algorithm.digestName ?? "") digest available.") }
         return digest
     }
 

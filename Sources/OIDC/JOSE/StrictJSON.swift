@@ -32,11 +32,28 @@ public enum StrictJSON {
         return object
     }
 
+    /// Parses one JSON text that must be an object, keeping its members in order (no hashing).
+    package static func parseMembers(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> JSONMembers {
+        try bytes.withUnsafeBufferPointer { buffer throws(ParseError) in
+            var reader = Reader(buffer: buffer, maximumDepth: maximumDepth)
+            reader.skipWhitespace()
+            guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else {
+                throw ParseError(reason: "expected a JSON object", offset: reader.index)
+            }
+            let members = try reader.members()
+            reader.skipWhitespace()
+            guard reader.index == buffer.count else { throw reader.fail("unexpected content after the JSON value") }
+            return members
+        }
+    }
+
     private struct Reader {
         let buffer: UnsafeBufferPointer<UInt8>
         let maximumDepth: Int
         var index = 0
         var depth = 0
+        /// Whether the last string read had no escapes (its bytes are exactly its UTF-8).
+        var lastStringWasVerbatim = false
 
         init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
             self.buffer = buffer
@@ -89,10 +106,17 @@ public enum StrictJSON {
         }
 
         mutating func object() throws(ParseError) -> [String: JSONValue] {
+            try members().dictionary
+        }
+
+        /// An object's members in document order, duplicates refused. Small objects (all of JOSE's)
+        /// are checked by comparing names, which costs less than hashing every name.
+        mutating func members() throws(ParseError) -> JSONMembers {
             try enter()
             defer { depth -= 1 }
             index += 1
-            var result: [String: JSONValue] = [:]
+            var result = JSONMembers()
+            var seen: Set<String>?
             skipWhitespace()
             if index < buffer.count, buffer[index] == UInt8(ascii: "}") {
                 index += 1
@@ -103,14 +127,26 @@ public enum StrictJSON {
                 guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 let nameOffset = index
                 let name = try string()
+                // The name's bytes as written, when it had no escapes: fingerprint them directly.
+                let fingerprint = lastStringWasVerbatim
+                    ? JSONMembers.fingerprint(bytes: UnsafeBufferPointer(rebasing: buffer[(nameOffset + 1)..<(index - 1)]))
+                    : JSONMembers.fingerprint(name)
                 skipWhitespace()
                 guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 index += 1
                 skipWhitespace()
                 let member = try value()
-                guard result.updateValue(member, forKey: name) == nil else {
+                let duplicate: Bool
+                if result.names.count < JSONMembers.linearSearchLimit {
+                    duplicate = result.contains(name, fingerprint: fingerprint)
+                } else {
+                    if seen == nil { seen = Set(result.names) }
+                    duplicate = !seen!.insert(name).inserted
+                }
+                guard !duplicate else {
                     throw ParseError(reason: "duplicate member name '\(name.prefix(64))'", offset: nameOffset)
                 }
+                result.append(name, fingerprint: fingerprint, value: member)
                 skipWhitespace()
                 guard index < buffer.count else { throw fail("unexpected end of input") }
                 switch buffer[index] {
@@ -147,19 +183,25 @@ public enum StrictJSON {
         mutating func string() throws(ParseError) -> String {
             index += 1  // opening quote
             let start = index
+            var ascii = true
             // Fast path: no escapes.
             while index < buffer.count {
                 let b = buffer[index]
                 if b == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
                     index += 1
+                    lastStringWasVerbatim = true
+                    // ASCII needs no validation; String(decoding:) is the specialized fast path.
+                    if ascii { return String(decoding: slice, as: UTF8.self) }
                     guard let text = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
                     return text
                 }
                 if b == UInt8(ascii: "\\") { break }
                 if b < 0x20 { throw fail("unescaped control character in a string") }
+                if b >= 0x80 { ascii = false }
                 index += 1
             }
+            lastStringWasVerbatim = false
             var bytes = Array(UnsafeBufferPointer(rebasing: buffer[start..<index]))
             while index < buffer.count {
                 let b = buffer[index]

@@ -84,6 +84,9 @@ struct AuthorizeURL: ParsableCommand {
     @Option(help: "The max_age in seconds.")
     var maxAge: Int?
 
+    @Option(help: "The ui_locales: preferred languages as space-separated BCP 47 tags.")
+    var uiLocales: String?
+
     @Option(name: .customLong("param"), help: "An extra parameter as name=value; repeat for several.")
     var parameters: [String] = []
 
@@ -203,6 +206,7 @@ struct AuthorizeURL: ParsableCommand {
             request.acrValues = acrValues
         }
         request.maxAge = maxAge
+        request.uiLocales = uiLocales
         request.additionalParameters += try extraParameters()
         return request
     }

@@ -125,5 +125,19 @@ struct ClaimValidationTests {
     func legacyUserID() throws {
         let token = try key.sign(claims: standardClaims(["legacy_user_id": "12345"]))
         #expect(try verifier().verify(token, keys: keys, now: testNow).claims.legacyUserID == "12345")
+        let numeric = try key.sign(claims: standardClaims(["legacy_user_id": 12345]))
+        #expect(try verifier().verify(numeric, keys: keys, now: testNow).claims.legacyUserID == "12345")
+        // Out of Int64's range: not an id, and no crash.
+        let huge = try key.sign(headerJSON: #"{"alg":"ES256","kid":"k1"}"#, payloadJSON: try TestSigningKeyJSON.text(standardClaims()).dropLast() + #","legacy_user_id":1e300}"#)
+        #expect(try verifier().verify(huge, keys: keys, now: testNow).claims.legacyUserID == nil)
+    }
+
+    @Test("claims keep their raw JSON and every member, unknown ones included")
+    func rawClaims() throws {
+        let token = try key.sign(claims: standardClaims(["custom": ["a": [1, 2]], "email": "j@example.com"]))
+        let claims = try verifier().verify(token, keys: keys, now: testNow).claims
+        #expect(claims.raw["custom"] == .object(["a": .array([.number(1), .number(2)])]))
+        #expect(claims.raw["email"] == .string("j@example.com"))
+        #expect(claims.rawJSON.contains(#""custom":{"a":[1,2]}"#))
     }
 }

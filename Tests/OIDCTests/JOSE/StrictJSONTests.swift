@@ -20,7 +20,8 @@ struct StrictJSONTests {
     }
 
     @Test("malformed documents are refused with a reason", arguments: [
-        #"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":1}}"#, "{", "}", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, "[1,]", "01", "1.",
+        #"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":1}}"#, #"{"a":1,"\u0061":2}"#, #"{"auth_time":1,"auth_tim\u0065":2}"#,
+        #"{"auth_time":1,"auth_timf":2,"auth_time":3}"#, "{", "}", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, "[1,]", "01", "1.",
         ".5", "-", "1e", "+1", "NaN", "Infinity", "1e400", "-1e400", #""\x""#, #""\u12""#, #""\ud800""#, #""\udc00""#,
         "\"a\u{01}b\"", "tru", "nul", "{} {}", "{}x", "", " ", #"{"a":1 "b":2}"#, "[1 2]", "'a'",
     ])
@@ -39,6 +40,16 @@ struct StrictJSONTests {
         _ = try parse(String(repeating: "[", count: 32) + String(repeating: "]", count: 32))
         #expect(throws: StrictJSON.ParseError.self) { try parse(String(repeating: "[", count: 33) + String(repeating: "]", count: 33)) }
         #expect(throws: StrictJSON.ParseError.self) { try parse(String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)) }
+    }
+
+    @Test("names sharing a length and first bytes are told apart; duplicates are found in large objects too")
+    func lookalikeNames() throws {
+        let object = try #require(try parse(#"{"auth_time":1,"auth_timf":2,"a":3,"b":4}"#).objectValue)
+        #expect(object.count == 4 && object["auth_timf"] == .number(2))
+        let many = (0..<100).map { #""m\#($0)":\#($0)"# }
+        _ = try parse("{" + many.joined(separator: ",") + "}")
+        #expect(throws: StrictJSON.ParseError.self) { try parse("{" + (many + [#""m57":0"#]).joined(separator: ",") + "}") }
+        #expect(throws: StrictJSON.ParseError.self) { try parse("{" + (many + [#""m\u0035\u0037":0"#]).joined(separator: ",") + "}") }
     }
 
     @Test("parseObject wants an object")

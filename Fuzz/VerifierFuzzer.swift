@@ -1,0 +1,44 @@
+// libFuzzer entry point over the verifier's untrusted inputs. Built by scripts/fuzz.sh together with
+// the OIDC sources (SwiftPM has no fuzzer products). The first input byte picks the target.
+import Foundation
+
+private let fixedKeys: JWKSet? = try? JWKSet(json: #"""
+{"keys":[{"kty":"EC","crv":"P-256","kid":"e","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+{"kty":"OKP","crv":"Ed25519","kid":"o","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}
+"""#)
+
+private let callbackRequest: AuthorizationRequest? = {
+    guard var request = try? AuthorizationRequest(
+        authorizationEndpoint: URL(string: "https://idp.example/authorize")!, clientID: "c",
+        redirectURI: "com.example.app:/callback", scopes: ["openid"], issuer: "https://idp.example"
+    ) else { return nil }
+    request.state = "s"
+    return request
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 0 else { return 0 }
+    let selector = data[0]
+    let body = UnsafeBufferPointer(start: data + 1, count: size - 1)
+    switch selector % 4 {
+    case 0:  // a token against fixed keys
+        let token = String(decoding: body, as: UTF8.self)
+        let verifier = IDTokenVerifier(issuer: "https://idp.example", clientID: "c", nonce: .notChecked)
+        if let keys = fixedKeys { _ = try? verifier.verify(token, keys: keys, now: Date(timeIntervalSince1970: 1_800_000_000)) }
+        _ = try? UnverifiedJWT(token)
+    case 1:  // a JWKS document
+        if let set = try? JWKSet(json: Array(body)) {
+            for key in set.keys { _ = key.canVerify(.es256) }
+        }
+    case 2:  // strict JSON and base64url
+        _ = try? StrictJSON.parseObject(Array(body), maximumDepth: 16)
+        _ = Base64URL.decode(body)
+    default:  // an authorization callback URL
+        if let url = URL(string: String(decoding: body, as: UTF8.self)), let request = callbackRequest {
+            _ = try? AuthorizationResponse(callbackURL: url, request: request)
+            _ = try? request.handleRedirect(url)
+        }
+    }
+    return 0
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# libFuzzer over the verifier's untrusted inputs (tokens, JWKS, strict JSON, base64url, callback URLs),
+# bounded in time: scripts/fuzz.sh [SECONDS] (default 60). Builds the OIDC sources with the harness in
+# Fuzz/ using `swiftc -sanitize=fuzzer,address`; the corpus and any crash land in fuzz-out/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+mkdir -p fuzz-out/corpus
+swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name OIDCFuzz -package-name swift_oidc \
+    -I Sources/COpenSSL $(find Sources/OIDC -name '*.swift' | sort) Fuzz/VerifierFuzzer.swift \
+    -Xlinker -lcrypto -enable-upcoming-feature MemberImportVisibility -enable-upcoming-feature InternalImportsByDefault -o fuzz-out/verifier-fuzzer
+# Seeds: a real token, a JWKS, a callback URL.
+printf '\000%s' 'eyJhbGciOiJFUzI1NiIsImtpZCI6ImUifQ.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwic3ViIjoiMSIsImF1ZCI6ImMiLCJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMH0.AAAA' > fuzz-out/corpus/token
+printf '\001%s' '{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB"},{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}' > fuzz-out/corpus/jwks
+printf '\002%s' '{"a":[1,2.5e3,"\u00e4",{"b":null}],"c":true}' > fuzz-out/corpus/json
+printf '\003%s' 'com.example.app:/callback?code=x&state=s&iss=https%3A%2F%2Fidp.example' > fuzz-out/corpus/callback
+exec fuzz-out/verifier-fuzzer -max_total_time="$seconds" -max_len=8192 -timeout=5 -print_final_stats=1 fuzz-out/corpus
