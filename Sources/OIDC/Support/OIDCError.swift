@@ -38,6 +38,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case invalidKey, malformedToken, algorithmNotAllowed, keyNotFound, ambiguousKey, invalidSignature
             case invalidClaim, tokenExpired, tokenNotYetValid, nonceMismatch, audienceMismatch
             case temporarilyUnavailable
+            case storageFailure, corruptStore
         }
 
         private let base: Base
@@ -52,6 +53,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .malformedURL, .malformedResponse, .missingParameter, .providerError: .provider
             case .cancelled: .cancelled
             case .temporarilyUnavailable: .transient
+            case .storageFailure, .corruptStore: .storage
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -85,6 +87,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let providerError = Code(.providerError)
         /// The provider could not be reached, timed out or answered 5xx: try again later.
         public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
+        /// The token store could not be read or written (permissions, a full disk, a lock).
+        public static let storageFailure = Code(.storageFailure)
+        /// A stored login is unreadable; it was moved aside, never overwritten (the context names where).
+        public static let corruptStore = Code(.corruptStore)
         /// The user cancelled the login.
         public static let cancelled = Code(.cancelled)
         /// The URL handed to the library is not the configured redirect.

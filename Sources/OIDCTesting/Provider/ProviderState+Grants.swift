@@ -72,6 +72,17 @@ extension ProviderState {
         return try issueTokens(familyID: record.familyID, scope: scope, nonce: nil, includeRefreshToken: rotate)
     }
 
+    /// A login without the browser: a new token family for `clientID` with the current user, as if
+    /// the code flow had just completed (for tests that start already logged in).
+    func issueLogin(clientID: String, scope: String, nonce: String?) throws(OAuthError) -> IssuedTokens {
+        guard configuration.clients.contains(where: { $0.id == clientID }) else {
+            throw OAuthError(code: "invalid_client", description: "The client '\(clientID)' is not registered.", status: 400)
+        }
+        let familyID = try Self.randomToken()
+        families[familyID] = TokenFamily(clientID: clientID, user: user, authTime: now, scope: scope)
+        return try issueTokens(familyID: familyID, scope: scope, nonce: nonce, includeRefreshToken: true)
+    }
+
     /// An access token, a refresh token (when asked and configured) and an ID token (when the
     /// scope has `openid`) for the family.
     private func issueTokens(familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool) throws(OAuthError) -> IssuedTokens {

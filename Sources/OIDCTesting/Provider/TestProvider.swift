@@ -1,5 +1,5 @@
 public import Foundation
-internal import OIDC
+public import OIDC
 
 /// A small OpenID provider for tests, running in-process on a loopback address with an ephemeral
 /// port: discovery, JWKS (an RSA and an EC key), authorization code flow with PKCE, refresh-token
@@ -121,6 +121,27 @@ public final class TestProvider: Sendable {
     }
 
     // MARK: Tokens, user, clock
+
+    /// Logs the current user in for `clientID` without a browser and returns real tokens: the
+    /// provider accepts the access token at ``protectedResourceURL`` and ``userinfoEndpoint``, and the
+    /// refresh token at its token endpoint, exactly as after a code flow. The ID token carries
+    /// `nonce` when one is given.
+    ///
+    /// - Throws: ``OIDCError`` (`invalidArgument`) when the client is not registered.
+    public func issueTokens(
+        clientID: String = Client.default.id, scope: String = "openid offline_access", nonce: String? = nil
+    ) async throws -> TokenSet {
+        let issued: IssuedTokens
+        do { issued = try await state.issueLogin(clientID: clientID, scope: scope, nonce: nonce) } catch {
+            throw OIDCError(.invalidArgument, error.description ?? "The provider could not issue tokens.")
+        }
+        let received = await state.now
+        return TokenSet(
+            accessToken: Secret(issued.accessToken), tokenType: "Bearer", refreshToken: issued.refreshToken.map(Secret.init),
+            idToken: issued.idToken.map(Secret.init), expiresAt: received.addingTimeInterval(TimeInterval(issued.expiresIn)),
+            scopes: issued.scope.split(separator: " ").map(String.init), receivedAt: received
+        )
+    }
 
     /// Every access token issued so far expires now: `/api/me` and `/userinfo` answer 401 to it.
     /// Refresh tokens stay valid (for 401-then-refresh tests).

@@ -1,0 +1,45 @@
+/// A ``TokenStore`` in memory: for tests, and for servers that keep tokens only while they run.
+/// Its lock is exclusive within the process.
+public actor InMemoryTokenStore: TokenStore {
+    private var logins: [TokenStoreKey: StoredLogin] = [:]
+    private var lockedKeys: Set<TokenStoreKey> = []
+    private var waiters: [TokenStoreKey: [CheckedContinuation<Void, Never>]] = [:]
+
+    public init(_ logins: [TokenStoreKey: StoredLogin] = [:]) {
+        self.logins = logins
+    }
+
+    public func load(_ key: TokenStoreKey) -> StoredLogin? { logins[key] }
+
+    public func save(_ login: StoredLogin, for key: TokenStoreKey) { logins[key] = login }
+
+    public func delete(_ key: TokenStoreKey) { logins[key] = nil }
+
+    /// Every key with a login.
+    public var keys: [TokenStoreKey] { Array(logins.keys) }
+
+    public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
+        await acquire(key)
+        defer { release(key) }
+        return try await body()
+    }
+
+    private func acquire(_ key: TokenStoreKey) async {
+        guard lockedKeys.contains(key) else {
+            lockedKeys.insert(key)
+            return
+        }
+        // The releaser hands the lock over directly, so no third caller can slip in between.
+        await withCheckedContinuation { waiters[key, default: []].append($0) }
+    }
+
+    private func release(_ key: TokenStoreKey) {
+        if var queue = waiters[key], !queue.isEmpty {
+            let next = queue.removeFirst()
+            waiters[key] = queue.isEmpty ? nil : queue
+            next.resume()
+        } else {
+            lockedKeys.remove(key)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+public import Foundation
+
+/// The tokens of one login, with absolute times (RFC 6749 §5.1, DESIGN §5).
+///
+/// Every token is a ``Secret``: printing a `TokenSet` shows `<redacted>` for each of them.
+public struct TokenSet: Sendable, Equatable {
+    /// The bearer token for API calls.
+    public var accessToken: Secret
+    /// `token_type`, compared case-insensitively; `Bearer` for every provider this library knows.
+    public var tokenType: String
+    /// Absent when the provider issued none (no `offline_access`), or for host-provided tokens.
+    public var refreshToken: Secret?
+    /// The ID token as received (already verified when it came through ``TokenClient``).
+    public var idToken: Secret?
+    /// When the access token expires: `expires_in` plus the moment the response was received.
+    /// `nil` when the provider did not say.
+    public var expiresAt: Date?
+    /// The granted scope values (the response's `scope`, or the requested ones when it has none).
+    public var scopes: [String]
+    /// When the response was received.
+    public var receivedAt: Date
+
+    public init(
+        accessToken: Secret, tokenType: String = "Bearer", refreshToken: Secret? = nil, idToken: Secret? = nil,
+        expiresAt: Date? = nil, scopes: [String] = [], receivedAt: Date = Date()
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.receivedAt = receivedAt
+    }
+
+    /// Whether the access token has expired at `now`, or will within `margin` seconds. A token
+    /// without a known expiry never counts as expired (a 401 will tell).
+    public func isExpired(at now: Date = Date(), margin: TimeInterval = 0) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= margin
+    }
+
+    /// The set after a refresh answered with `response`: the new access token and expiry; the new
+    /// refresh token when the provider rotated it, else the old one (RFC 6749 §6); the new ID token
+    /// when one came, else the old one; the new scope when the response named one.
+    public func refreshed(with response: TokenSet) -> TokenSet {
+        var result = response
+        if result.refreshToken == nil { result.refreshToken = refreshToken }
+        if result.idToken == nil { result.idToken = idToken }
+        if result.scopes.isEmpty { result.scopes = scopes }
+        return result
+    }
+}
+
+extension TokenSet: CustomStringConvertible {
+    public var description: String {
+        var parts = ["accessToken: <redacted>", "tokenType: \(tokenType)"]
+        parts.append("refreshToken: \(refreshToken == nil ? "none" : "<redacted>")")
+        parts.append("idToken: \(idToken == nil ? "none" : "<redacted>")")
+        if let expiresAt { parts.append("expiresAt: \(expiresAt.formatted(.iso8601))") }
+        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        return "TokenSet(\(parts.joined(separator: ", ")))"
+    }
+}

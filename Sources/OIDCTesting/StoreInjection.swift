@@ -1,0 +1,38 @@
+public import Foundation
+public import OIDC
+
+/// Token injection: start a test "already logged in" by putting a login straight into a store.
+extension TokenStore {
+    /// Puts `tokens` under `key`, as a completed login with `issuer` and `clientID` would have.
+    /// The subject is read from the ID token's claims when not given (unverified: you made the token).
+    @discardableResult
+    public func inject(
+        _ tokens: TokenSet, issuer: String, clientID: String, subject: String? = nil, attributes: [String: String] = [:],
+        key: TokenStoreKey
+    ) async throws -> StoredLogin {
+        var subject = subject
+        if subject == nil, let idToken = tokens.idToken {
+            subject = (try? UnverifiedJWT(idToken.revealedValue))?.claims["sub"]?.stringValue
+        }
+        let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientID, subject: subject, attributes: attributes)
+        try await save(login, for: key)
+        return login
+    }
+}
+
+extension TestProvider {
+    /// Logs the provider's current user in for `clientID` without a browser and puts the real
+    /// tokens into `store` under `key` (default: service `oidc`, account `clientID`). The stored
+    /// login names this provider's token endpoint in its `token_endpoint` attribute.
+    @discardableResult
+    public func logIn(
+        into store: some TokenStore, key: TokenStoreKey? = nil, clientID: String = Client.default.id,
+        scope: String = "openid offline_access"
+    ) async throws -> StoredLogin {
+        let tokens = try await issueTokens(clientID: clientID, scope: scope)
+        return try await store.inject(
+            tokens, issuer: issuer, clientID: clientID, attributes: ["token_endpoint": tokenEndpoint],
+            key: key ?? TokenStoreKey(service: "oidc", account: clientID)
+        )
+    }
+}

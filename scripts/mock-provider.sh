@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Runs oidc-provider-mock (PyPI), the independent OpenID provider of the interop tests, in the
+# background on 127.0.0.1. See docs/interop.md.
+#
+#   scripts/mock-provider.sh start  [PORT] [-- PROVIDER-OPTIONS...]
+#       Installs Tests/Interop/requirements.txt into .build-interop/venv (made with
+#       `python3 -m venv`, reused when present), starts the provider bound to 127.0.0.1:PORT
+#       (default 9400), waits at most 30 s for its discovery document and prints the issuer URL
+#       (e.g. http://127.0.0.1:9400) on stdout. Options after `--` go to oidc-provider-mock
+#       (e.g. `-- --require-registration` or `-- --token-max-age 5`). Already running with the same
+#       port and options: prints the issuer again and succeeds.
+#   scripts/mock-provider.sh stop   [PORT]
+#       Stops it (SIGTERM, then SIGKILL after 10 s). Not running: succeeds.
+#   scripts/mock-provider.sh status [PORT]
+#       Running and answering: prints the issuer URL, exit 0. Otherwise: says why on stderr, exit 1.
+#
+# Environment: PYTHON (default python3, 3.10 or newer) makes the virtualenv.
+# Files: .build-interop/mock-provider.pid, .build-interop/mock-provider.log (the provider's output).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+state_dir="$root/.build-interop"
+venv="$state_dir/venv"
+pid_file="$state_dir/mock-provider.pid"
+log_file="$state_dir/mock-provider.log"
+args_file="$state_dir/mock-provider.args"
+stamp_file="$venv/.requirements.sha256"
+requirements="$root/Tests/Interop/requirements.txt"
+python=${PYTHON:-python3}
+default_port=9400
+start_timeout=30   # seconds, for the discovery document to answer 200
+stop_timeout=10    # seconds, after SIGTERM before SIGKILL
+
+die() {
+    echo "mock-provider: $*" >&2
+    exit 1
+}
+
+usage() {
+    echo "usage: $0 start [PORT] [-- PROVIDER-OPTIONS...] | stop [PORT] | status [PORT]" >&2
+    exit 2
+}
+
+check_port() {
+    [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 65535 ] || die "invalid port '$1'"
+}
+
+# The PID in the pid file, if that process is alive and is oidc-provider-mock (not a reused PID).
+running_pid() {
+    [ -f "$pid_file" ] || return 1
+    local pid command
+    pid=$(cat "$pid_file" 2>/dev/null) || return 1
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    if [ -r "/proc/$pid/cmdline" ]; then
+        command=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+    else
+        command=$(ps -p "$pid" -o command= 2>/dev/null) || return 1
+    fi
+    [[ $command == *oidc-provider-mock* ]] || return 1
+    echo "$pid"
+}
+
+# The port the running provider was started on (first line of the args file).
+running_port() {
+    head -n 1 "$args_file" 2>/dev/null || true
+}
+
+# Prints the issuer of the discovery document at PORT; fails unless it answers 200 within 2 s.
+issuer_at() {
+    local url="http://127.0.0.1:$1/.well-known/openid-configuration"
+    "$venv/bin/python" - "$url" <<'PY'
+import json, sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=2) as response:
+        if response.status != 200:
+            sys.exit(1)
+        print(json.load(response)["issuer"])
+except Exception:
+    sys.exit(1)
+PY
+}
+
+port_in_use() {
+    "$venv/bin/python" - "$1" <<'PY'
+import socket, sys
+with socket.socket() as s:
+    s.settimeout(1)
+    sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)
+PY
+}
+
+ensure_venv() {
+    mkdir -p "$state_dir"
+    [ -f "$requirements" ] || die "missing $requirements"
+    if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
+        echo "mock-provider: $venv is broken, making it again" >&2
+        rm -rf "$venv"
+    fi
+    if [ ! -x "$venv/bin/python" ]; then
+        command -v "$python" >/dev/null 2>&1 || die "$python not found (set PYTHON to a Python 3.10+)"
+        "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
+            die "$python is older than 3.10, which oidc-provider-mock needs (set PYTHON)"
+        "$python" -m venv "$venv" >&2 || die "could not make a virtualenv with '$python -m venv' (on Debian: apt-get install python3-venv)"
+        rm -f "$stamp_file"
+    fi
+    local want have=""
+    want=$("$venv/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$requirements")
+    [ -f "$stamp_file" ] && have=$(cat "$stamp_file")
+    if [ "$want" != "$have" ] || [ ! -x "$venv/bin/oidc-provider-mock" ]; then
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2 ||
+            die "pip could not install $requirements into $venv"
+        echo "$want" >"$stamp_file"
+    fi
+}
+
+cmd_start() {
+    local port=$default_port
+    if [ $# -gt 0 ] && [ "$1" != "--" ]; then
+        port=$1
+        shift
+    fi
+    check_port "$port"
+    if [ $# -gt 0 ]; then
+        [ "$1" = "--" ] || usage
+        shift
+    fi
+    local wanted_args
+    wanted_args=$(printf '%s\n' "$port" "$@")
+
+    ensure_venv
+
+    local pid issuer
+    if pid=$(running_pid); then
+        if [ "$(cat "$args_file" 2>/dev/null)" = "$wanted_args" ] && issuer=$(issuer_at "$port"); then
+            echo "$issuer"
+            return 0
+        fi
+        die "already running (PID $pid, port $(running_port)) with other settings; run '$0 stop' first"
+    fi
+    rm -f "$pid_file" "$args_file"
+
+    if port_in_use "$port"; then
+        die "something else is listening on 127.0.0.1:$port; choose another port"
+    fi
+
+    # In its own session (setsid, then exec: the PID stays the provider's), stdin from /dev/null and
+    # output to the log: the caller's pipes are not held open and a Ctrl-C or a signal to the
+    # caller's process group does not reach the provider.
+    NO_COLOR=1 PYTHONUNBUFFERED=1 "$venv/bin/python" -c '
+import os, sys
+try:
+    os.setsid()
+except OSError:
+    pass
+os.execv(sys.argv[1], sys.argv[1:])
+' "$venv/bin/oidc-provider-mock" --host 127.0.0.1 --port "$port" "$@" </dev/null >"$log_file" 2>&1 &
+    pid=$!
+    echo "$pid" >"$pid_file"
+    echo "$wanted_args" >"$args_file"
+
+    local deadline=$((SECONDS + start_timeout))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            rm -f "$pid_file" "$args_file"
+            echo "mock-provider: the provider exited at start; the end of $log_file:" >&2
+            tail -n 20 "$log_file" >&2 || true
+            exit 1
+        fi
+        if issuer=$(issuer_at "$port"); then
+            echo "$issuer"
+            return 0
+        fi
+        sleep 0.3
+    done
+    echo "mock-provider: no 200 from http://127.0.0.1:$port/.well-known/openid-configuration within ${start_timeout}s; stopping it. The end of $log_file:" >&2
+    tail -n 20 "$log_file" >&2 || true
+    stop_pid "$pid"
+    exit 1
+}
+
+# SIGTERM, a bounded wait, then SIGKILL and another bounded wait.
+stop_pid() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < stop_timeout * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "mock-provider: PID $pid still running ${stop_timeout}s after SIGTERM; sending SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+        for ((i = 0; i < 50; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+    fi
+    rm -f "$pid_file" "$args_file"
+    kill -0 "$pid" 2>/dev/null && die "PID $pid did not stop"
+    return 0
+}
+
+cmd_stop() {
+    [ $# -le 1 ] || usage
+    [ $# -eq 0 ] || check_port "$1"
+    local pid
+    if ! pid=$(running_pid); then
+        rm -f "$pid_file" "$args_file"
+        echo "mock-provider: not running" >&2
+        return 0
+    fi
+    if [ $# -eq 1 ] && [ -n "$(running_port)" ] && [ "$1" != "$(running_port)" ]; then
+        die "the running provider (PID $pid) is on port $(running_port), not $1"
+    fi
+    stop_pid "$pid"
+    echo "mock-provider: stopped (PID $pid)" >&2
+}
+
+cmd_status() {
+    [ $# -le 1 ] || usage
+    local pid port issuer
+    pid=$(running_pid) || die "not running"
+    port=${1:-$(running_port)}
+    port=${port:-$default_port}
+    check_port "$port"
+    [ -x "$venv/bin/python" ] || die "running (PID $pid) but $venv is missing"
+    issuer=$(issuer_at "$port") || die "running (PID $pid) but http://127.0.0.1:$port/.well-known/openid-configuration does not answer 200"
+    echo "$issuer"
+}
+
+[ $# -ge 1 ] || usage
+command=$1
+shift
+case "$command" in
+    start) cmd_start "$@" ;;
+    stop) cmd_stop "$@" ;;
+    status) cmd_status "$@" ;;
+    -h | --help | help)
+        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        ;;
+    *) usage ;;
+esac
