@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "oidc",
             dependencies: [
-                "OIDC",
+                "OIDC", "OIDCTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

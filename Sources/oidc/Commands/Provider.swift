@@ -1,0 +1,133 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import OIDC
+import OIDCTesting
+
+/// `oidc provider`: the local test provider in the foreground, for demos and other programs' tests.
+struct Provider: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the local OpenID test provider on loopback until interrupted.",
+        discussion: """
+            Prints the issuer URL on stdout once it is listening (discovery at \
+            ISSUER/.well-known/openid-configuration), then serves until SIGINT (exit 130) or SIGTERM \
+            (exit 0). Registered by default: the public client 'test-client' with redirect URI \
+            http://127.0.0.1/callback on any port (RFC 8252). Every sign-in is the test user, at once, \
+            unless --login-page is given. Test use only: keys and tokens live in memory.
+            """
+    )
+
+    @Option(help: "The port to listen on (0: any free port).")
+    var port: Int = 0
+
+    @Option(help: "The loopback address to bind: 127.0.0.1 or ::1.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "A path after host:port in the issuer, such as /realms/test.")
+    var issuerPath: String = ""
+
+    @Option(help: "Access-token lifetime in seconds.")
+    var accessTokenLifetime: Int = 3600
+
+    @Option(help: "Register this client id too (public unless --client-secret is given).")
+    var clientId: String?
+
+    @Option(help: "The secret of --client-id (client_secret_basic).")
+    var clientSecret: String?
+
+    @Option(help: "A redirect URI for --client-id; repeat for several (default http://127.0.0.1/callback).")
+    var redirectUri: [String] = []
+
+    @Option(
+        help: "The ID-token signature algorithm: RS256 or ES256.",
+        transform: { value in
+            guard let algorithm = TestProvider.IDTokenAlgorithm(rawValue: value) else { throw ValidationError("must be RS256 or ES256, not '\(value)'") }
+            return algorithm
+        }
+    )
+    var idTokenAlg: TestProvider.IDTokenAlgorithm = .rs256
+
+    @Option(help: "The test user's subject (sub).")
+    var subject: String = TestUser.default.subject
+
+    @Flag(help: "Keep refresh tokens valid across refreshes instead of rotating them.")
+    var noRotation = false
+
+    @Flag(help: "Show a small sign-in page instead of signing in at once (for a real browser).")
+    var loginPage = false
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard ["127.0.0.1", "::1"].contains(host) else { throw ValidationError("--host must be 127.0.0.1 or ::1 (loopback only)") }
+        guard accessTokenLifetime > 0 else { throw ValidationError("--access-token-lifetime must be at least 1 second") }
+        if clientSecret != nil, clientId == nil { throw ValidationError("--client-secret needs --client-id") }
+        if !redirectUri.isEmpty, clientId == nil { throw ValidationError("--redirect-uri needs --client-id") }
+        if !issuerPath.isEmpty, !issuerPath.hasPrefix("/") || issuerPath.hasSuffix("/") {
+            throw ValidationError("--issuer-path must start with / and not end with one, such as /realms/test")
+        }
+        guard !subject.isEmpty else { throw ValidationError("--subject must not be empty") }
+    }
+
+    func run() async throws {
+        var configuration = TestProvider.Configuration(
+            host: host, port: port, issuerPath: issuerPath, idTokenAlgorithm: idTokenAlg,
+            accessTokenLifetime: accessTokenLifetime, refreshTokenRotation: !noRotation,
+            authorizeBehaviour: loginPage ? .loginPage : .signIn
+        )
+        configuration.user.subject = subject
+        if let clientId {
+            let redirects = redirectUri.isEmpty ? ["http://127.0.0.1/callback"] : redirectUri
+            configuration.clients.append(
+                clientSecret.map { .confidential(id: clientId, secret: $0, redirectURIs: redirects) }
+                    ?? TestProvider.Client(id: clientId, redirectURIs: redirects)
+            )
+        }
+        let provider: TestProvider
+        do { provider = try await TestProvider.start(configuration) } catch {
+            throw OIDCError(
+                .invalidArgument, "The test provider could not listen on \(host):\(port) (\(error)); is the port in use?"
+            )
+        }
+        Console.output(provider.issuer)
+        Console.error("oidc: test provider listening at \(provider.issuer); clients: \(configuration.clients.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
+        let signal = await Signals.wait(for: [SIGINT, SIGTERM])
+        try await provider.shutdown()
+        Console.error("oidc: test provider stopped")
+        if signal == SIGINT { throw ExitCode(ExitCodes.interrupted) }
+    }
+}
+
+
+/// Waits for one of a few signals, with the default action turned off while waiting.
+enum Signals {
+    static func wait(for signals: [Int32]) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let queue = DispatchQueue(label: "oidc.signals")
+            let once = Once(continuation)
+            var sources: [DispatchSourceSignal] = []
+            for number in signals {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler {
+                    once.resume(number)
+                    for source in sources { source.cancel() }
+                }
+                sources.append(source)
+            }
+            for source in sources { source.resume() }
+        }
+    }
+
+    /// Resumes a continuation at most once.
+    private final class Once: @unchecked Sendable {
+        private var continuation: CheckedContinuation<Int32, Never>?
+        private let lock = NSLock()
+        init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
+        func resume(_ value: Int32) {
+            lock.withLock {
+                continuation?.resume(returning: value)
+                continuation = nil
+            }
+        }
+    }
+}
