@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system packages swift-oidc builds against, if any is missing (Debian/Ubuntu).
+# Installs the system packages swift-oidc builds against (and curl and jq, which `make demo` uses),
+# if any is missing (Debian/Ubuntu).
 # Elsewhere it only says what to install.
 set -euo pipefail
 
-packages=(libssl-dev libjwt-dev pkg-config)
+packages=(libssl-dev libjwt-dev pkg-config curl jq)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: not a Debian system; make sure OpenSSL 3, libjwt and pkg-config are installed" >&2

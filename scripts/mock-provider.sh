@@ -42,7 +42,9 @@ usage() {
 }
 
 check_port() {
-    [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 65535 ] || die "invalid port '$1'"
+    if ! [[ $1 =~ ^[1-9][0-9]{0,4}$ ]] || [ "$1" -gt 65535 ]; then
+        die "invalid port '$1'"
+    fi
 }
 
 # The PID in the pid file, if that process is alive and is oidc-provider-mock (not a reused PID).
@@ -125,6 +127,13 @@ cmd_start() {
         [ "$1" = "--" ] || usage
         shift
     fi
+    local option
+    for option in "$@"; do
+        case "$option" in
+            -H | --host | --host=* | -H?* | -p | --port | --port=* | -p?*)
+                die "'$option': the address is always 127.0.0.1 and the port is the PORT argument" ;;
+        esac
+    done
     local wanted_args
     wanted_args=$(printf '%s\n' "$port" "$@")
 
