@@ -9,8 +9,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400; it is stopped whatever happens.
 test: deps
-	$(SWIFT) test
+	@scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null
+	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
 
 demo: deps
 	@scripts/demo.sh

@@ -245,7 +245,7 @@ case "$command" in
     stop) cmd_stop "$@" ;;
     status) cmd_status "$@" ;;
     -h | --help | help)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
         ;;
     *) usage ;;
 esac

@@ -8,13 +8,13 @@ struct AuthorizeURLCommandTests {
     static let deterministic = ["--state", "st+&=#/%ä", "--nonce", "n-0S6_WzA2Mj", "--code-verifier", verifier]
 
     @Test("a Schibsted URL is byte for byte the one the library builds", arguments: [Schibsted.MFAMethod?.none, .otp, .eidSE])
-    func schibsted(mfa: Schibsted.MFAMethod?) throws {
+    func schibsted(mfa: Schibsted.MFAMethod?) async throws {
         var arguments = [
             "authorize-url", "--provider", "schibsted", "--environment", "pre", "--client-id", "602525f2b41fa31789a95aa8",
             "--redirect-uri", "com.example.app:/login", "--scope", "email", "--scope", "profile", "--login-hint", "a+b@example.com",
         ] + Self.deterministic
         if let mfa { arguments += ["--mfa", mfa.rawValue] }
-        let result = try OIDCBinary.run(arguments)
+        let result = try await OIDCBinary.run(arguments)
         #expect(result.status == 0, "\(result.stderr)")
         let expected = try AuthorizationRequest.schibsted(
             environment: .pre, clientID: "602525f2b41fa31789a95aa8", redirectURI: "com.example.app:/login",
@@ -26,8 +26,8 @@ struct AuthorizeURLCommandTests {
     }
 
     @Test("a generic URL with every option is byte for byte the library's")
-    func generic() throws {
-        let result = try OIDCBinary.run(
+    func generic() async throws {
+        let result = try await OIDCBinary.run(
             [
                 "authorize-url", "--authorization-endpoint", "https://idp.example/authorize?tenant=a%20b", "--issuer", "https://idp.example",
                 "--client-id", "cli app", "--redirect-uri", "http://127.0.0.1:8765/callback", "--scope", "openid", "--scope", "profile",
@@ -56,8 +56,8 @@ struct AuthorizeURLCommandTests {
     }
 
     @Test("a Swan URL is the library's, with openid offline")
-    func swan() throws {
-        let result = try OIDCBinary.run(
+    func swan() async throws {
+        let result = try await OIDCBinary.run(
             ["authorize-url", "--provider", "swan", "--client-id", "SANDBOX_x", "--redirect-uri", "https://app.example/cb"] + Self.deterministic
         )
         #expect(result.status == 0, "\(result.stderr)")
@@ -71,8 +71,8 @@ struct AuthorizeURLCommandTests {
     }
 
     @Test("--output json carries the URL, state, nonce, verifier and challenge")
-    func json() throws {
-        let result = try OIDCBinary.run(
+    func json() async throws {
+        let result = try await OIDCBinary.run(
             ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c", "--redirect-uri", "http://127.0.0.1/callback", "--output", "json"]
                 + Self.deterministic
         )
@@ -87,10 +87,10 @@ struct AuthorizeURLCommandTests {
     }
 
     @Test("without the deterministic flags each run is fresh, and the default redirect is said on stderr")
-    func random() throws {
+    func random() async throws {
         let arguments = ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c"]
-        let first = try OIDCBinary.run(arguments)
-        let second = try OIDCBinary.run(arguments)
+        let first = try await OIDCBinary.run(arguments)
+        let second = try await OIDCBinary.run(arguments)
         #expect(first.status == 0 && second.status == 0)
         #expect(first.stdout != second.stdout)
         #expect(first.stdout.contains("redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback"))
@@ -111,8 +111,8 @@ struct AuthorizeURLCommandTests {
         (["--mfa", "otp"], "--mfa"),
         (["--no-such-flag"], "--no-such-flag"),
     ])
-    func usage(extra: [String], flag: String) throws {
-        let result = try OIDCBinary.run(
+    func usage(extra: [String], flag: String) async throws {
+        let result = try await OIDCBinary.run(
             ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c"] + extra
         )
         #expect(result.status == 2)
@@ -127,18 +127,18 @@ struct AuthorizeURLCommandTests {
         (["--environment", "pre", "--mfa", "otp", "--prompt", "login"], "--prompt"),
         (["--environment", "sweden", "--mfa", "eid-se"], "eid-se"),
     ])
-    func schibstedUsage(extra: [String], flag: String) throws {
-        let result = try OIDCBinary.run(["authorize-url", "--provider", "schibsted", "--client-id", "c", "--redirect-uri", "com.example:/login"] + extra)
+    func schibstedUsage(extra: [String], flag: String) async throws {
+        let result = try await OIDCBinary.run(["authorize-url", "--provider", "schibsted", "--client-id", "c", "--redirect-uri", "com.example:/login"] + extra)
         #expect(result.status == 2)
         #expect(result.stderr.contains(flag), "\(result.stderr)")
     }
 
     @Test("--version names the OpenSSL it runs on; --help lists the subcommands")
-    func versionAndHelp() throws {
-        let version = try OIDCBinary.run(["--version"])
+    func versionAndHelp() async throws {
+        let version = try await OIDCBinary.run(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.contains("OpenSSL 3"))
-        let help = try OIDCBinary.run(["--help"])
+        let help = try await OIDCBinary.run(["--help"])
         #expect(help.status == 0)
         for name in ["authorize-url", "verify", "decode"] { #expect(help.stdout.contains(name)) }
     }

@@ -22,7 +22,17 @@ enum OIDCBinary {
         return directory.appendingPathComponent("oidc")
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) throws -> CommandResult {
+    /// Runs the command and waits on a Dispatch thread, never on one of Swift's cooperative pool: a
+    /// blocked pool thread would starve the in-process servers (actors) other tests talk to.
+    static func run(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin, timeout: timeout) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], stdin: String?, timeout: Duration) throws -> CommandResult {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments

@@ -58,7 +58,7 @@ struct ProviderAndMintCommandTests {
         let (process, issuer, _) = try Self.startProvider()
         defer { if process.isRunning { process.terminate() } }
         let port = try #require(URL(string: issuer)?.port)
-        let busy = try OIDCBinary.run(["provider", "--port", "\(port)"])
+        let busy = try await OIDCBinary.run(["provider", "--port", "\(port)"])
         #expect(busy.status == 2)
         #expect(busy.stderr.contains("in use"))
         process.terminate()
@@ -70,8 +70,8 @@ struct ProviderAndMintCommandTests {
         (["--host", "0.0.0.0"], "--host"), (["--port", "70000"], "--port"), (["--client-secret", "x"], "--client-id"),
         (["--id-token-alg", "HS256"], "--id-token-alg"), (["--access-token-lifetime", "0"], "--access-token-lifetime"),
     ])
-    func providerUsage(arguments: [String], flag: String) throws {
-        let result = try OIDCBinary.run(["provider"] + arguments)
+    func providerUsage(arguments: [String], flag: String) async throws {
+        let result = try await OIDCBinary.run(["provider"] + arguments)
         #expect(result.status == 2)
         #expect(result.stderr.contains(flag), "\(result.stderr)")
     }
@@ -83,11 +83,11 @@ struct ProviderAndMintCommandTests {
     }
 
     @Test("oidc mint signs with each algorithm family; the tokens verify with the library", arguments: [JWSAlgorithm.rs256, .es384, .ps256, .edDSA])
-    func mint(algorithm: JWSAlgorithm) throws {
+    func mint(algorithm: JWSAlgorithm) async throws {
         let key = try TestSigningKey.generate(algorithm, keyID: "m1")
         let keyPath = try Self.temporaryFile(try key.pem())
         let claims = #"{"iss":"https://idp.example","sub":"u","aud":"app","exp":2000000000,"iat":1700000000}"#
-        let result = try OIDCBinary.run(["mint", "--key", keyPath, "--alg", algorithm.rawValue, "--claims", claims, "--kid", "m1"])
+        let result = try await OIDCBinary.run(["mint", "--key", keyPath, "--alg", algorithm.rawValue, "--claims", claims, "--kid", "m1"])
         #expect(result.status == 0, "\(result.stderr)")
         let token = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let verified = try IDTokenVerifier(issuer: "https://idp.example", clientID: "app", nonce: .absent)
@@ -97,12 +97,12 @@ struct ProviderAndMintCommandTests {
     }
 
     @Test("HS256 minting takes the key file's bytes as the secret; claims come from a file or stdin")
-    func hmac() throws {
+    func hmac() async throws {
         let secret = String(repeating: "k", count: 32)
         let keyPath = try Self.temporaryFile(secret)
         let claimsPath = try Self.temporaryFile(#"{"iss":"i","sub":"u","aud":"app","exp":2000000000,"iat":1700000000}"#)
-        let fromFile = try OIDCBinary.run(["mint", "--key", keyPath, "--alg", "HS256", "--claims", "@" + claimsPath])
-        let fromStdin = try OIDCBinary.run(["mint", "--key", keyPath, "--alg", "HS256", "--claims", "-"], stdin: #"{"iss":"i","sub":"u","aud":"app","exp":2000000000,"iat":1700000000}"#)
+        let fromFile = try await OIDCBinary.run(["mint", "--key", keyPath, "--alg", "HS256", "--claims", "@" + claimsPath])
+        let fromStdin = try await OIDCBinary.run(["mint", "--key", keyPath, "--alg", "HS256", "--claims", "-"], stdin: #"{"iss":"i","sub":"u","aud":"app","exp":2000000000,"iat":1700000000}"#)
         #expect(fromFile.status == 0 && fromStdin.status == 0)
         var verifier = IDTokenVerifier(issuer: "i", clientID: "app", nonce: .absent)
         verifier.allowedAlgorithms.insert(.hs256)
@@ -119,12 +119,12 @@ struct ProviderAndMintCommandTests {
         (["--alg", "ES256", "--claims", "{}"], "--key"),
         (["--alg", "nope", "--claims", "{}"], "--alg"),
     ])
-    func mintUsage(arguments: [String], flag: String) throws {
+    func mintUsage(arguments: [String], flag: String) async throws {
         var arguments = arguments
         if !arguments.contains("--key") {
             arguments += ["--key", try Self.temporaryFile(try TestSigningKey.generate(.rs256).pem())]
         }
-        let result = try OIDCBinary.run(["mint"] + arguments)
+        let result = try await OIDCBinary.run(["mint"] + arguments)
         #expect(result.status == 2)
         #expect(result.stderr.contains(flag), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

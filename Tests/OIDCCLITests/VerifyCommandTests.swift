@@ -24,8 +24,8 @@ struct SignedFixture {
         return try key.sign(claims: claims)
     }
 
-    func verify(_ token: String, _ extra: [String] = [], stdin: String? = nil) throws -> CommandResult {
-        try OIDCBinary.run(
+    func verify(_ token: String, _ extra: [String] = [], stdin: String? = nil) async throws -> CommandResult {
+        try await OIDCBinary.run(
             ["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", jwksPath, "--now", "\(Self.now)"] + extra,
             stdin: stdin
         )
@@ -35,9 +35,9 @@ struct SignedFixture {
 @Suite("oidc verify and oidc decode")
 struct VerifyCommandTests {
     @Test("a valid token prints its claims as JSON and exits 0", arguments: [JWSAlgorithm.rs256, .es256, .ps256, .edDSA])
-    func valid(algorithm: JWSAlgorithm) throws {
+    func valid(algorithm: JWSAlgorithm) async throws {
         let fixture = try SignedFixture(algorithm)
-        let result = try fixture.verify(try fixture.token(), ["--nonce", "n-1"])
+        let result = try await fixture.verify(try fixture.token(), ["--nonce", "n-1"])
         #expect(result.status == 0, "\(result.stderr)")
         let claims = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(claims["sub"] as? String == "user-1")
@@ -45,9 +45,9 @@ struct VerifyCommandTests {
     }
 
     @Test("- reads the token from standard input")
-    func standardInput() throws {
+    func standardInput() async throws {
         let fixture = try SignedFixture()
-        let result = try fixture.verify("-", ["--nonce", "n-1"], stdin: try fixture.token() + "\n")
+        let result = try await fixture.verify("-", ["--nonce", "n-1"], stdin: try fixture.token() + "\n")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\"sub\":\"user-1\""))
     }
@@ -60,46 +60,46 @@ struct VerifyCommandTests {
         (["iat": SignedFixture.now + 3600], [:], [], "future"),
         (["auth_time": SignedFixture.now - 4000], [:], ["--max-age", "3600"], "max_age"),
     ] as [([String: Int], [String: String], [String], String)])
-    func rejected(numbers: [String: Int], strings: [String: String], flags: [String], reason: String) throws {
+    func rejected(numbers: [String: Int], strings: [String: String], flags: [String], reason: String) async throws {
         let fixture = try SignedFixture()
         var claims: [String: Any] = numbers
         claims.merge(strings) { _, new in new }
-        let result = try fixture.verify(try fixture.token(claims), flags)
+        let result = try await fixture.verify(try fixture.token(claims), flags)
         #expect(result.status == 4)
         #expect(result.stderr.contains(reason), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
     @Test("--now and --leeway move the expiry boundary")
-    func leeway() throws {
+    func leeway() async throws {
         let fixture = try SignedFixture()
         let token = try fixture.token(["exp": SignedFixture.now - 30])
-        #expect(try fixture.verify(token).status == 0)
-        #expect(try fixture.verify(token, ["--leeway", "10"]).status == 4)
+        #expect(try await fixture.verify(token).status == 0)
+        #expect(try await fixture.verify(token, ["--leeway", "10"]).status == 4)
     }
 
     @Test("a token signed by another key, a tampered one and alg none exit 4")
-    func forged() throws {
+    func forged() async throws {
         let fixture = try SignedFixture()
         let other = try TestSigningKey.generate(.rs256, keyID: "k1")
         let forged = try other.sign(claims: ["iss": "https://idp.example", "sub": "x", "aud": "cli", "exp": SignedFixture.now + 60, "iat": SignedFixture.now])
-        #expect(try fixture.verify(forged).status == 4)
+        #expect(try await fixture.verify(forged).status == 4)
         var parts = try fixture.token().split(separator: ".").map(String.init)
         parts[1] = Base64URL.encode(Array(#"{"iss":"https://idp.example","sub":"admin","aud":"cli","exp":1900000000,"iat":1800000000}"#.utf8))
-        #expect(try fixture.verify(parts.joined(separator: ".")).status == 4)
+        #expect(try await fixture.verify(parts.joined(separator: ".")).status == 4)
         let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."
-        let result = try fixture.verify(none)
+        let result = try await fixture.verify(none)
         #expect(result.status == 4)
         #expect(result.stderr.contains("none"))
     }
 
     @Test("the access token is checked against at_hash")
-    func atHash() throws {
+    func atHash() async throws {
         let fixture = try SignedFixture()
         // at_hash of "access-1" for RS256: base64url of the left half of SHA-256, computed with Python's hashlib.
         let token = try fixture.token(["at_hash": "9MKET0Y7WpOlF96BtnoJyA"])
-        #expect(try fixture.verify(token, ["--access-token", "access-1"]).status == 0)
-        let wrong = try fixture.verify(token, ["--access-token", "access-2"])
+        #expect(try await fixture.verify(token, ["--access-token", "access-1"]).status == 0)
+        let wrong = try await fixture.verify(token, ["--access-token", "access-2"])
         #expect(wrong.status == 4)
         #expect(!wrong.stderr.contains("access-2"))
     }
@@ -110,49 +110,49 @@ struct VerifyCommandTests {
         (["--max-age", "-3"], "--max-age"),
         (["--issuer-match", "fuzzy"], "--issuer-match"),
     ])
-    func usage(flags: [String], flag: String) throws {
+    func usage(flags: [String], flag: String) async throws {
         let fixture = try SignedFixture()
-        let result = try fixture.verify(try fixture.token(), flags)
+        let result = try await fixture.verify(try fixture.token(), flags)
         #expect(result.status == 2)
         #expect(result.stderr.contains(flag), "\(result.stderr)")
     }
 
     @Test("a missing required option or JWKS file is a usage error")
-    func missing() throws {
+    func missing() async throws {
         let fixture = try SignedFixture()
         let token = try fixture.token()
-        let noIssuer = try OIDCBinary.run(["verify", token, "--audience", "cli", "--jwks", fixture.jwksPath])
+        let noIssuer = try await OIDCBinary.run(["verify", token, "--audience", "cli", "--jwks", fixture.jwksPath])
         #expect(noIssuer.status == 2)
         #expect(noIssuer.stderr.contains("--issuer"))
-        let noFile = try OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "/nonexistent/jwks.json"])
+        let noFile = try await OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "/nonexistent/jwks.json"])
         #expect(noFile.status == 2)
         #expect(noFile.stderr.contains("--jwks"))
     }
 
     @Test("an unreachable JWKS URL exits 5; a plain http one off loopback is refused")
-    func unreachable() throws {
+    func unreachable() async throws {
         let fixture = try SignedFixture()
         let token = try fixture.token()
-        let refused = try OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "http://127.0.0.1:1/jwks"])
+        let refused = try await OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "http://127.0.0.1:1/jwks"])
         #expect(refused.status == 5, "\(refused.stderr)")
-        let insecure = try OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "http://idp.example/jwks"])
+        let insecure = try await OIDCBinary.run(["verify", token, "--issuer", "https://idp.example", "--audience", "cli", "--jwks", "http://idp.example/jwks"])
         #expect(insecure.status != 0)
         #expect(insecure.status != 5)
         #expect(insecure.stderr.contains("http"))
     }
 
     @Test("decode prints header and claims labelled unverified, and never checks anything")
-    func decode() throws {
+    func decode() async throws {
         let fixture = try SignedFixture()
         let expired = try fixture.token(["exp": 1])
-        let result = try OIDCBinary.run(["decode", expired])
+        let result = try await OIDCBinary.run(["decode", expired])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["unverified"] as? Bool == true)
         #expect((object["header"] as? [String: Any])?["kid"] as? String == "k1")
         #expect((object["claims"] as? [String: Any])?["exp"] as? Int == 1)
         #expect(result.stderr.contains("UNVERIFIED"))
-        let garbage = try OIDCBinary.run(["decode", "not-a-token"])
+        let garbage = try await OIDCBinary.run(["decode", "not-a-token"])
         #expect(garbage.status == 4)
         #expect(garbage.stdout.isEmpty)
     }

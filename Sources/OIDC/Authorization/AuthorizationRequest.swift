@@ -40,6 +40,9 @@ public struct AuthorizationRequest: Sendable {
     /// Whether a callback without `iss` is rejected (the provider advertises
     /// `authorization_response_iss_parameter_supported`).
     public var requiresIssuerInResponse: Bool
+    /// Authentication methods the ID token's `amr` must show (not sent; checked on the answer):
+    /// the Schibsted preset sets it when multi-factor authentication is requested.
+    public var requiredAMRValues: [String]?
 
     /// A request to an explicit endpoint, with fresh random `state`, `nonce` and PKCE verifier.
     ///

@@ -170,6 +170,7 @@ extension AuthorizationRequest {
                 )
             }
             request.acrValues = mfa.rawValue
+            request.requiredAMRValues = [mfa.amrValue]
         } else {
             request.prompt = prompt ?? "select_account"
         }

@@ -39,6 +39,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case invalidClaim, tokenExpired, tokenNotYetValid, nonceMismatch, audienceMismatch
             case temporarilyUnavailable
             case storageFailure, corruptStore
+            case networkFailure, timedOut, serverError, responseTooLarge
+            case tlsFailure, pinMismatch, hostNotAllowed
         }
 
         private let base: Base
@@ -54,6 +56,9 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .cancelled: .cancelled
             case .temporarilyUnavailable: .transient
             case .storageFailure, .corruptStore: .storage
+            case .networkFailure, .timedOut, .serverError: .transient
+            case .responseTooLarge: .provider
+            case .tlsFailure, .pinMismatch, .hostNotAllowed: .transport
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -91,6 +96,20 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let storageFailure = Code(.storageFailure)
         /// A stored login is unreadable; it was moved aside, never overwritten (the context names where).
         public static let corruptStore = Code(.corruptStore)
+        /// The connection could not be made or broke (refused, reset, name not found): try again later.
+        public static let networkFailure = Code(.networkFailure)
+        /// The server did not answer in time: try again later.
+        public static let timedOut = Code(.timedOut)
+        /// The server answered 5xx (or an OAuth `server_error`/`temporarily_unavailable`): try again later.
+        public static let serverError = Code(.serverError)
+        /// The response body is larger than the configured limit.
+        public static let responseTooLarge = Code(.responseTooLarge)
+        /// The TLS handshake failed: an untrusted or expired certificate, a wrong host name.
+        public static let tlsFailure = Code(.tlsFailure)
+        /// The server's public key matches none of the pins configured for its host.
+        public static let pinMismatch = Code(.pinMismatch)
+        /// The request's host is not on the allowlist for bearer tokens, or plain http off loopback.
+        public static let hostNotAllowed = Code(.hostNotAllowed)
         /// The user cancelled the login.
         public static let cancelled = Code(.cancelled)
         /// The URL handed to the library is not the configured redirect.

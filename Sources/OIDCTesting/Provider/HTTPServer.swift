@@ -1,6 +1,8 @@
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
+internal import NIOSSL
+internal import struct OIDC.OIDCError
 
 /// The NIO plumbing of the test provider, and nothing else: binds a loopback address, turns each
 /// HTTP/1.1 request into a ``ProviderRequest``, hands it to the handler and writes the
@@ -30,7 +32,10 @@ actor HTTPServer {
     }
 
     /// Binds `host:port` (the caller has checked that `host` is a loopback IP literal) and serves.
-    static func start(host: String, port: Int, limits: Limits, handler: @escaping Handler) async throws -> HTTPServer {
+    static func start(
+        host: String, port: Int, limits: Limits, tls: TestProvider.TLS? = nil, handler: @escaping Handler
+    ) async throws -> HTTPServer {
+        let sslContext = try tls.map { tls throws(OIDCError) in try makeSSLContext(tls) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: NIOAsyncChannel<Connection, Never>
         do {
@@ -40,6 +45,9 @@ actor HTTPServer {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let sslContext {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                        }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         return try Connection(wrappingChannelSynchronously: channel)
                     }
@@ -55,6 +63,24 @@ actor HTTPServer {
         }
         let serving = Task { await serve(server, limits: limits, handler: handler) }
         return HTTPServer(port: boundPort, group: group, listener: server.channel, serving: serving)
+    }
+
+    /// The server side of https from a PEM chain and key.
+    private static func makeSSLContext(_ tls: TestProvider.TLS) throws(OIDCError) -> NIOSSLContext {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
+            let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
+            guard !chain.isEmpty else { throw OIDCError(.invalidArgument, "empty chain") }
+            let configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)
+            )
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw OIDCError(
+                .invalidArgument,
+                "The test provider's TLS certificate chain or private key is not usable PEM (a certificate chain and its key)."
+            )
+        }
     }
 
     /// Stops accepting, ends open connections (and requests in flight), then the event loop.

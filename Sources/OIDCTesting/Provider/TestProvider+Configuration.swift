@@ -41,6 +41,8 @@ extension TestProvider {
         public var clockOffset: TimeInterval
         /// Largest request body accepted; larger ones get `413`. 64 KiB by default.
         public var maximumRequestBodySize: Int
+        /// Serve https with this certificate and key; `nil` (default) serves plain http.
+        public var tls: TLS?
 
         public init(
             host: String = "127.0.0.1",
@@ -58,7 +60,8 @@ extension TestProvider {
             issuerParameterSupported: Bool = true,
             retainedKeyGenerations: Int = 1,
             clockOffset: TimeInterval = 0,
-            maximumRequestBodySize: Int = 64 * 1024
+            maximumRequestBodySize: Int = 64 * 1024,
+            tls: TLS? = nil
         ) {
             self.host = host
             self.port = port
@@ -76,6 +79,7 @@ extension TestProvider {
             self.retainedKeyGenerations = retainedKeyGenerations
             self.clockOffset = clockOffset
             self.maximumRequestBodySize = maximumRequestBodySize
+            self.tls = tls
         }
 
         /// Refuses what the provider cannot honour safely.
@@ -125,6 +129,21 @@ extension TestProvider {
         }
 
         static let loopbackHosts: Set<String> = ["127.0.0.1", "::1"]
+    }
+
+    /// The certificate and key of a provider that serves https (the issuer is then
+    /// `https://127.0.0.1:PORT`). Clients must trust the chain's CA, for instance through
+    /// `NIOHTTPTransport.Configuration.additionalTrustRootsPEM`.
+    public struct TLS: Sendable, Equatable {
+        /// The server certificate first, then any intermediates, PEM.
+        public var certificateChainPEM: String
+        /// The server certificate's private key, PEM.
+        public var privateKeyPEM: String
+
+        public init(certificateChainPEM: String, privateKeyPEM: String) {
+            self.certificateChainPEM = certificateChainPEM
+            self.privateKeyPEM = privateKeyPEM
+        }
     }
 
     /// A registered client.

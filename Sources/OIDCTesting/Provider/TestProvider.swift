@@ -15,11 +15,11 @@ public import OIDC
 /// }
 /// ```
 ///
-/// It binds only `127.0.0.1` (or `::1`) and speaks plain HTTP: it is a test fixture, not a provider
-/// to expose. Call ``shutdown()`` when done, or use ``withTestProvider(_:_:)``, which always does.
+/// It binds only `127.0.0.1` (or `::1`) and speaks plain HTTP, or https with a test certificate
+/// (``Configuration/tls``): it is a test fixture, not a provider to expose. Call ``shutdown()`` when done, or use ``withTestProvider(_:_:)``, which always does.
 public final class TestProvider: Sendable {
     public let configuration: Configuration
-    /// `http://127.0.0.1:PORT` followed by ``Configuration/issuerPath``.
+    /// `http://127.0.0.1:PORT` (`https://` with ``Configuration/tls``) followed by ``Configuration/issuerPath``.
     public let issuer: String
     /// The bound port.
     public let port: Int
@@ -45,11 +45,12 @@ public final class TestProvider: Sendable {
         let router = Router(configuration: configuration, state: state)
         let server = try await HTTPServer.start(
             host: configuration.host, port: configuration.port,
-            limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize),
+            limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize), tls: configuration.tls,
             handler: { request in await router.handle(request) }
         )
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        let issuer = "http://\(host):\(server.port)\(configuration.issuerPath)"
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let issuer = "\(scheme)://\(host):\(server.port)\(configuration.issuerPath)"
         await state.setIssuer(issuer)
         return TestProvider(configuration: configuration, issuer: issuer, port: server.port, state: state, server: server)
     }

@@ -1,0 +1,90 @@
+public import Foundation
+
+/// Loads provider metadata (DESIGN §5) and keeps it per issuer.
+///
+/// Tries `{issuer}/.well-known/openid-configuration` (OpenID Connect Discovery §4), then, on 404,
+/// RFC 8414's `https://host/.well-known/oauth-authorization-server{path}`. Concurrent callers for
+/// one issuer share one fetch; a document is reused for ``maximumAge``.
+public actor ProviderDiscovery {
+    public let transport: any HTTPTransport
+    public let maximumAge: TimeInterval
+    public var requestOptions: HTTPRequestOptions
+    private let now: @Sendable () -> Date
+    private var cache: [String: (metadata: ProviderMetadata, fetchedAt: Date)] = [:]
+    private var inFlight: [String: Task<ProviderMetadata, any Error>] = [:]
+
+    public init(
+        transport: any HTTPTransport, maximumAge: TimeInterval = 3600, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.transport = transport
+        self.maximumAge = maximumAge
+        self.requestOptions = requestOptions
+        self.now = now
+    }
+
+    /// The validated metadata of `issuer`.
+    ///
+    /// - Throws: ``OIDCError``: `invalidArgument`/`insecureEndpoint` for an issuer that is not an
+    ///   https URL (http on loopback) without query or fragment; `networkFailure`, `timedOut`,
+    ///   `serverError` (transient: try again later); `malformedResponse` for no or an unreadable
+    ///   document; `issuerMismatch` for a document of another issuer.
+    public func metadata(for issuer: String) async throws(OIDCError) -> ProviderMetadata {
+        if let cached = cache[issuer], now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.metadata }
+        let task: Task<ProviderMetadata, any Error>
+        if let running = inFlight[issuer] {
+            task = running
+        } else {
+            let transport = self.transport, options = requestOptions
+            task = Task { try await Self.load(issuer, transport: transport, options: options) }
+            inFlight[issuer] = task
+        }
+        let result = await task.result
+        inFlight[issuer] = nil
+        switch result {
+        case .success(let metadata):
+            cache[issuer] = (metadata, now())
+            return metadata
+        case .failure(let error as OIDCError):
+            throw error
+        case .failure(let error):
+            throw OIDCError(.networkFailure, "Discovery failed: \(error).")
+        }
+    }
+
+    /// Forgets the cached document of `issuer` (after a key rotation or a configuration change).
+    public func invalidate(_ issuer: String) { cache[issuer] = nil }
+
+    /// The two well-known locations for `issuer`, in the order they are tried.
+    public static func documentURLs(for issuer: String) throws(OIDCError) -> [URL] {
+        guard let url = URL(string: issuer), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            components.query == nil, components.fragment == nil
+        else {
+            throw .invalidArgument("The issuer '\(issuer)' must be an absolute https URL without query or fragment.")
+        }
+        try EndpointPolicy.validate(url, role: "issuer")
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var oauth = components
+        let path = components.percentEncodedPath == "/" ? "" : components.percentEncodedPath
+        oauth.percentEncodedPath = "/.well-known/oauth-authorization-server" + path
+        guard let openID = URL(string: trimmed + "/.well-known/openid-configuration"), let rfc8414 = oauth.url else {
+            throw .invalidArgument("The issuer '\(issuer)' does not make a discovery URL.")
+        }
+        return [openID, rfc8414]
+    }
+
+    private static func load(_ issuer: String, transport: any HTTPTransport, options: HTTPRequestOptions) async throws(OIDCError) -> ProviderMetadata {
+        let locations = try documentURLs(for: issuer)
+        for (index, location) in locations.enumerated() {
+            var headers = HTTPHeaders()
+            headers.add("Accept", "application/json")
+            let response = try await transport.send(HTTPRequest(method: "GET", url: location, headers: headers), options: options)
+            if response.status == 404, index + 1 < locations.count { continue }
+            guard response.status == 200 else {
+                throw HTTPErrorMapping.unexpectedStatus(response, endpoint: location, what: "metadata document")
+            }
+            return try ProviderMetadata(json: response.body, expectedIssuer: issuer)
+        }
+        throw OIDCError(.malformedResponse, "The issuer \(issuer) has no discovery document; check the issuer URL.")
+    }
+}

@@ -1,0 +1,121 @@
+public import Foundation
+
+/// A provider's metadata document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2), validated.
+///
+/// The document's `issuer` equals the expected issuer exactly (Discovery §4.3, RFC 8414 §3.3: a
+/// document for another issuer is an impersonation attempt), and every endpoint is https, or plain
+/// http on a loopback host.
+public struct ProviderMetadata: Sendable {
+    public let issuer: String
+    public let authorizationEndpoint: URL?
+    public let tokenEndpoint: URL?
+    public let jwksURI: URL?
+    public let userinfoEndpoint: URL?
+    public let revocationEndpoint: URL?
+    public let endSessionEndpoint: URL?
+    public let registrationEndpoint: URL?
+    public let scopesSupported: [String]?
+    public let responseTypesSupported: [String]?
+    public let grantTypesSupported: [String]?
+    public let codeChallengeMethodsSupported: [String]?
+    public let tokenEndpointAuthMethodsSupported: [String]?
+    public let idTokenSigningAlgValuesSupported: [String]?
+    /// RFC 9207: the provider promises `iss` in every authorization response.
+    public let authorizationResponseIssParameterSupported: Bool
+    /// The whole document, as parsed.
+    public let raw: [String: JSONValue]
+    /// The document as received (UTF-8 JSON).
+    public let rawJSON: String
+
+    /// Parses and validates a metadata document.
+    ///
+    /// - Throws: ``OIDCError/Code/malformedResponse`` for a document that is not a JSON object or
+    ///   has members of the wrong type; ``OIDCError/Code/issuerMismatch`` when its `issuer` is not
+    ///   `expectedIssuer`; ``OIDCError/Code/insecureEndpoint`` for a plain-http endpoint off loopback.
+    public init(json: [UInt8], expectedIssuer: String) throws(OIDCError) {
+        let object: [String: JSONValue]
+        do { object = try StrictJSON.parseObject(json) } catch {
+            throw OIDCError(.malformedResponse, "The provider's metadata is not a valid JSON object (\(error)).")
+        }
+        func string(_ name: String) throws(OIDCError) -> String? {
+            guard let value = object[name], value != .null else { return nil }
+            guard let text = value.stringValue else {
+                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be a string.")
+            }
+            return text
+        }
+        func strings(_ name: String) throws(OIDCError) -> [String]? {
+            guard let value = object[name], value != .null else { return nil }
+            guard let list = value.arrayValue, let texts = Optional(list.compactMap(\.stringValue)), texts.count == list.count else {
+                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be an array of strings.")
+            }
+            return texts
+        }
+        func endpoint(_ name: String) throws(OIDCError) -> URL? {
+            guard let text = try string(name) else { return nil }
+            guard let url = URL(string: text) else {
+                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' is not a URL.")
+            }
+            try EndpointPolicy.validate(url, role: name)
+            return url
+        }
+        guard let issuer = try string("issuer") else {
+            throw OIDCError(.malformedResponse, "The provider's metadata has no 'issuer'.")
+        }
+        guard issuer == expectedIssuer else {
+            throw OIDCError(
+                .issuerMismatch,
+                "The metadata document names another issuer than the one asked for; it must match exactly (OpenID Connect Discovery §4.3).",
+                context: ["expected": expectedIssuer, "found": Display.sanitized(issuer)]
+            )
+        }
+        self.issuer = issuer
+        authorizationEndpoint = try endpoint("authorization_endpoint")
+        tokenEndpoint = try endpoint("token_endpoint")
+        jwksURI = try endpoint("jwks_uri")
+        userinfoEndpoint = try endpoint("userinfo_endpoint")
+        revocationEndpoint = try endpoint("revocation_endpoint")
+        endSessionEndpoint = try endpoint("end_session_endpoint")
+        registrationEndpoint = try endpoint("registration_endpoint")
+        scopesSupported = try strings("scopes_supported")
+        responseTypesSupported = try strings("response_types_supported")
+        grantTypesSupported = try strings("grant_types_supported")
+        codeChallengeMethodsSupported = try strings("code_challenge_methods_supported")
+        tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
+        idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
+        switch object["authorization_response_iss_parameter_supported"] {
+        case nil, .null?: authorizationResponseIssParameterSupported = false
+        case .bool(let flag)?: authorizationResponseIssParameterSupported = flag
+        default:
+            throw OIDCError(.malformedResponse, "The provider's metadata member 'authorization_response_iss_parameter_supported' must be a boolean.")
+        }
+        raw = object
+        rawJSON = String(decoding: json, as: UTF8.self)
+    }
+
+    /// The provider as the rest of the library uses it. The client authentication method is the
+    /// first of `client_secret_basic`, `client_secret_post` the provider supports when
+    /// `confidential`, else `none`.
+    ///
+    /// - Throws: ``OIDCError/Code/missingParameter`` when there is no authorization endpoint.
+    public func configuration(confidential: Bool = false, defaultScopes: [String] = ["openid"]) throws(OIDCError) -> ProviderConfiguration {
+        guard let authorizationEndpoint else {
+            throw OIDCError(.missingParameter, "The provider's metadata has no authorization_endpoint; it cannot run a code flow.")
+        }
+        var method = ClientAuthenticationMethod.none
+        if confidential {
+            // RFC 8414 §2: client_secret_basic is the default when the provider says nothing.
+            let supported = tokenEndpointAuthMethodsSupported ?? ["client_secret_basic"]
+            method = supported.contains("client_secret_basic") || !supported.contains("client_secret_post") ? .clientSecretBasic : .clientSecretPost
+        }
+        var configuration = ProviderConfiguration(
+            issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint, jwksURI: jwksURI,
+            defaultScopes: defaultScopes, clientAuthentication: method
+        )
+        configuration.userinfoEndpoint = userinfoEndpoint
+        configuration.revocationEndpoint = revocationEndpoint
+        configuration.endSessionEndpoint = endSessionEndpoint
+        configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+        return configuration
+    }
+}

@@ -1,0 +1,231 @@
+internal import Foundation
+internal import NIOCore
+internal import NIOHTTP1
+internal import NIOPosix
+
+/// The production ``HTTPTransport``: a small HTTP/1.1 client on SwiftNIO and swift-nio-ssl, with
+/// keep-alive reuse, a deadline over the whole exchange, a response-size limit enforced while
+/// reading, and optional TLS public-key pinning (``PublicKeyPin``).
+///
+/// ```swift
+/// let transport = NIOHTTPTransport(configuration: .init(pins: [
+///     PublicKeyPin(host: "login.example.com", sha256: ["<primary>", "<backup>"]),
+/// ]))
+/// defer { Task { try await transport.shutdown() } }   // or withNIOHTTPTransport { … }
+/// let response = try await transport.send(HTTPRequest(url: discoveryURL))
+/// ```
+///
+/// For a pinned host the server's chain is verified with OpenSSL (trust anchors, validity, purpose,
+/// host name or IP address) and then one of its public keys must match a pin; if not, the handshake
+/// fails and no request byte is ever written. Requests are always written only after the TLS
+/// handshake has succeeded.
+///
+/// Runs on NIO's shared event-loop group (`MultiThreadedEventLoopGroup.singleton`); the transport
+/// itself owns only its idle connections. Call ``shutdown()`` when done (or use
+/// ``withNIOHTTPTransport(configuration:_:)``), or use ``shared``, which lives as long as the process.
+///
+/// Plain `http` is sent to any host: the callers (``EndpointPolicy``) decide where http is allowed.
+public final class NIOHTTPTransport: HTTPTransport {
+    /// How a transport connects and verifies servers.
+    public struct Configuration: Sendable {
+        /// Whether the system's trust store (`/etc/ssl/certs` on Debian, what NIOSSL and OpenSSL use by
+        /// default) verifies servers. On by default; turn it off to trust only
+        /// ``additionalTrustRootsPEM`` (a private CA).
+        public var trustsSystemRoots: Bool
+        /// More trusted CA certificates, PEM (each string may hold several).
+        public var additionalTrustRootsPEM: [String]
+        /// Public-key pins; hosts without a pin get normal certificate verification only.
+        public var pins: [PublicKeyPin]
+        /// Sent as `User-Agent` unless the request has one.
+        public var userAgent: String
+        /// How many idle keep-alive connections are kept per scheme, host and port (2 by default;
+        /// 0 closes every connection after its response). Idle connections are dropped after 30 s.
+        public var maximumIdleConnectionsPerHost: Int
+
+        public init(
+            trustsSystemRoots: Bool = true,
+            additionalTrustRootsPEM: [String] = [],
+            pins: [PublicKeyPin] = [],
+            userAgent: String = "swift-oidc",
+            maximumIdleConnectionsPerHost: Int = 2
+        ) {
+            self.trustsSystemRoots = trustsSystemRoots
+            self.additionalTrustRootsPEM = additionalTrustRootsPEM
+            self.pins = pins
+            self.userAgent = userAgent
+            self.maximumIdleConnectionsPerHost = maximumIdleConnectionsPerHost
+        }
+
+        /// Checks the pins, the trust roots and the user agent without connecting anywhere.
+        ///
+        /// - Throws: ``OIDCError/Code/invalidArgument`` naming what is wrong.
+        public func validate() throws(OIDCError) {
+            guard HTTPRequestWriter.isValidFieldValue(userAgent) else {
+                throw .invalidArgument("The user agent must not contain line breaks or control characters.")
+            }
+            guard maximumIdleConnectionsPerHost >= 0 else {
+                throw .invalidArgument("maximumIdleConnectionsPerHost must not be negative.")
+            }
+            _ = try TLSSetup(trustsSystemRoots: trustsSystemRoots, additionalTrustRootsPEM: additionalTrustRootsPEM, pins: pins)
+        }
+    }
+
+    /// A transport with the default configuration for the whole process: system trust store, no
+    /// pins. Never needs ``shutdown()`` (calling it only closes its idle connections).
+    public static let shared = NIOHTTPTransport(configuration: Configuration(), isShared: true)
+
+    public let configuration: Configuration
+    private let group: any EventLoopGroup
+    private let pool: ConnectionPool
+    /// Built at `init`; a configuration error surfaces at the first request (see ``Configuration/validate()``).
+    private let tls: Result<TLSSetup, OIDCError>
+    private let isShared: Bool
+
+    /// A transport on NIO's shared event loops. A configuration problem (a malformed pin or trust
+    /// root) makes every request throw `invalidArgument`; call ``Configuration/validate()`` first to
+    /// find it early.
+    public convenience init(configuration: Configuration = .init()) {
+        self.init(configuration: configuration, isShared: false)
+    }
+
+    private init(configuration: Configuration, isShared: Bool) {
+        self.configuration = configuration
+        self.group = MultiThreadedEventLoopGroup.singleton
+        self.pool = ConnectionPool(maximumPerHost: configuration.maximumIdleConnectionsPerHost)
+        self.isShared = isShared
+        do throws(OIDCError) {
+            try configuration.validate()
+            self.tls = .success(
+                try TLSSetup(
+                    trustsSystemRoots: configuration.trustsSystemRoots,
+                    additionalTrustRootsPEM: configuration.additionalTrustRootsPEM, pins: configuration.pins
+                )
+            )
+        } catch {
+            self.tls = .failure(error)
+        }
+    }
+
+    /// Closes the idle connections; requests made afterwards throw `invalidArgument` (except on
+    /// ``shared``, which stays usable). Requests in flight finish or fail on their own.
+    public func shutdown() async throws {
+        await pool.shutdown(refusingNewConnections: !isShared)
+    }
+
+    /// Sends `request` and returns the whole response; any status is a response.
+    ///
+    /// - Throws: ``OIDCError``: `invalidArgument` (a scheme other than http/https, a malformed header,
+    ///   a bad configuration, a shut-down transport), `networkFailure` (refused, reset, unresolvable, cut
+    ///   off), `timedOut`, `tlsFailure`, `pinMismatch`, `responseTooLarge`, `insecureEndpoint` (a
+    ///   redirect from https to http), `malformedResponse` (more than 5 redirects), `cancelled`.
+    public func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse {
+        guard options.timeout > .zero, options.maximumResponseSize >= 0 else {
+            throw .invalidArgument("The timeout must be positive and the maximum response size not negative.")
+        }
+        let deadline = NIODeadline.now() + TimeAmount(options.timeout)
+        var current = request
+        var redirects = 0
+        while true {
+            let response = try await sendOnce(current, options: options, deadline: deadline)
+            guard options.followRedirects, Self.redirectStatuses.contains(response.status),
+                ["GET", "HEAD"].contains(current.method.uppercased()),
+                let location = response.headers["Location"]
+            else { return response }
+            let host = current.url.host ?? ""
+            guard redirects < Self.maximumRedirects else {
+                throw OIDCError(
+                    .malformedResponse, "\(host) redirected more than \(Self.maximumRedirects) times; check the URL.",
+                    context: ["host": host]
+                )
+            }
+            redirects += 1
+            guard let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
+                let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host != nil
+            else {
+                throw OIDCError(
+                    .malformedResponse, "\(host) redirected to a location that is not an http(s) URL.", context: ["host": host]
+                )
+            }
+            if current.url.scheme?.lowercased() == "https", scheme == "http" {
+                throw OIDCError(
+                    .insecureEndpoint, "\(host) redirected from https to plain http; the redirect was not followed.",
+                    context: ["host": host, "location": next.host ?? ""]
+                )
+            }
+            if !Self.sameOrigin(current.url, next) {
+                // Credentials are for the origin they were given to.
+                current.headers.remove("Authorization")
+                current.headers.remove("Cookie")
+                current.headers.remove("Proxy-Authorization")
+            }
+            current.url = next
+        }
+    }
+
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    private static let maximumRedirects = 5
+
+    private func sendOnce(_ request: HTTPRequest, options: HTTPRequestOptions, deadline: NIODeadline) async throws(OIDCError)
+        -> HTTPResponse
+    {
+        let target = try HTTPRequestWriter.target(of: request.url)
+        let head = try HTTPRequestWriter.head(for: request, target: target, userAgent: configuration.userAgent)
+        let tls: TLSSetup?
+        switch self.tls {
+        case .success(let setup): tls = target.key.usesTLS ? setup : nil
+        case .failure(let error): throw error
+        }
+        guard !pool.isClosed else {
+            throw .invalidArgument("This NIOHTTPTransport was shut down; create a new one.")
+        }
+        let idempotent = ["GET", "HEAD", "OPTIONS"].contains(head.method.rawValue)
+        // A reused keep-alive connection the server has just closed fails without an answer:
+        // an idempotent request is then sent once more on a new connection.
+        for attempt in 0..<2 {
+            if Task.isCancelled {
+                throw OIDCError(.cancelled, "The request to \(target.key.authority) was cancelled.", context: ["host": target.key.authority])
+            }
+            let reused = pool.take(target.key)
+            let connection: HTTPConnection
+            if let reused {
+                connection = reused
+            } else {
+                connection = try await HTTPConnection.connect(key: target.key, group: group, tls: tls, deadline: deadline)
+            }
+            do {
+                let result = try await connection.execute(
+                    head, body: request.body, maximumResponseSize: options.maximumResponseSize, deadline: deadline
+                )
+                if result.keepAlive { pool.put(connection) } else { connection.close() }
+                return result.response
+            } catch {
+                connection.close()
+                if reused != nil, idempotent, attempt == 0, error.code == .networkFailure, NIODeadline.now() < deadline { continue }
+                throw error
+            }
+        }
+        throw OIDCError(.networkFailure, "The request to \(target.key.authority) failed; try again.", context: ["host": target.key.authority])
+    }
+
+    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        guard let first = try? HTTPRequestWriter.target(of: a), let second = try? HTTPRequestWriter.target(of: b) else { return false }
+        return first.key == second.key
+    }
+}
+
+/// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
+public func withNIOHTTPTransport<T>(
+    configuration: NIOHTTPTransport.Configuration = .init(),
+    _ body: (NIOHTTPTransport) async throws -> T
+) async throws -> T {
+    let transport = NIOHTTPTransport(configuration: configuration)
+    let result: T
+    do {
+        result = try await body(transport)
+    } catch {
+        try? await transport.shutdown()
+        throw error
+    }
+    try await transport.shutdown()
+    return result
+}

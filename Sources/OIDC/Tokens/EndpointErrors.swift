@@ -1,0 +1,77 @@
+internal import Foundation
+
+/// Turns a provider endpoint's unsuccessful answer into a typed error (DESIGN §5): RFC 6749 §5.2
+/// JSON, RFC 9457 problem details, or anything else, classed as a client problem
+/// (``OIDCError/Category/provider``: fix the request or log the user out) or a server problem
+/// (``OIDCError/Category/transient``: try again later, log nobody out).
+enum HTTPErrorMapping {
+    /// OAuth error codes that mean "the server, not you" whatever the status.
+    static let transientErrorCodes: Set<String> = ["temporarily_unavailable", "server_error"]
+
+    static func unexpectedStatus(_ response: HTTPResponse, endpoint: URL, what: String) -> OIDCError {
+        var context = ["status": String(response.status), "endpoint": describe(endpoint)]
+        if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = Display.sanitized(retryAfter, limit: 64) }
+        let providerError = parseProviderError(response)
+        if let providerError { context["error"] = Display.sanitized(providerError.error, limit: 64) }
+        let detail = providerError.map { error in
+            Display.sanitized(error.error, limit: 64) + (error.errorDescription.map { " (\(Display.sanitized($0)))" } ?? "")
+        }
+        if response.status >= 500 || response.status == 429 || providerError.map({ transientErrorCodes.contains($0.error) }) == true {
+            return OIDCError(
+                .serverError,
+                "The \(what) at \(describe(endpoint)) is unavailable (HTTP \(response.status)\(detail.map { ", \($0)" } ?? "")); try again later.",
+                context: context, providerError: providerError
+            )
+        }
+        if let detail {
+            return OIDCError(
+                .providerError, "The \(what) at \(describe(endpoint)) refused the request: \(detail).",
+                context: context, providerError: providerError
+            )
+        }
+        if (300..<400).contains(response.status) {
+            return OIDCError(
+                .malformedResponse,
+                "The \(what) at \(describe(endpoint)) answered with a redirect (HTTP \(response.status)), which is not followed; check the endpoint URL.",
+                context: context
+            )
+        }
+        let type = response.headers["Content-Type"].map { Display.sanitized($0, limit: 64) } ?? "no content type"
+        return OIDCError(
+            .malformedResponse,
+            "The \(what) at \(describe(endpoint)) answered HTTP \(response.status) with an unexpected body (\(type)); check the endpoint URL and the client's registration.",
+            context: context
+        )
+    }
+
+    /// An RFC 6749 §5.2 error object, or an RFC 9457 problem, from the body; `nil` for anything else.
+    static func parseProviderError(_ response: HTTPResponse) -> OIDCError.ProviderError? {
+        guard !response.body.isEmpty, response.body.count <= 64 * 1024,
+            let object = try? StrictJSON.parseObject(response.body)
+        else { return nil }
+        if let error = object["error"]?.stringValue, !error.isEmpty {
+            return OIDCError.ProviderError(
+                error: error, errorDescription: object["error_description"]?.stringValue, errorURI: object["error_uri"]?.stringValue
+            )
+        }
+        let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
+        if contentType.hasPrefix("application/problem+json") || object["type"] != nil || object["title"] != nil {
+            // RFC 9457: `type` (a URI, "about:blank" by default), `title`, `detail`.
+            let type = object["type"]?.stringValue
+            let title = object["title"]?.stringValue
+            guard let name = title ?? type else { return nil }
+            return OIDCError.ProviderError(error: name, errorDescription: object["detail"]?.stringValue, errorURI: type)
+        }
+        return nil
+    }
+
+    /// The endpoint for messages: scheme, host, port and path; never the query (it may carry a token).
+    static func describe(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "the endpoint" }
+        components.query = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        return components.string ?? "the endpoint"
+    }
+}

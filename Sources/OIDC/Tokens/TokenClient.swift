@@ -1,0 +1,200 @@
+public import Foundation
+
+/// Talks to a provider's token, revocation and userinfo endpoints (RFC 6749, 7009, OIDC Core §5.3).
+///
+/// ```swift
+/// let client = TokenClient(provider: .schibsted(.pre), clientID: "602525f2b41fa31789a95aa8", transport: transport)
+/// let login = try await client.completeLogin(response, for: request, keys: jwks)   // exchange + ID-token verification
+/// let fresh = try await client.refresh(login.tokens.refreshToken!)
+/// ```
+///
+/// Every request is a form POST with the provider's extra headers (Schibsted's `X-OIDC: v1`) and the
+/// client's authentication (none, `client_secret_basic` or `client_secret_post`); redirects are never
+/// followed. A code exchange is never retried: codes are single-use, and a retry could only fail or,
+/// worse, be a replay.
+public struct TokenClient: Sendable {
+    public var provider: ProviderConfiguration
+    public var clientID: String
+    /// The client secret, for confidential clients (servers). Sent as the provider's
+    /// ``ProviderConfiguration/clientAuthentication`` says.
+    public var clientSecret: Secret?
+    public var transport: any HTTPTransport
+    /// Timeout and size limit for every request; redirects are always off here.
+    public var requestOptions: HTTPRequestOptions
+    /// The clock that dates responses (token expiry is `expires_in` after receipt).
+    public var now: @Sendable () -> Date
+
+    public init(
+        provider: ProviderConfiguration, clientID: String, clientSecret: Secret? = nil, transport: any HTTPTransport,
+        requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.provider = provider
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.transport = transport
+        self.requestOptions = requestOptions
+        self.requestOptions.followRedirects = false
+        self.now = now
+    }
+
+    /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
+    /// The ID token in the result is **not verified**: use ``completeLogin(_:for:keys:)`` unless you
+    /// verify it yourself.
+    ///
+    /// - Throws: ``OIDCError``: `providerError` (`invalid_grant` for a spent, expired or foreign
+    ///   code or a wrong verifier; `invalid_client`, …), `serverError`, `networkFailure`,
+    ///   `timedOut`, `malformedResponse`, `responseTooLarge`, TLS errors.
+    public func exchangeCode(_ code: Secret, codeVerifier: Secret?, redirectURI: String, scopes: [String] = []) async throws(OIDCError) -> TokenSet {
+        var form = [
+            OAuthParameter("grant_type", "authorization_code"), OAuthParameter("code", code.revealedValue),
+            OAuthParameter("redirect_uri", redirectURI),
+        ]
+        if let codeVerifier { form.append(OAuthParameter("code_verifier", codeVerifier.revealedValue)) }
+        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint")
+        return try TokenSet(tokenResponse: response.body, requestedScopes: scopes, receivedAt: now())
+    }
+
+    /// Refreshes (RFC 6749 §6). The result keeps nothing of the old set: merge it with
+    /// ``TokenSet/refreshed(with:)``, which keeps the old refresh token when the provider sent none.
+    ///
+    /// - Throws: as ``exchangeCode(_:codeVerifier:redirectURI:scopes:)``; `providerError` with
+    ///   `invalid_grant` means the refresh token is dead: log the user out.
+    public func refresh(_ refreshToken: Secret, scopes: [String]? = nil) async throws(OIDCError) -> TokenSet {
+        var form = [OAuthParameter("grant_type", "refresh_token"), OAuthParameter("refresh_token", refreshToken.revealedValue)]
+        if let scopes, !scopes.isEmpty { form.append(OAuthParameter("scope", scopes.joined(separator: " "))) }
+        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint")
+        return try TokenSet(tokenResponse: response.body, requestedScopes: scopes ?? [], receivedAt: now())
+    }
+
+    /// Revokes a token (RFC 7009). Revoking a refresh token usually ends the whole login.
+    /// A token the provider does not know is not an error (§2.2).
+    ///
+    /// - Throws: `invalidArgument` when the provider has no revocation endpoint; otherwise as
+    ///   ``exchangeCode(_:codeVerifier:redirectURI:scopes:)``.
+    public func revoke(_ token: Secret, hint: TokenTypeHint? = nil) async throws(OIDCError) {
+        var form = [OAuthParameter("token", token.revealedValue)]
+        if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
+        _ = try await post(form, to: try endpoint(provider.revocationEndpoint, "revocation endpoint"), what: "revocation endpoint")
+    }
+
+    /// Which kind of token ``revoke(_:hint:)`` is given (RFC 7009 §2.1).
+    public enum TokenTypeHint: String, Sendable {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+    }
+
+    /// The user's claims from the userinfo endpoint (OIDC Core §5.3), with the access token.
+    ///
+    /// - Parameter expectedSubject: the verified ID token's `sub`; the answer's `sub` must equal it
+    ///   (§5.3.2: otherwise the response must not be used).
+    /// - Throws: `invalidClaim` (category security) when `sub` is missing or differs;
+    ///   `providerError` with `invalid_token` when the access token is refused (401);
+    ///   `malformedResponse` for a signed (JWT) answer, which is not supported yet, or a body that
+    ///   is not a JSON object.
+    public func userinfo(accessToken: Secret, expectedSubject: String?) async throws(OIDCError) -> [String: JSONValue] {
+        let url = try endpoint(provider.userinfoEndpoint, "userinfo endpoint")
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer " + accessToken.revealedValue)
+        headers.add("Accept", "application/json")
+        let response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: headers), options: requestOptions)
+        guard response.status == 200 else {
+            if response.status == 401, let challenge = response.headers["WWW-Authenticate"], let error = Self.bearerError(challenge) {
+                // RFC 6750 §3: the error comes in the challenge, not the body.
+                let details = OIDCError.ProviderError(error: error, errorDescription: nil)
+                throw OIDCError(
+                    .providerError, "The userinfo endpoint refused the access token (\(Display.sanitized(error, limit: 64))); refresh it or log in again.",
+                    context: ["status": "401", "error": Display.sanitized(error, limit: 64)], providerError: details
+                )
+            }
+            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint")
+        }
+        if let type = response.headers["Content-Type"]?.lowercased(), type.hasPrefix("application/jwt") {
+            throw OIDCError(.malformedResponse, "The userinfo endpoint answered with a signed JWT, which this library does not accept yet; ask for JSON.")
+        }
+        let claims: [String: JSONValue]
+        do { claims = try StrictJSON.parseObject(response.body) } catch {
+            throw OIDCError(.malformedResponse, "The userinfo answer is not a valid JSON object (\(error)).")
+        }
+        guard let subject = claims["sub"]?.stringValue else {
+            throw OIDCError(.invalidClaim, "The userinfo answer has no 'sub'; it must not be used (OIDC Core §5.3.2).", context: ["claim": "sub"])
+        }
+        if let expectedSubject, !ConstantTime.equals(subject, expectedSubject) {
+            throw OIDCError(
+                .invalidClaim, "The userinfo answer is about another user than the ID token (sub differs); it must not be used (OIDC Core §5.3.2).",
+                context: ["claim": "sub"]
+            )
+        }
+        return claims
+    }
+
+    /// The RP-initiated logout URL (OpenID Connect RP-Initiated Logout 1.0 §2) to open in the browser.
+    ///
+    /// - Throws: `invalidArgument` when the provider has no end-session endpoint.
+    public func endSessionURL(idTokenHint: Secret?, postLogoutRedirectURI: String? = nil, state: String? = nil) throws(OIDCError) -> URL {
+        let url = try endpoint(provider.endSessionEndpoint, "end-session endpoint")
+        var parameters = [OAuthParameter("client_id", clientID)]
+        if let idTokenHint { parameters.append(OAuthParameter("id_token_hint", idTokenHint.revealedValue)) }
+        if let postLogoutRedirectURI { parameters.append(OAuthParameter("post_logout_redirect_uri", postLogoutRedirectURI)) }
+        if let state { parameters.append(OAuthParameter("state", state)) }
+        let query = parameters.map {
+            PercentEncoding.encode($0.name, style: .uriComponent) + "=" + PercentEncoding.encode($0.value, style: .uriComponent)
+        }.joined(separator: "&")
+        let separator = url.query == nil ? "?" : "&"
+        guard let result = URL(string: url.absoluteString + separator + query) else {
+            throw .invalidArgument("The end-session URL could not be built.")
+        }
+        return result
+    }
+
+    // MARK: Requests
+
+    private func endpoint(_ url: URL?, _ role: String) throws(OIDCError) -> URL {
+        guard let url else {
+            throw .invalidArgument("The provider configuration has no \(role); set it, or use discovery.")
+        }
+        try EndpointPolicy.validate(url, role: role)
+        return url
+    }
+
+    /// A form POST with client authentication and the provider's headers; anything but 200 is thrown.
+    private func post(_ form: [OAuthParameter], to url: URL, what: String) async throws(OIDCError) -> HTTPResponse {
+        var form = form
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/x-www-form-urlencoded")
+        headers.add("Accept", "application/json")
+        for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
+        switch provider.clientAuthentication {
+        case .none:
+            form.insert(OAuthParameter("client_id", clientID), at: 0)
+        case .clientSecretBasic:
+            let secret = try requireSecret()
+            // RFC 6749 §2.3.1: both parts form-encoded before Basic.
+            let credentials = FormEncoding.encode(value: clientID) + ":" + FormEncoding.encode(value: secret.revealedValue)
+            headers.add("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString())
+        case .clientSecretPost:
+            let secret = try requireSecret()
+            form.insert(contentsOf: [OAuthParameter("client_id", clientID), OAuthParameter("client_secret", secret.revealedValue)], at: 0)
+        }
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
+        let response = try await transport.send(request, options: requestOptions)
+        guard response.status == 200 else { throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what) }
+        return response
+    }
+
+    private func requireSecret() throws(OIDCError) -> Secret {
+        guard let clientSecret, !clientSecret.revealedValue.isEmpty else {
+            throw .invalidArgument(
+                "The provider expects \(provider.clientAuthentication.rawValue), and no client secret is configured."
+            )
+        }
+        return clientSecret
+    }
+
+    /// The `error` of a `Bearer` challenge (RFC 6750 §3).
+    static func bearerError(_ challenge: String) -> String? {
+        guard challenge.lowercased().hasPrefix("bearer"), let range = challenge.range(of: "error=\"") else { return nil }
+        let rest = challenge[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc discover ISSUER`: the provider's validated metadata.
+struct Discover: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fetch and validate a provider's metadata (OpenID Connect Discovery, RFC 8414).",
+        discussion: """
+            Prints the metadata document as JSON on stdout. The document's issuer must equal ISSUER \
+            exactly (exit 4 otherwise); every endpoint must be https (http only on loopback). An \
+            unreachable or failing provider exits 5.
+            """
+    )
+
+    @Argument(help: "The issuer URL, such as https://login.example.com.")
+    var issuer: String
+
+    @Option(help: "Seconds to wait for the provider.")
+    var timeout: Int = 15
+
+    func validate() throws {
+        guard (1...300).contains(timeout) else { throw ValidationError("--timeout must be 1 to 300 seconds") }
+        do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("ISSUER: \(error.message)") }
+    }
+
+    func run() async throws {
+        let transport = NIOHTTPTransport()
+        let result: Result<ProviderMetadata, OIDCError>
+        do {
+            result = .success(
+                try await ProviderDiscovery(transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(timeout)))
+                    .metadata(for: issuer)
+            )
+        } catch {
+            result = .failure(error)
+        }
+        try? await transport.shutdown()
+        let metadata = try result.get()
+        let object = try JSONSerialization.jsonObject(with: Data(metadata.rawJSON.utf8))
+        let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        Console.output(String(decoding: pretty, as: UTF8.self))
+    }
+}
