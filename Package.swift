@@ -69,21 +69,30 @@ let package = Package(
             path: "Benchmarks/oidc-bench",
             swiftSettings: strictSettings
         ),
+        // The FileKeychain tests' writer, killed mid-write and holding the lock from another process.
+        .executableTarget(
+            name: "oidc-store-writer",
+            dependencies: ["OIDC"],
+            path: "Tests/Helpers/StoreWriter",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OIDCTests",
             dependencies: [
-                "OIDC", "OIDCTesting",
+                "OIDC", "OIDCTesting", "oidc-store-writer",
                 // The transport tests' own small servers.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
+            exclude: ["Fixtures"],  // read from disk by path (#filePath)
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "OIDCTestingTests",
             dependencies: ["OIDCTesting", "OIDC"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(

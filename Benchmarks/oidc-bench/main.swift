@@ -3,6 +3,7 @@
 // signature with the same key, written here directly against OpenSSL.
 //
 //     swift run -c release oidc-bench [--seconds S] [--rounds R]
+//     swift run -c release oidc-bench --session [--requests N] [--rounds R]   (the session's overhead per request)
 
 import COpenSSL
 import Foundation
@@ -85,14 +86,21 @@ func median(_ values: [Double]) -> Double {
 var seconds = 0.4
 var rounds = 5
 var profileIterations = 0
+var sessionRequests = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
     case "--rounds": rounds = Int(arguments.next() ?? "") ?? rounds
     case "--profile-parse": profileIterations = Int(arguments.next() ?? "") ?? 10_000
-    default: print("usage: oidc-bench [--seconds S] [--rounds R]"); exit(2)
+    case "--session": sessionRequests = 2000
+    case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
+    default: print("usage: oidc-bench [--seconds S] [--rounds R] | --session [--requests N] [--rounds R]"); exit(2)
     }
+}
+if sessionRequests > 0 {
+    try await SessionBenchmark.run(rounds: rounds, requests: sessionRequests)
+    exit(0)
 }
 
 let now = Date(timeIntervalSince1970: 1_800_000_000)

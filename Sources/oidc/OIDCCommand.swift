@@ -13,7 +13,7 @@ struct OIDCCommand: AsyncParsableCommand {
             7 local storage, 130 interrupted.
             """,
         version: Version.description,
-        subcommands: [AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Provider.self, Mint.self]
+        subcommands: [AuthorizeURL.self, Discover.self, Token.self, Inject.self, Verify.self, Decode.self, Provider.self, Mint.self]
     )
 }
 

@@ -22,11 +22,12 @@ enum OIDCBinary {
         return directory.appendingPathComponent("oidc")
     }
 
-    /// Runs the command and waits on a Dispatch thread, never on one of Swift's cooperative pool: a
+    /// Runs the command and waits on a thread of its own, never on one of Swift's cooperative pool: a
     /// blocked pool thread would starve the in-process servers (actors) other tests talk to.
     static func run(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            // A thread of its own: Dispatch's global pool grows slowly when its threads block.
+            Thread.detachNewThread {
                 continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin, timeout: timeout) })
             }
         }
@@ -46,7 +47,7 @@ enum OIDCBinary {
         let outData = Collected(), errData = Collected()
         for (pipe, sink) in [(output, outData), (error, errData)] {
             group.enter()
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
                 group.leave()
             }

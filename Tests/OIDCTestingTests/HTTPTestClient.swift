@@ -51,7 +51,7 @@ enum HTTPTestClient {
         var description: String
     }
 
-    static let timeout: TimeInterval = 10
+    static let timeout: TimeInterval = 30
 
     static func get(_ url: String, headers: [Header] = []) async throws -> HTTPTestResponse {
         try await send("GET", url, headers: headers)

@@ -691,13 +691,13 @@ struct TestProviderTests {
         let url = provider.discoveryURL
         let request = Task { try? await HTTPTestClient.get(url) }
         // Bounded wait until the request has reached the provider.
-        for _ in 0..<200 where await provider.requestCount(.discovery) == 0 {
+        for _ in 0..<1000 where await provider.requestCount(.discovery) == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await provider.requestCount(.discovery) == 1)
         let start = ContinuousClock.now
         try await provider.shutdown()
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(20))  // well under the 30 s the request would take
         _ = await request.value
     }
 

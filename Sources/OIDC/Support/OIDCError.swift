@@ -41,6 +41,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case storageFailure, corruptStore
             case networkFailure, timedOut, serverError, responseTooLarge
             case tlsFailure, pinMismatch, hostNotAllowed
+            case notLoggedIn, unauthorized
         }
 
         private let base: Base
@@ -59,6 +60,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .networkFailure, .timedOut, .serverError: .transient
             case .responseTooLarge: .provider
             case .tlsFailure, .pinMismatch, .hostNotAllowed: .transport
+            case .notLoggedIn, .unauthorized: .provider
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -110,6 +112,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let pinMismatch = Code(.pinMismatch)
         /// The request's host is not on the allowlist for bearer tokens, or plain http off loopback.
         public static let hostNotAllowed = Code(.hostNotAllowed)
+        /// Nobody is logged in (no stored login, or it was logged out): log in first.
+        public static let notLoggedIn = Code(.notLoggedIn)
+        /// The resource refused the request even after one refresh and one retry (401).
+        public static let unauthorized = Code(.unauthorized)
         /// The user cancelled the login.
         public static let cancelled = Code(.cancelled)
         /// The URL handed to the library is not the configured redirect.

@@ -95,7 +95,9 @@ struct NIOHTTPTransportTests {
             let elapsed = ContinuousClock.now - start
             #expect(error?.code == .timedOut)
             #expect(elapsed >= .milliseconds(290))
-            #expect(elapsed < .seconds(3))
+            // The deadline fires on the event loop at 300 ms; the bound is loose because the waiting
+            // task resumes on the cooperative pool, which the suite's CPU-bound tests keep busy.
+            #expect(elapsed < .seconds(30))
         }
     }
 

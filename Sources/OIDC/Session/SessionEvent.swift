@@ -1,0 +1,38 @@
+/// What an ``AuthenticatedSession`` tells its observers.
+public enum SessionEvent: Sendable, Equatable {
+    /// New tokens were obtained (a refresh, the host's token provider, or another process).
+    case tokensRefreshed
+    /// The user is logged out: the stored login is gone.
+    case loggedOut(LogoutReason)
+}
+
+/// Why a session logged the user out.
+public enum LogoutReason: Sendable, Equatable {
+    /// The provider rejected the refresh (`invalid_grant` or another client problem): the login is
+    /// dead, a new one is needed. Carries the provider's error.
+    case refreshRejected(OIDCError.ProviderError?)
+    /// The login has no refresh token and the access token expired.
+    case noRefreshToken
+    /// The host's token provider said the user is not authenticated.
+    case unauthenticated
+    /// ``AuthenticatedSession/logout(revoke:)`` was called.
+    case userInitiated
+}
+
+/// A delegate in the style of the Schibsted SDK's `userDidLogout`; held weakly.
+public protocol AuthenticatedSessionDelegate: AnyObject, Sendable {
+    func userDidLogout(reason: LogoutReason)
+}
+
+/// What a host application's token provider answers (the Subaio Fintech Bridge contract): the
+/// session asks it for tokens instead of refreshing itself.
+public enum TokenProviderOutcome: Sendable {
+    /// Fresh tokens.
+    case token(TokenSet)
+    /// No token now; ask again after the delay (the session's default, one minute, when `nil`).
+    /// Calls in between fail at once with ``OIDCError/Code/temporarilyUnavailable``.
+    case temporarilyUnavailable(retryAfter: Double? = nil)
+    /// Nobody is signed in: the session clears everything and stops asking until
+    /// ``AuthenticatedSession/refreshToken()`` is called (when another user signs in).
+    case unauthenticated
+}

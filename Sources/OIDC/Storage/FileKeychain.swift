@@ -1,0 +1,444 @@
+public import Foundation
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// A ``TokenStore`` in files: the keychain substitute for Linux and servers (DESIGN §8).
+///
+/// Each login is one JSON file, named after its key's service and account, in a directory that
+/// only you can enter. By default that is `$XDG_STATE_HOME/oidc`, or `~/.local/state/oidc`.
+///
+/// ```swift
+/// let store = try FileKeychain()
+/// try await store.withLock(.schibsted(clientID: clientID)) {
+///     let login = try await store.load(.schibsted(clientID: clientID))
+///     // refresh, then save: no other process can do the same meanwhile
+/// }
+/// ```
+///
+/// Guarantees:
+/// - **Permissions.** The directory is created with mode 0700 (missing parents too, as XDG asks),
+///   files with 0600, whatever the umask; there is no moment with wider permissions. An existing
+///   directory that other users can enter, or that is not yours, is refused rather than changed:
+///   fix it yourself (`chmod 700`). A data file that other users can read, that is not yours, that is
+///   not a regular file, or that is a symbolic link is refused too; nothing is fixed silently.
+/// - **Atomicity.** ``save(_:for:)`` writes a temporary file in the same directory, flushes it
+///   (`fsync`), renames it over the old one and flushes the directory: a crash or a kill at any
+///   moment leaves the old or the new login, never a mix. A killed writer may leave a
+///   `*.json.tmp-*` file behind (0600); a later save of the same key removes those older than ten
+///   minutes, and nothing ever reads them as a login.
+/// - **Corruption.** A file that is not a stored login (bad JSON, a format version this library
+///   does not know) is moved aside to `<name>.json.corrupt-<UTC time>`, never deleted or
+///   overwritten, and ``load(_:)`` reports ``OIDCError/Code/corruptStore`` naming both paths. A save
+///   over such a file moves it aside too.
+/// - **Locking.** ``withLock(_:_:)`` takes an exclusive `flock(2)` on `<name>.json.lock`, excluding
+///   other processes and other tasks of this process. It is advisory: only code that takes the lock
+///   is excluded. It is reliable on local file systems; on NFS, Linux emulates `flock` with POSIX
+///   locks and it works only when the server supports them. ``load(_:)``, ``save(_:for:)`` and
+///   ``delete(_:)`` do not take the lock, so call them freely inside `withLock`. Lock files are kept
+///   (removing one while another process waits on it would break the exclusion).
+///
+/// File operations are short blocking system calls made on the calling thread. `FileKeychain` is a
+/// value with immutable configuration; copies share the files, not any state.
+public struct FileKeychain: TokenStore {
+    /// The store's directory.
+    public let directory: URL
+    /// How long ``withLock(_:_:)`` waits for another holder before failing.
+    public let lockTimeout: Duration
+
+    private var directoryPath: String { directory.path }
+
+    /// The largest file ``load(_:)`` reads; anything larger is not a login.
+    static let maximumFileSize = 4 * 1024 * 1024
+    /// Temporary files older than this (seconds) were left by a writer that died.
+    static let staleTemporaryAge = 600
+
+    /// A store in `directory`, or in ``defaultDirectory(environment:)``. Nothing is created until
+    /// the first write or lock.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when `directory` is not a file URL, or is `nil`
+    ///   and neither `XDG_STATE_HOME` nor `HOME` is an absolute path; or `lockTimeout` is negative.
+    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(30)) throws(OIDCError) {
+        let chosen: URL
+        if let directory { chosen = directory } else { chosen = try Self.defaultDirectory() }
+        guard chosen.isFileURL else {
+            throw .invalidArgument("The token store directory must be a file path, not \(chosen.absoluteString).")
+        }
+        guard lockTimeout >= .zero else { throw .invalidArgument("The lock timeout must not be negative.") }
+        self.directory = chosen.standardizedFileURL
+        self.lockTimeout = lockTimeout
+    }
+
+    /// `$XDG_STATE_HOME/oidc` when that variable is an absolute path, else `$HOME/.local/state/oidc`.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when neither is set to an absolute path: pass a
+    ///   directory to ``init(directory:lockTimeout:)`` then.
+    public static func defaultDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(OIDCError) -> URL {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("oidc", isDirectory: true)
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home, isDirectory: true)
+                .appendingPathComponent(".local/state/oidc", isDirectory: true)
+        }
+        throw .invalidArgument(
+            "Neither XDG_STATE_HOME nor HOME is an absolute path, so there is no default token store directory: set one, or choose a directory."
+        )
+    }
+
+    // MARK: - TokenStore
+
+    /// The login kept under `key`, or `nil` when there is none (or no directory yet).
+    ///
+    /// - Throws: ``OIDCError/Code/corruptStore`` when the file is not a stored login of a known
+    ///   version: it has been moved aside, and the context's `path` and `movedTo` say from where to
+    ///   where. ``OIDCError/Code/storageFailure`` when the file or directory cannot be read, or is
+    ///   refused (a symbolic link, not a regular file, not yours, readable by other users).
+    public func load(_ key: TokenStoreKey) throws(OIDCError) -> StoredLogin? {
+        let names = try FileNames(key)
+        guard try checkDirectory(create: false) else { return nil }
+        let path = self.path(names.data)
+        // A second pass only when another process replaced the corrupt file while we looked at it.
+        for _ in 0..<3 {
+            guard let file = try readDataFile(path) else { return nil }
+            let login: StoredLogin
+            do throws(OIDCError) {
+                guard let bytes = file.bytes else {
+                    throw OIDCError(.corruptStore, "The stored login at \(path) is unreadable: larger than \(Self.maximumFileSize) bytes.")
+                }
+                login = try StoredLogin(serialized: bytes, path: path)
+            } catch {
+                guard let destination = try moveAside(path, names: names, identity: file.identity) else { continue }
+                throw OIDCError(
+                    .corruptStore,
+                    "\(error.message) It was moved aside to \(destination) (kept for you to inspect or delete); log in again.",
+                    context: ["path": path, "movedTo": destination]
+                )
+            }
+            return login
+        }
+        throw OIDCError(.storageFailure, "The stored login at \(path) kept changing while it was read; try again.", context: ["path": path])
+    }
+
+    /// Replaces the login under `key`, atomically: a reader, a crash or a kill sees the old or the
+    /// new login, never a mix. Creates the directory (0700) when missing; the file is 0600.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` for permission problems, a full disk, a read-only
+    ///   file system or a refused directory, naming the path; the old login is then unchanged.
+    ///   ``OIDCError/Code/invalidArgument`` when the key is too long for a file name.
+    public func save(_ login: StoredLogin, for key: TokenStoreKey) throws(OIDCError) {
+        let names = try FileNames(key)
+        let bytes = try login.serialized()
+        _ = try checkDirectory(create: true)
+        let path = self.path(names.data)
+        try preserveCorruptFile(path, names: names)
+        removeStaleTemporaryFiles(names)
+
+        let temporary = self.path(names.data + ".tmp-" + KeychainIO.randomSuffix())
+        let fd = try KeychainIO.open(
+            temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode: 0o600, "creating a temporary file")
+        var open = true
+        var renamed = false
+        defer {
+            if open { KeychainIO.closeQuietly(fd) }
+            if !renamed { _ = unlink(temporary) }
+        }
+        // The umask may have taken bits away (never added any): make it exactly 0600.
+        guard fchmod(fd, 0o600) == 0 else { throw KeychainIO.failure(errno, "setting the permissions of", temporary) }
+        try KeychainIO.writeAll(fd, bytes, temporary)
+        try KeychainIO.sync(fd, temporary)
+        open = false
+        try KeychainIO.close(fd, temporary)
+        try KeychainIO.rename(temporary, path)
+        renamed = true
+        try KeychainIO.syncDirectory(directoryPath)
+    }
+
+    /// Removes the login under `key`; nothing happens when there is none. The lock file stays.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` when the file cannot be removed.
+    public func delete(_ key: TokenStoreKey) throws(OIDCError) {
+        let names = try FileNames(key)
+        guard try checkDirectory(create: false) else { return }
+        guard try KeychainIO.remove(path(names.data)) else { return }
+        try KeychainIO.syncDirectory(directoryPath)
+    }
+
+    /// Runs `body` while holding the exclusive lock of `key`, across processes and tasks.
+    ///
+    /// The lock is polled (1 ms, doubling to 20 ms) so that waiting never blocks a thread; it is
+    /// released when `body` returns or throws, and by the kernel when the process dies, so a crashed
+    /// holder never leaves a stale lock. Do not nest `withLock` for the same key: the inner call
+    /// waits for the outer one and times out.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` when the lock is not free within ``lockTimeout``
+    ///   or its file cannot be opened; `CancellationError` when the task is cancelled while waiting;
+    ///   whatever `body` throws.
+    public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
+        let names = try FileNames(key)
+        _ = try checkDirectory(create: true)
+        let lockPath = path(names.lock)
+        let fd = try openLockFile(lockPath)
+        defer { KeychainIO.closeQuietly(fd) }  // closing the only descriptor releases the lock
+        try await acquire(fd, lockPath)
+        return try await body()
+    }
+
+    /// Every key with a stored login, sorted; lock, temporary and moved-aside files are not logins.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` when the directory cannot be read or is refused.
+    public func keys() throws(OIDCError) -> [TokenStoreKey] {
+        guard try checkDirectory(create: false) else { return [] }
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
+        } catch {
+            throw OIDCError(
+                .storageFailure, "Could not list the token store \(directoryPath): \(error.localizedDescription).",
+                context: ["path": directoryPath])
+        }
+        return entries.compactMap(FileNames.key(fromDataFile:)).sorted {
+            ($0.service, $0.account) < ($1.service, $1.account)
+        }
+    }
+
+    // MARK: - Files
+
+    private func path(_ name: String) -> String { directoryPath + "/" + name }
+
+    /// Checks the directory (creating it when asked); `false` when it does not exist.
+    private func checkDirectory(create: Bool) throws(OIDCError) -> Bool {
+        let path = directoryPath
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let code = errno
+            guard code == ENOENT else { throw KeychainIO.failure(code, "examining the directory", path) }
+            guard create else { return false }
+            try KeychainIO.makeDirectories(path)
+            guard stat(path, &info) == 0 else { throw KeychainIO.failure(errno, "examining the directory", path) }
+        }
+        let context = ["path": path]
+        guard KeychainIO.isDirectory(info) else {
+            throw OIDCError(.storageFailure, "The token store \(path) exists but is not a directory: move it away or choose another directory.", context: context)
+        }
+        guard info.st_uid == KeychainIO.userID else {
+            throw OIDCError(
+                .storageFailure,
+                "The token store directory \(path) belongs to user id \(info.st_uid), not to you (\(KeychainIO.userID)): use your own directory.",
+                context: context)
+        }
+        let mode = KeychainIO.permissions(info)
+        guard mode & 0o077 == 0 else {
+            throw OIDCError(
+                .storageFailure,
+                "The token store directory \(path) is open to other users (mode \(String(mode, radix: 8))): run `chmod 700 \(path)` or choose another directory.",
+                context: context)
+        }
+        return true
+    }
+
+    /// The bytes of the data file (`nil` bytes when too large) and its identity, or `nil` when
+    /// there is no file.
+    private func readDataFile(_ path: String) throws(OIDCError) -> (bytes: [UInt8]?, identity: FileIdentity)? {
+        // O_NONBLOCK: a FIFO put in the file's place must not hang the open.
+        guard let fd = try KeychainIO.openIfPresent(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, "reading") else {
+            return nil
+        }
+        defer { KeychainIO.closeQuietly(fd) }
+        let info = try KeychainIO.status(of: fd, path)
+        let context = ["path": path]
+        guard KeychainIO.isRegularFile(info) else {
+            throw OIDCError(.storageFailure, "\(path) is not a regular file: move it away.", context: context)
+        }
+        guard info.st_uid == KeychainIO.userID else {
+            throw OIDCError(
+                .storageFailure, "\(path) belongs to user id \(info.st_uid), not to you (\(KeychainIO.userID)): refusing to use it.",
+                context: context)
+        }
+        let mode = KeychainIO.permissions(info)
+        guard mode & 0o077 == 0 else {
+            throw OIDCError(
+                .storageFailure,
+                "\(path) is readable or writable by other users (mode \(String(mode, radix: 8))): if it is yours, run `chmod 600 \(path)`; otherwise delete it and log in again.",
+                context: context)
+        }
+        let bytes = try KeychainIO.readAll(fd, limit: Self.maximumFileSize, path)
+        return (bytes, FileIdentity(info))
+    }
+
+    /// Moves the corrupt file at `path` aside, if `path` still is the file that was read; returns
+    /// where it went, or `nil` when another process replaced or moved it meanwhile.
+    private func moveAside(_ path: String, names: FileNames, identity: FileIdentity) throws(OIDCError) -> String? {
+        guard let current = try KeychainIO.linkStatus(path), FileIdentity(current) == identity else { return nil }
+        let base = names.data + ".corrupt-" + KeychainIO.timestamp()
+        for attempt in 0..<100 {
+            let destination = self.path(attempt == 0 ? base : "\(base)-\(attempt)")
+            guard try KeychainIO.linkStatus(destination) == nil else { continue }
+            try KeychainIO.rename(path, destination)
+            try KeychainIO.syncDirectory(directoryPath)
+            return destination
+        }
+        throw OIDCError(.storageFailure, "Too many moved-aside copies of \(path): clean up the directory.", context: ["path": path])
+    }
+
+    /// Before a save: keeps an existing file that is not a login, by moving it aside.
+    private func preserveCorruptFile(_ path: String, names: FileNames) throws(OIDCError) {
+        // A file that cannot be read (refused, unreadable) holds nothing to keep that we could see.
+        guard let file = try? readDataFile(path) else { return }
+        if let bytes = file.bytes, (try? StoredLogin(serialized: bytes)) != nil { return }
+        _ = try moveAside(path, names: names, identity: file.identity)
+    }
+
+    /// Removes temporary files of this key left by writers that died long enough ago (best effort).
+    private func removeStaleTemporaryFiles(_ names: FileNames) {
+        let prefix = names.data + ".tmp-"
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directoryPath) else { return }
+        for entry in entries.prefix(10_000) where entry.hasPrefix(prefix) {
+            let path = self.path(entry)
+            guard let info = try? KeychainIO.linkStatus(path), KeychainIO.isRegularFile(info),
+                KeychainIO.isOlder(info, than: Self.staleTemporaryAge)
+            else { continue }
+            _ = unlink(path)
+        }
+    }
+
+    private func openLockFile(_ path: String) throws(OIDCError) -> Int32 {
+        let fd = try KeychainIO.open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode: 0o600, "opening the lock file")
+        do throws(OIDCError) {
+            let info = try KeychainIO.status(of: fd, path)
+            guard KeychainIO.isRegularFile(info), info.st_uid == KeychainIO.userID else {
+                throw OIDCError(.storageFailure, "The lock file \(path) is not a regular file of yours: move it away.", context: ["path": path])
+            }
+            // Created with at most 0600; make it exactly that (it holds nothing but the lock).
+            if KeychainIO.permissions(info) != 0o600, fchmod(fd, 0o600) != 0 {
+                throw KeychainIO.failure(errno, "setting the permissions of", path)
+            }
+            return fd
+        } catch {
+            KeychainIO.closeQuietly(fd)
+            throw error
+        }
+    }
+
+    /// Takes the exclusive lock on `fd`, polling so that no thread ever blocks in `flock`.
+    private func acquire(_ fd: Int32, _ path: String) async throws {
+        try Task.checkCancellation()
+        let clock = ContinuousClock()
+        let deadline = clock.now + lockTimeout
+        var delay = Duration.milliseconds(1)
+        // Bounded by the deadline: every pass either returns, throws, or sleeps towards it.
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return }
+            let code = errno
+            if code == EINTR, clock.now < deadline { continue }
+            guard code == EWOULDBLOCK || code == EAGAIN || code == EINTR else {
+                throw KeychainIO.failure(code, "locking", path)
+            }
+            let now = clock.now
+            guard now < deadline else {
+                throw OIDCError(
+                    .storageFailure,
+                    "The lock \(path) was held by another process (or task) for longer than \(lockTimeout): check for a hung oidc (fuser \(path)) and try again.",
+                    context: ["path": path])
+            }
+            try await Task.sleep(for: min(delay, deadline - now))
+            delay = min(delay * 2, .milliseconds(20))
+        }
+    }
+}
+
+/// Which file a path named at one moment: device and inode.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+}
+
+/// The file names of one key.
+///
+/// Service and account are each percent-encoded byte by byte (UTF-8, after Unicode NFC
+/// normalization, so that equal strings give one file) except `a-z 0-9 . _ -`, with upper-case hex
+/// digits; upper-case letters are encoded too, so names differ even on a case-insensitive file
+/// system. They are joined with `@`, which an encoded part never contains. A name therefore never
+/// contains `/`, never is `.` or `..`, and decodes back to exactly one key.
+struct FileNames {
+    /// `<service>@<account>.json`
+    let data: String
+    /// `<service>@<account>.json.lock`
+    let lock: String
+
+    /// Longest encoded `<service>@<account>`, leaving room for suffixes within 255 bytes.
+    static let maximumBaseLength = 200
+
+    init(_ key: TokenStoreKey) throws(OIDCError) {
+        let base = Self.encode(key.service) + "@" + Self.encode(key.account)
+        guard base.utf8.count <= Self.maximumBaseLength else {
+            throw .invalidArgument(
+                "The store key's service and account are too long for a file name (\(base.utf8.count) bytes encoded, at most \(Self.maximumBaseLength)).")
+        }
+        data = base + ".json"
+        lock = data + ".lock"
+    }
+
+    /// The key whose data file is `name`, or `nil` for any other file.
+    static func key(fromDataFile name: String) -> TokenStoreKey? {
+        guard name.hasSuffix(".json") else { return nil }
+        let parts = name.dropLast(5).split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, let service = decode(parts[0]), let account = decode(parts[1]) else { return nil }
+        return TokenStoreKey(service: service, account: account)
+    }
+
+    private static func isLiteral(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default: false
+        }
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    static func encode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        for byte in text.precomposedStringWithCanonicalMapping.utf8 {
+            if isLiteral(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text `encode` turned into `encoded`, or `nil` when `encoded` is not exactly such an output.
+    static func decode(_ encoded: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = encoded.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap({ hexDigits.firstIndex(of: $0) }),
+                    let low = iterator.next().flatMap({ hexDigits.firstIndex(of: $0) })
+                else { return nil }
+                bytes.append(UInt8(high << 4 | low))
+            } else if isLiteral(byte) {
+                bytes.append(byte)
+            } else {
+                return nil
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), encode(text) == encoded else { return nil }
+        return text
+    }
+}

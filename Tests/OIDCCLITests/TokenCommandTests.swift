@@ -1,0 +1,112 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+@Suite("oidc inject and oidc token", .timeLimit(.minutes(2)))
+struct TokenCommandTests {
+    static func temporaryStore() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("oidc-store-\(UUID().uuidString)").path
+    }
+
+    /// Logs the provider's user in and stores the tokens with `oidc inject`, expired when `expiresIn` < 0.
+    static func inject(_ provider: TestProvider, store: String, profile: String = "work", expiresIn: Int = -10) async throws -> TokenSet {
+        let tokens = try await provider.issueTokens()
+        let response = #"{"access_token":"\#(tokens.accessToken.revealedValue)","token_type":"Bearer","refresh_token":"\#(tokens.refreshToken!.revealedValue)","id_token":"\#(tokens.idToken!.revealedValue)","scope":"openid offline_access"}"#
+        let result = try await OIDCBinary.run(
+            ["inject", "--store", store, "--profile", profile, "--issuer", provider.issuer, "--client-id", "test-client",
+             "--token-endpoint", provider.tokenEndpoint, "--revocation-endpoint", provider.revocationEndpoint, "--token-response", "-", "--expires-in=\(expiresIn)"],
+            stdin: response
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("test-user"))
+        #expect(!result.stderr.contains(tokens.accessToken.revealedValue))
+        return tokens
+    }
+
+    static func resourceStatus(_ provider: TestProvider, token: String) async throws -> Int {
+        try await withNIOHTTPTransport { transport in
+            try await transport.send(HTTPRequest(url: URL(string: provider.protectedResourceURL)!, headers: ["Authorization": "Bearer \(token)"])).status
+        }
+    }
+
+    @Test("8 processes asking at the same moment with rotating refresh tokens: exactly one refresh, all get a valid token, nobody is logged out")
+    func eightProcesses() async throws {
+        try await withTestProvider { provider in
+            let store = Self.temporaryStore()
+            let old = try await Self.inject(provider, store: store)
+            let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+                for _ in 0..<8 { group.addTask { try await OIDCBinary.run(["token", "--store", store, "--profile", "work"]) } }
+                return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+            let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
+            #expect(tokens.count == 1)
+            #expect(!tokens.contains(old.accessToken.revealedValue))
+            #expect(await provider.grantCount("refresh_token") == 1)
+            for token in tokens { #expect(try await Self.resourceStatus(provider, token: token) == 200) }
+            let stored = try #require(try FileKeychain(directory: URL(fileURLWithPath: store)).load(TokenStoreKey(service: "oidc", account: "work")))
+            #expect(stored.tokens.accessToken.revealedValue == tokens.first)
+            #expect(stored.tokens.refreshToken != old.refreshToken)
+        }
+    }
+
+    @Test("a fresh token comes straight from the store; --force-refresh refreshes; --output json and id-token")
+    func fastPathAndOutputs() async throws {
+        try await withTestProvider { provider in
+            let store = Self.temporaryStore()
+            let tokens = try await Self.inject(provider, store: store, expiresIn: 3600)
+            let plain = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"])
+            #expect(plain.stdout == tokens.accessToken.revealedValue + "\n")
+            #expect(plain.stderr.isEmpty)
+            #expect(await provider.grantCount("refresh_token") == 0)
+            let json = try await OIDCBinary.run(["token", "--store", store, "--profile", "work", "--output", "json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(object["subject"] as? String == "test-user")
+            #expect(object["issuer"] as? String == provider.issuer)
+            let id = try await OIDCBinary.run(["token", "--store", store, "--profile", "work", "--output", "id-token"])
+            #expect(id.stdout == tokens.idToken!.revealedValue + "\n")
+            let forced = try await OIDCBinary.run(["token", "--store", store, "--profile", "work", "--force-refresh"])
+            #expect(forced.status == 0)
+            #expect(forced.stdout != plain.stdout)
+            #expect(await provider.grantCount("refresh_token") == 1)
+        }
+    }
+
+    @Test("a rejected refresh logs the profile out (exit 4); an unavailable provider exits 5 and keeps it; no login exits 4")
+    func failures() async throws {
+        try await withTestProvider { provider in
+            let store = Self.temporaryStore()
+            _ = try await Self.inject(provider, store: store)
+            await provider.failNextTokenRequests(1, with: .serviceUnavailable)
+            let unavailable = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"])
+            #expect(unavailable.status == 5, "\(unavailable.stderr)")
+            #expect(unavailable.stdout.isEmpty)
+            #expect(try FileKeychain(directory: URL(fileURLWithPath: store)).load(TokenStoreKey(service: "oidc", account: "work")) != nil)
+
+            await provider.failNextTokenRequests(1, with: .invalidGrant)
+            let rejected = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"])
+            #expect(rejected.status == 4, "\(rejected.stderr)")
+            #expect(rejected.stderr.contains("invalid_grant"))
+            #expect(try FileKeychain(directory: URL(fileURLWithPath: store)).load(TokenStoreKey(service: "oidc", account: "work")) == nil)
+
+            let none = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"])
+            #expect(none.status == 4)
+            #expect(none.stderr.contains("log in"))
+        }
+    }
+
+    @Test("inject usage errors name the flag")
+    func injectUsage() async throws {
+        let store = Self.temporaryStore()
+        let both = try await OIDCBinary.run(["inject", "--store", store, "--issuer", "https://i", "--client-id", "c", "--access-token", "a", "--token-response", "-"])
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("--token-response"))
+        let insecure = try await OIDCBinary.run(["inject", "--store", store, "--issuer", "https://i", "--client-id", "c", "--access-token", "a", "--token-endpoint", "http://idp.example/token"])
+        #expect(insecure.status == 2)
+        #expect(insecure.stderr.contains("--token-endpoint"))
+        let broken = try await OIDCBinary.run(["inject", "--store", store, "--issuer", "https://i", "--client-id", "c", "--token-response", "-"], stdin: "{}")
+        #expect(broken.status == 2)
+        #expect(broken.stderr.contains("access_token"))
+    }
+}
