@@ -89,6 +89,9 @@ public struct IDTokenVerifier: Sendable {
 
     /// Checks the claim rules of OIDC Core §3.1.3.7 on already-verified claims.
     package func validate(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, now: Date) throws(OIDCError) {
+        guard leeway.isFinite, leeway >= 0, clockOffset.isFinite, now.timeIntervalSince1970.isFinite else {
+            throw .invalidArgument("The verifier's leeway, clock offset and clock must be finite (and the leeway not negative).")
+        }
         let now = now.timeIntervalSince1970 + clockOffset
         guard issuerMatching.matches(claims.issuer, expected: issuer) else {
             throw OIDCError(
@@ -110,7 +113,7 @@ public struct IDTokenVerifier: Sendable {
         }
         guard now < claims.expiresAt.timeIntervalSince1970 + leeway else {
             throw OIDCError(
-                .tokenExpired, "The ID token expired at \(Self.format(claims.expiresAt)) (leeway \(Int(leeway)) s); get a fresh one.",
+                .tokenExpired, "The ID token expired at \(Self.format(claims.expiresAt)) (leeway \(leeway) s); get a fresh one.",
                 context: ["claim": "exp"]
             )
         }
@@ -173,7 +176,9 @@ public struct IDTokenVerifier: Sendable {
     }
 
     static func format(_ date: Date) -> String {
-        "\(date.formatted(.iso8601)) (Unix \(Int64(date.timeIntervalSince1970.rounded(.down))))"
+        let seconds = date.timeIntervalSince1970
+        let unix = seconds.isFinite && abs(seconds) < 1e15 ? String(Int64(seconds.rounded(.down))) : String(seconds)
+        return "\(date.formatted(.iso8601)) (Unix \(unix))"
     }
 
     /// OIDC Core §3.1.3.8: base64url of the left half of the hash of the access token's ASCII octets,

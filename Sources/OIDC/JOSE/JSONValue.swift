@@ -55,7 +55,8 @@ package struct JSONMembers: Sendable {
 
     /// The fingerprint of a name given as its UTF-8 bytes.
     package static func fingerprint(bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var result = UInt64(truncatingIfNeeded: bytes.count) << 56
+        // The length saturates at 255, so a long name can never pass for a short one.
+        var result = UInt64(min(bytes.count, 255)) << 56
         for position in 0..<min(7, bytes.count) {
             result |= UInt64(bytes[position]) << UInt64(8 * position)
         }
