@@ -9,7 +9,7 @@ enum JWKSSource {
     static func load(_ location: String) async throws -> JWKSet {
         if location.hasPrefix("https://") || location.hasPrefix("http://") {
             guard let url = URL(string: location) else { throw ValidationError("--jwks: '\(location)' is not a URL") }
-            try EndpointPolicy.validate(url, role: "JWKS URL")
+            do { try EndpointPolicy.validate(url, role: "JWKS URL") } catch { throw ValidationError("--jwks: \(error.message)") }
             let transport = NIOHTTPTransport()
             let result: Result<JWKSet, any Error>
             do { result = .success(try await JWKSCache(transport: transport, jwksURI: url).keys()) } catch { result = .failure(error) }
@@ -20,6 +20,6 @@ enum JWKSSource {
             throw ValidationError("--jwks: cannot read the file '\(location)'")
         }
         guard data.count <= maximumSize else { throw ValidationError("--jwks: the file is over 1 MiB") }
-        return try JWKSet(json: Array(data))
+        do { return try JWKSet(json: Array(data)) } catch { throw ValidationError("--jwks: \(error.message)") }
     }
 }

@@ -110,6 +110,11 @@ struct AuthorizeURLCommandTests {
         (["--state", ""], "--state"),
         (["--mfa", "otp"], "--mfa"),
         (["--no-such-flag"], "--no-such-flag"),
+        (["--param", "x=1", "--param", "x=2"], "--param"),
+        (["--scope", "a b"], "--scope"),
+        (["--client-id", ""], "--client-id"),
+        (["--authorization-endpoint", "http://idp.example/authorize"], "--authorization-endpoint"),
+        (["--authorization-endpoint", "https://idp.example/authorize?client_id=x"], "--authorization-endpoint"),
     ])
     func usage(extra: [String], flag: String) async throws {
         let result = try await OIDCBinary.run(
@@ -125,7 +130,7 @@ struct AuthorizeURLCommandTests {
         ([] as [String], "--environment"),
         (["--environment", "pre", "--mfa", "retina"], "--mfa"),
         (["--environment", "pre", "--mfa", "otp", "--prompt", "login"], "--prompt"),
-        (["--environment", "sweden", "--mfa", "eid-se"], "eid-se"),
+        (["--environment", "sweden", "--mfa", "eid-se"], "--mfa"),
     ])
     func schibstedUsage(extra: [String], flag: String) async throws {
         let result = try await OIDCBinary.run(["authorize-url", "--provider", "schibsted", "--client-id", "c", "--redirect-uri", "com.example:/login"] + extra)

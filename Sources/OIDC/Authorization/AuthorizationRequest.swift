@@ -199,7 +199,7 @@ public struct AuthorizationRequest: Sendable {
     }
 
     /// Scope tokens joined by spaces, duplicates dropped, order kept (RFC 6749 §3.3).
-    static func scopeValue(_ scopes: [String]) throws(OIDCError) -> String {
+    package static func scopeValue(_ scopes: [String]) throws(OIDCError) -> String {
         var seen = Set<String>()
         var ordered: [String] = []
         for scope in scopes {

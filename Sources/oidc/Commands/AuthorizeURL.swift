@@ -121,6 +121,21 @@ struct AuthorizeURL: ParsableCommand {
         for parameter in try extraParameters() where AuthorizationRequest.reservedParameterNames.contains(parameter.name) {
             throw ValidationError("--param cannot set '\(parameter.name)'; use its own option")
         }
+        guard !clientId.isEmpty else { throw ValidationError("--client-id must not be empty") }
+        if !scope.isEmpty { try Self.check("--scope", "") { _ in _ = try AuthorizationRequest.scopeValue(scope) } }
+        try Self.check("--authorization-endpoint", authorizationEndpoint) { text in
+            guard let url = URL(string: text), url.scheme != nil else { throw OIDCError(.invalidArgument, "'\(text)' is not an absolute URL.") }
+            try EndpointPolicy.validate(url, role: "authorization endpoint")
+        }
+        if provider == .schibsted, let environment, let mfa {
+            try Self.check("--mfa", mfa.rawValue) { _ in
+                _ = try AuthorizationRequest.schibsted(environment: environment, clientID: "c", redirectURI: "com.example:/login", mfa: mfa)
+            }
+        }
+        var names = Set<String>()
+        for parameter in try extraParameters() where !names.insert(parameter.name).inserted {
+            throw ValidationError("--param: '\(parameter.name)' is given twice")
+        }
         try Self.check("--code-verifier", codeVerifier) { _ = try PKCE(verifier: $0) }
         try Self.check("--redirect-uri", redirectUri) { _ = try RedirectMatcher(redirectURI: $0) }
         if let state, state.isEmpty { throw ValidationError("--state must not be empty") }
@@ -148,8 +163,15 @@ struct AuthorizeURL: ParsableCommand {
             Console.error("oidc: no --redirect-uri given; using \(Self.defaultRedirectURI) (RFC 8252 loopback, any port)")
             return Self.defaultRedirectURI
         }()
-        let request = try makeRequest(redirectURI: redirect)
-        let url = try request.url()
+        let request: AuthorizationRequest
+        let url: URL
+        do {
+            request = try makeRequest(redirectURI: redirect)
+            url = try request.url()
+        } catch let error as OIDCError where error.category == .configuration || error.code == .duplicateParameter {
+            // What is left to clash is the endpoint's own query against a parameter of ours.
+            throw ValidationError("--authorization-endpoint or --param: \(error.message)")
+        }
         switch output {
         case .url:
             Console.output(url.absoluteString)

@@ -15,7 +15,10 @@ struct Decode: ParsableCommand {
     var token: String
 
     func run() throws {
-        let jwt = try UnverifiedJWT(try TokenInput.read(token), maximumLength: TokenInput.maximumLength)
+        let jwt: UnverifiedJWT
+        do { jwt = try UnverifiedJWT(try TokenInput.read(token), maximumLength: TokenInput.maximumLength) } catch let error as OIDCError {
+            throw ValidationError("TOKEN: \(error.message)")
+        }
         Console.error("oidc: warning: UNVERIFIED: the signature and claims of this token were not checked")
         Console.output(#"{"unverified":true,"header":\#(jwt.headerJSON),"claims":\#(jwt.claimsJSON)}"#)
     }

@@ -65,7 +65,14 @@ struct Verify: AsyncParsableCommand {
         verifier.issuerMatching = issuerMatch == .exact ? .exact : .ignoringTrailingSlash
         verifier.maximumTokenLength = TokenInput.maximumLength
         let moment = now.map { Date(timeIntervalSince1970: $0) } ?? Date()
-        let verified = try verifier.verify(token, keys: keys, now: moment)
+        let verified: IDToken
+        do { verified = try verifier.verify(token, keys: keys, now: moment) } catch {
+            let failure: OIDCError = error
+            if failure.code == .keyNotFound, !keys.skipped.isEmpty {
+                Console.error("oidc: note: the JWKS has keys this library skipped: \(keys.skipped.joined(separator: "; "))")
+            }
+            throw failure
+        }
         Console.output(verified.claims.rawJSON)
     }
 }
