@@ -35,7 +35,12 @@ public enum Schibsted {
             case "fi", "profi", "finland": self = .finland
             case "dk", "prodk", "denmark": self = .denmark
             default:
-                guard name.lowercased().hasPrefix("https://"), let url = URL(string: name), url.host != nil else {
+                // A plain https origin (and path): no user info, query, fragment or escaped host.
+                guard name.lowercased().hasPrefix("https://"), let url = URL(string: name),
+                    let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+                    let host = components.percentEncodedHost, !host.isEmpty, !host.contains("%"),
+                    components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
+                else {
                     return nil
                 }
                 self = .custom(url)
@@ -57,7 +62,10 @@ public enum Schibsted {
 
         /// The session service (`https://session-service.<host>`).
         public var sessionServiceURL: URL {
-            URL(string: "https://session-service.\(baseURL.host ?? "")")!
+            var components = URLComponents()
+            components.scheme = "https"
+            components.host = "session-service." + (baseURL.host ?? "")
+            return components.url ?? baseURL
         }
 
         public var description: String {
@@ -71,13 +79,9 @@ public enum Schibsted {
             }
         }
 
-        /// Whether the `eid-se`, `eid-no`, `eid-fi`, `eid-dk` methods may be requested.
-        var allowsCountrySpecificEID: Bool {
-            switch self {
-            case .pre, .custom: true
-            default: false
-            }
-        }
+        /// Whether the `eid-se`, `eid-no`, `eid-fi`, `eid-dk` methods may be requested: on `pre` only,
+        /// as the Schibsted SDK documents.
+        var allowsCountrySpecificEID: Bool { self == .pre }
     }
 
     /// A multi-factor authentication method, requested through `acr_values`.
@@ -172,7 +176,8 @@ extension AuthorizationRequest {
             request.acrValues = mfa.rawValue
             request.requiredAMRValues = [mfa.amrValue]
         } else {
-            request.prompt = prompt ?? "select_account"
+            // An empty prompt is no prompt: Schibsted always gets exactly one of acr_values and prompt.
+            request.prompt = prompt.flatMap { $0.isEmpty ? nil : $0 } ?? "select_account"
         }
         return request
     }

@@ -86,7 +86,7 @@ struct SchibstedTests {
     @Test("country eID methods exist on pre only", arguments: [Schibsted.MFAMethod.eidSE, .eidNO, .eidFI, .eidDK])
     func countryEID(method: Schibsted.MFAMethod) throws {
         _ = try request(.pre, mfa: method)
-        for environment in [Schibsted.Environment.sweden, .norway, .finland, .denmark] {
+        for environment in [Schibsted.Environment.sweden, .norway, .finland, .denmark, .custom(URL(string: "https://login.example.com")!)] {
             let error = #expect(throws: OIDCError.self) { try request(environment, mfa: method) }
             #expect(error?.code == .invalidArgument)
         }
@@ -115,6 +115,17 @@ struct SchibstedTests {
         #expect(try request(custom).url().absoluteString.hasPrefix("https://login.example.com/oauth/authorize?client_id="))
         #expect(Schibsted.Environment(name: "prod") == nil)
         #expect(Schibsted.Environment(name: "http://login.example.com") == nil)
+        for odd in ["https://user@login.example.com", "https://login.example.com?x=1", "https://login.example.com#f", "https://a%20b.example"] {
+            #expect(Schibsted.Environment(name: odd) == nil, "\(odd)")
+        }
+        #expect(custom.sessionServiceURL.absoluteString == "https://session-service.login.example.com")
+    }
+
+    @Test("an empty prompt still sends prompt=select_account: always exactly one of acr_values and prompt")
+    func emptyPrompt() throws {
+        let url = try AuthorizationRequest.schibsted(environment: .pre, clientID: "c", redirectURI: "com.example:/login", prompt: "").url().absoluteString
+        #expect(url.hasSuffix("&prompt=select_account"))
+        #expect(!url.contains("acr_values"))
     }
 
     @Test("the SDK's own short state and nonce and 60-character verifier are accepted")
