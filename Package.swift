@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCCLITests",
-            dependencies: ["oidc", "OIDC", "OIDCTesting"],
+            dependencies: ["oidc", "oidc-store-writer", "OIDC", "OIDCTesting"],
             swiftSettings: strictSettings
         ),
     ]

@@ -40,7 +40,8 @@ public actor ProviderDiscovery {
             inFlight[issuer] = task
         }
         let result = await task.result
-        inFlight[issuer] = nil
+        // Only the fetch this caller waited for: a newer one may have started since.
+        if inFlight[issuer] == task { inFlight[issuer] = nil }
         switch result {
         case .success(let metadata):
             cache[issuer] = (metadata, now())

@@ -33,18 +33,28 @@ public actor JWKSCache {
         self.fetch = fetch
     }
 
-    /// The current key set, fetched if there is none or it is older than ``maximumAge``.
+    /// The current key set, fetched if there is none or it is older than ``maximumAge``. When that
+    /// fetch fails and a set is cached, the cached set is used (the provider's keys do not stop
+    /// being its keys during an outage) and no new fetch is tried within ``unknownKeyCooldown``.
     public func keys() async throws -> JWKSet {
         if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.keys }
+        if let cached, let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return cached.keys }
+        do { return try await refresh() } catch {
+            if let cached { return cached.keys }
+            throw error
+        }
+    }
+
+    /// A fresher key set after a token named a key the cached set lacks, or `nil` when the last
+    /// fetch (successful or not) is younger than ``unknownKeyCooldown``: the answer then stays "no
+    /// such key", so a flood of forged `kid`s costs at most one fetch per cool-down, even while
+    /// the provider is down.
+    public func keysAfterUnknownKey() async throws -> JWKSet? {
+        if let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return nil }
         return try await refresh()
     }
 
-    /// A fresher key set after a token named a key the cached set lacks, or `nil` when the cached set
-    /// is younger than ``unknownKeyCooldown`` (the answer then stays "no such key").
-    public func keysAfterUnknownKey() async throws -> JWKSet? {
-        if let cached, now().timeIntervalSince(cached.fetchedAt) < unknownKeyCooldown { return nil }
-        return try await refresh()
-    }
+    private var lastAttempt: Date?
 
     private func refresh() async throws -> JWKSet {
         if let inFlight { return try await inFlight.value }
@@ -52,6 +62,7 @@ public actor JWKSCache {
         let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch()) }
         inFlight = task
         fetchCount += 1
+        lastAttempt = now()
         defer { inFlight = nil }
         let keys = try await task.value
         cached = (keys, now())

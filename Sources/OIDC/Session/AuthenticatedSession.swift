@@ -48,6 +48,13 @@ public actor AuthenticatedSession {
 
     private var current: StoredLogin?
     private var loaded = false
+    /// Bumped by every logout: a refresh or load that started before it must not bring the login back.
+    private var generation = 0
+    /// Refreshed tokens the store could not keep (a full disk): used, and saved again next time,
+    /// because the refresh token they replace is already spent.
+    private var unsaved: StoredLogin?
+    /// Why the last save failed, while ``unsaved`` waits; the tokens were still returned.
+    public private(set) var storageProblem: OIDCError?
     private var refreshTask: Task<StoredLogin, any Error>?
     private var hostRetryAfter: Date?
     private var hostUnauthenticated = false
@@ -120,7 +127,11 @@ public actor AuthenticatedSession {
     /// unknown expiry), refreshed first if needed; with `forceRefresh`, refreshed in any case.
     public func validTokens(forceRefresh: Bool = false) async throws(OIDCError) -> TokenSet {
         try await loadIfNeeded()
-        if let current, !forceRefresh, !current.tokens.isExpired(at: now(), margin: refreshMargin) {
+        if unsaved != nil, refreshTask == nil {
+            // Refreshed tokens the store could not keep: try again, under the lock, before anything else.
+            _ = try? await refresh(replacing: nil, saveOnly: true)
+        }
+        if let current, !forceRefresh, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current.tokens
         }
         return try await refresh(replacing: current?.tokens.accessToken).tokens
@@ -138,45 +149,77 @@ public actor AuthenticatedSession {
     /// Logs the user out: revokes the refresh token when the provider can (best effort), deletes the
     /// stored login, tells the observers.
     public func logout(revoke: Bool = true) async throws(OIDCError) {
+        // A refresh in flight finishes first, so it cannot bring the login back afterwards.
+        if let refreshTask { _ = await refreshTask.result }
         try await loadIfNeeded()
         if revoke, case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil,
             let token = current?.tokens.refreshToken ?? current?.tokens.accessToken
         {
             try? await client.revoke(token, hint: current?.tokens.refreshToken == nil ? .accessToken : .refreshToken)
         }
-        try await endLogin(.userInitiated)
+        do {
+            try await store.withLock(key) { try await self.endLogin(.userInitiated) }
+        } catch let error as OIDCError {
+            throw error
+        } catch {
+            throw OIDCError(.storageFailure, "The token store failed (\(type(of: error))).")
+        }
     }
 
     // MARK: Refresh
 
     private func loadIfNeeded() async throws(OIDCError) {
         guard !loaded else { return }
-        current = try await storage { try await self.store.load(self.key) }
+        let stored = try await storage { try await self.store.load(self.key) }
+        // Someone else may have loaded, refreshed or logged out while this load was waiting.
+        guard !loaded else { return }
+        current = stored
         loaded = true
     }
 
     /// One refresh for everyone: callers during a refresh wait for it; callers after it, whose
     /// token was already replaced, get the new one without another refresh.
-    private func refresh(replacing stale: Secret?) async throws(OIDCError) -> StoredLogin {
+    private func refresh(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {
         if let refreshTask { return try await Self.value(of: refreshTask) }
-        if let current, let stale, current.tokens.accessToken != stale, !current.tokens.isExpired(at: now(), margin: refreshMargin) {
+        if let current, let stale, current.tokens.accessToken != stale, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current
         }
-        let task = Task { try await self.refreshUnderLock(replacing: stale) }
+        let task = Task { try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly) }
         refreshTask = task
         defer { refreshTask = nil }
         return try await Self.value(of: task)
     }
 
-    private func refreshUnderLock(replacing stale: Secret?) async throws -> StoredLogin {
-        try await store.withLock(key) { try await self.refreshLocked(replacing: stale) }
+    private func refreshUnderLock(replacing stale: Secret?, saveOnly: Bool) async throws -> StoredLogin {
+        try await store.withLock(key) { try await self.refreshLocked(replacing: stale, saveOnly: saveOnly) }
     }
 
+    /// OAuth errors that mean the provider rejects this login's refresh for good (RFC 6749 §5.2).
+    /// Anything else (a 5xx, a timeout, an HTML page from a proxy, a broken body) keeps the user in.
+    static let rejectingErrors: Set<String> = [
+        "invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope", "unsupported_grant_type", "invalid_request",
+    ]
+
     /// Under the store's lock: re-read, adopt tokens another process rotated, else refresh.
-    private func refreshLocked(replacing stale: Secret?) async throws(OIDCError) -> StoredLogin {
-        let stored = try await storage { try await self.store.load(self.key) }
+    private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {
+        let startedIn = generation
+        if let unsaved {
+            // Our refreshed tokens that the store could not keep: save them again first.
+            do {
+                try await storage { try await self.store.save(unsaved, for: self.key) }
+                self.unsaved = nil
+                storageProblem = nil
+            } catch {
+                storageProblem = error
+            }
+        }
+        // While they stay unsaved, they are the live ones: the stored refresh token is spent.
+        let stored: StoredLogin?
+        if let unsaved { stored = unsaved } else { stored = try await storage { try await self.store.load(self.key) } }
+        guard generation == startedIn else { throw Self.loggedOutMeanwhile }
         current = stored
-        if let stored, stored.tokens.accessToken != stale, !stored.tokens.isExpired(at: now(), margin: refreshMargin) {
+        if saveOnly, let stored { return stored }
+        if let stored, stored.tokens.accessToken != stale, !stored.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             eventSink.yield(.tokensRefreshed)
             return stored
         }
@@ -186,22 +229,23 @@ public actor AuthenticatedSession {
                 throw OIDCError(.notLoggedIn, "Nobody is logged in under \(key); log in first.")
             }
             guard let refreshToken = stored.tokens.refreshToken else {
-                try await endLogin(.noRefreshToken)
-                throw OIDCError(.notLoggedIn, "The access token expired and the login has no refresh token; log in again.")
+                // Nothing to refresh with: the login stays until it has really expired or is replaced.
+                if stored.tokens.accessToken != stale, !stored.tokens.isExpired(at: now()) { return stored }
+                throw OIDCError(.notLoggedIn, "The access token is expired or refused and the login has no refresh token; log in again.")
             }
             let answer: TokenSet
             do { answer = try await client.refresh(refreshToken) } catch {
-                if error.category == .provider {
-                    // invalid_grant and every other client problem: this login cannot be refreshed.
+                if error.code == .providerError, let oauth = error.providerError, Self.rejectingErrors.contains(oauth.error),
+                    generation == startedIn
+                {
                     try await endLogin(.refreshRejected(error.providerError))
                 }
                 throw error
             }
+            guard generation == startedIn else { throw Self.loggedOutMeanwhile }
             var refreshed = stored
             refreshed.tokens = stored.tokens.refreshed(with: answer)
-            try await storage { try await self.store.save(refreshed, for: self.key) }
-            current = refreshed
-            eventSink.yield(.tokensRefreshed)
+            await keep(refreshed)
             return refreshed
         case .host(let provide):
             guard !hostUnauthenticated else {
@@ -215,21 +259,21 @@ public actor AuthenticatedSession {
             }
             switch await provide() {
             case .token(let tokens):
+                guard generation == startedIn else { throw Self.loggedOutMeanwhile }
                 hostRetryAfter = nil
                 let login = StoredLogin(
                     tokens: tokens, issuer: stored?.issuer ?? "", clientID: stored?.clientID ?? "", subject: stored?.subject,
                     attributes: stored?.attributes ?? [:]
                 )
-                try await storage { try await self.store.save(login, for: self.key) }
-                current = login
-                eventSink.yield(.tokensRefreshed)
+                await keep(login)
                 return login
             case .temporarilyUnavailable(let delay):
-                let seconds = delay ?? temporarilyUnavailableDelay
+                // A delay that is not a sensible number of seconds gets the default.
+                let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? temporarilyUnavailableDelay
                 hostRetryAfter = now().addingTimeInterval(seconds)
                 throw OIDCError(
-                    .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds)) s.",
-                    context: ["retryAfter": String(Int(seconds))]
+                    .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",
+                    context: ["retryAfter": String(Int(seconds.rounded(.up)))]
                 )
             case .unauthenticated:
                 hostUnauthenticated = true
@@ -239,7 +283,27 @@ public actor AuthenticatedSession {
         }
     }
 
+    /// Makes `login` current and saves it; when the save fails, the tokens are used anyway (the
+    /// refresh token they replace is spent), ``storageProblem`` says why, and the next refresh saves
+    /// them again.
+    private func keep(_ login: StoredLogin) async {
+        current = login
+        eventSink.yield(.tokensRefreshed)
+        do {
+            try await storage { try await self.store.save(login, for: self.key) }
+            unsaved = nil
+            storageProblem = nil
+        } catch {
+            unsaved = login
+            storageProblem = error
+        }
+    }
+
+    private static let loggedOutMeanwhile = OIDCError(.notLoggedIn, "The user was logged out while the tokens were being refreshed.")
+
     private func endLogin(_ reason: LogoutReason) async throws(OIDCError) {
+        generation += 1
+        unsaved = nil
         try await storage { try await self.store.delete(self.key) }
         current = nil
         loaded = true
@@ -257,14 +321,15 @@ public actor AuthenticatedSession {
 
     private static func value(of task: Task<StoredLogin, any Error>) async throws(OIDCError) -> StoredLogin {
         do { return try await task.value } catch let error as OIDCError { throw error } catch {
-            throw OIDCError(.storageFailure, "The token store failed: \(error).")
+            throw OIDCError(.storageFailure, "The token store failed (\(type(of: error))).")
         }
     }
 
     /// Runs a store operation; errors that are not ``OIDCError``s become `storageFailure`.
     private func storage<T>(_ body: () async throws -> T) async throws(OIDCError) -> T {
         do { return try await body() } catch let error as OIDCError { throw error } catch {
-            throw OIDCError(.storageFailure, "The token store failed: \(error).")
+            // A custom store's error text is not ours to print: it might carry anything.
+            throw OIDCError(.storageFailure, "The token store failed (\(type(of: error))).")
         }
     }
 }

@@ -36,6 +36,12 @@ public struct HostAllowlist: Sendable, Equatable {
             throw OIDCError(.hostNotAllowed, "The URL has no host; the bearer token is sent to allowlisted https hosts only.")
         }
         let host = Self.normalized(rawHost)
+        // Letters, digits, dots and hyphens (or an IPv6 literal): a decoded %00, '/' or '@' never matches.
+        guard host.unicodeScalars.allSatisfy({ $0.isASCII && (Self.hostCharacters.contains($0) || $0 == ":") }),
+            !host.hasPrefix("."), !host.contains("..")
+        else {
+            throw OIDCError(.hostNotAllowed, "The URL's host is not a plain host name or IP address; the bearer token was not sent.")
+        }
         guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: host)) else {
             throw OIDCError(
                 .hostNotAllowed, "The request to \(host) is not https; the bearer token is never sent in clear (http only to loopback).",
@@ -52,6 +58,8 @@ public struct HostAllowlist: Sendable, Equatable {
             )
         }
     }
+
+    private static let hostCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-")
 
     static func normalized(_ host: String) -> String {
         var host = host.lowercased()

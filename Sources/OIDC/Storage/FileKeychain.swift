@@ -63,7 +63,7 @@ public struct FileKeychain: TokenStore {
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when `directory` is not a file URL, or is `nil`
     ///   and neither `XDG_STATE_HOME` nor `HOME` is an absolute path; or `lockTimeout` is negative.
-    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(30)) throws(OIDCError) {
+    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(90)) throws(OIDCError) {
         let chosen: URL
         if let directory { chosen = directory } else { chosen = try Self.defaultDirectory() }
         guard chosen.isFileURL else {
@@ -115,6 +115,8 @@ public struct FileKeychain: TokenStore {
                 }
                 login = try StoredLogin(serialized: bytes, path: path)
             } catch {
+                // A login written by a newer version is not corrupt: leave it for that version.
+                guard error.code == .corruptStore else { throw error }
                 guard let destination = try moveAside(path, names: names, identity: file.identity) else { continue }
                 throw OIDCError(
                     .corruptStore,

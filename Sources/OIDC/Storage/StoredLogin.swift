@@ -62,7 +62,13 @@ extension StoredLogin {
         do { object = try StrictJSON.parseObject(bytes) } catch { throw corrupt("not a JSON object (\(error))") }
         guard let version = object["version"]?.numberValue else { throw corrupt("no format version") }
         guard version == Double(Self.formatVersion) else {
-            throw corrupt("format version \(version) is not \(Self.formatVersion); a newer oidc wrote it")
+            var context: [String: String] = [:]
+            if let path { context["path"] = path }
+            throw OIDCError(
+                .storageFailure,
+                "The stored login\(path.map { " at \($0)" } ?? "") has format version \(version), which this version of oidc does not know; a newer version wrote it. Upgrade, or use another store.",
+                context: context
+            )
         }
         guard let issuer = object["issuer"]?.stringValue, let clientID = object["client_id"]?.stringValue,
             let tokens = object["tokens"]?.objectValue
@@ -77,13 +83,20 @@ extension StoredLogin {
             default: throw corrupt("a token is not a string")
             }
         }
+        func expiry(_ value: JSONValue?) throws(OIDCError) -> Date? {
+            switch value {
+            case nil, .null?: return nil
+            case .number(let seconds)? where seconds.isFinite: return Date(timeIntervalSince1970: seconds)
+            default: throw corrupt("expires_at is not a number of seconds")
+            }
+        }
         let scope = tokens["scope"]?.stringValue ?? ""
         self.init(
             tokens: TokenSet(
                 accessToken: Secret(access), tokenType: type,
                 refreshToken: try optionalString(tokens["refresh_token"]).map(Secret.init),
                 idToken: try optionalString(tokens["id_token"]).map(Secret.init),
-                expiresAt: tokens["expires_at"]?.numberValue.map(Date.init(timeIntervalSince1970:)),
+                expiresAt: try expiry(tokens["expires_at"]),
                 scopes: scope.split(separator: " ").map(String.init),
                 receivedAt: Date(timeIntervalSince1970: received)
             ),

@@ -8,10 +8,17 @@ enum HTTPErrorMapping {
     /// OAuth error codes that mean "the server, not you" whatever the status.
     static let transientErrorCodes: Set<String> = ["temporarily_unavailable", "server_error"]
 
-    static func unexpectedStatus(_ response: HTTPResponse, endpoint: URL, what: String) -> OIDCError {
+    /// - Parameter secrets: values the request carried (a code, a refresh token, a client secret):
+    ///   a provider that echoes one in its error text does not get it printed.
+    static func unexpectedStatus(_ response: HTTPResponse, endpoint: URL, what: String, secrets: [String] = []) -> OIDCError {
         var context = ["status": String(response.status), "endpoint": describe(endpoint)]
         if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = Display.sanitized(retryAfter, limit: 64) }
-        let providerError = parseProviderError(response)
+        let providerError = parseProviderError(response).map { error in
+            OIDCError.ProviderError(
+                error: redact(error.error, secrets), errorDescription: error.errorDescription.map { redact($0, secrets) },
+                errorURI: error.errorURI.map { redact($0, secrets) }
+            )
+        }
         if let providerError { context["error"] = Display.sanitized(providerError.error, limit: 64) }
         let detail = providerError.map { error in
             Display.sanitized(error.error, limit: 64) + (error.errorDescription.map { " (\(Display.sanitized($0)))" } ?? "")
@@ -63,6 +70,13 @@ enum HTTPErrorMapping {
             return OIDCError.ProviderError(error: name, errorDescription: object["detail"]?.stringValue, errorURI: type)
         }
         return nil
+    }
+
+    /// `text` with every occurrence of a secret replaced by `<redacted>`.
+    static func redact(_ text: String, _ secrets: [String]) -> String {
+        var text = text
+        for secret in secrets where secret.count >= 4 { text = text.replacingOccurrences(of: secret, with: "<redacted>") }
+        return text
     }
 
     /// The endpoint for messages: scheme, host, port and path; never the query (it may carry a token).

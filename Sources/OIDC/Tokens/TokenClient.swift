@@ -91,7 +91,7 @@ public struct TokenClient: Sendable {
     ///   `providerError` with `invalid_token` when the access token is refused (401);
     ///   `malformedResponse` for a signed (JWT) answer, which is not supported yet, or a body that
     ///   is not a JSON object.
-    public func userinfo(accessToken: Secret, expectedSubject: String?) async throws(OIDCError) -> [String: JSONValue] {
+    public func userinfo(accessToken: Secret, expectedSubject: String) async throws(OIDCError) -> [String: JSONValue] {
         let url = try endpoint(provider.userinfoEndpoint, "userinfo endpoint")
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer " + accessToken.revealedValue)
@@ -106,7 +106,7 @@ public struct TokenClient: Sendable {
                     context: ["status": "401", "error": Display.sanitized(error, limit: 64)], providerError: details
                 )
             }
-            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint")
+            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint", secrets: [accessToken.revealedValue])
         }
         if let type = response.headers["Content-Type"]?.lowercased(), type.hasPrefix("application/jwt") {
             throw OIDCError(.malformedResponse, "The userinfo endpoint answered with a signed JWT, which this library does not accept yet; ask for JSON.")
@@ -118,7 +118,7 @@ public struct TokenClient: Sendable {
         guard let subject = claims["sub"]?.stringValue else {
             throw OIDCError(.invalidClaim, "The userinfo answer has no 'sub'; it must not be used (OIDC Core §5.3.2).", context: ["claim": "sub"])
         }
-        if let expectedSubject, !ConstantTime.equals(subject, expectedSubject) {
+        if !ConstantTime.equals(subject, expectedSubject) {
             throw OIDCError(
                 .invalidClaim, "The userinfo answer is about another user than the ID token (sub differs); it must not be used (OIDC Core §5.3.2).",
                 context: ["claim": "sub"]
@@ -177,9 +177,15 @@ public struct TokenClient: Sendable {
         }
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
         let response = try await transport.send(request, options: requestOptions)
-        guard response.status == 200 else { throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what) }
+        guard response.status == 200 else {
+            let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
+            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
+        }
         return response
     }
+
+    /// Form parameters whose values are secrets.
+    static let secretParameters: Set<String> = ["code", "code_verifier", "refresh_token", "client_secret", "token"]
 
     private func requireSecret() throws(OIDCError) -> Secret {
         guard let clientSecret, !clientSecret.revealedValue.isEmpty else {

@@ -10,7 +10,9 @@ public struct TokenSet: Sendable, Equatable {
     public var tokenType: String
     /// Absent when the provider issued none (no `offline_access`), or for host-provided tokens.
     public var refreshToken: Secret?
-    /// The ID token as received (already verified when it came through ``TokenClient``).
+    /// The ID token as received. ``TokenClient/completeLogin(_:for:keys:now:configure:)`` verifies it
+    /// before returning; ``TokenClient/exchangeCode(_:codeVerifier:redirectURI:scopes:)`` and
+    /// ``TokenClient/refresh(_:scopes:)`` do not.
     public var idToken: Secret?
     /// When the access token expires: `expires_in` plus the moment the response was received.
     /// `nil` when the provider did not say.
@@ -38,6 +40,16 @@ public struct TokenSet: Sendable, Equatable {
     public func isExpired(at now: Date = Date(), margin: TimeInterval = 0) -> Bool {
         guard let expiresAt else { return false }
         return expiresAt.timeIntervalSince(now) <= margin
+    }
+
+    /// Whether the access token should be refreshed before use at `now`: it has expired, or expires
+    /// within `margin` seconds, where the margin is at most half the token's lifetime (so a token that
+    /// lives 30 s is used for 15 s, not refreshed on every call).
+    public func needsRefresh(at now: Date = Date(), margin: TimeInterval) -> Bool {
+        guard let expiresAt else { return false }
+        let lifetime = expiresAt.timeIntervalSince(receivedAt)
+        let effective = lifetime > 0 ? min(margin, lifetime / 2) : margin
+        return expiresAt.timeIntervalSince(now) <= effective
     }
 
     /// The set after a refresh answered with `response`: the new access token and expiry; the new

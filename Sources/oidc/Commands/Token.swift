@@ -34,7 +34,7 @@ struct Token: AsyncParsableCommand {
         let keychain = try storeOptions.keychain()
         let key = storeOptions.key
         // The fast path: a fresh token straight from the store, no network, no event loop.
-        if !forceRefresh, let login = try keychain.load(key), !login.tokens.isExpired(margin: 60) {
+        if !forceRefresh, let login = try keychain.load(key), !login.tokens.needsRefresh(margin: 60) {
             try print(login.tokens, login: login)
             return
         }
@@ -69,6 +69,11 @@ struct Token: AsyncParsableCommand {
         try? await transport.shutdown()
         let tokens = try result.get()
         try print(tokens, login: try await session.login ?? login)
+        if let problem = await session.storageProblem {
+            // The token printed works, but the store still holds the spent refresh token.
+            Console.error("oidc: error: the refreshed tokens could not be stored: \(problem.description)")
+            throw ExitCode(ExitCodes.storage)
+        }
     }
 
     private func print(_ tokens: TokenSet, login: StoredLogin) throws {

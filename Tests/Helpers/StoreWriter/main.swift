@@ -6,6 +6,9 @@
 //       withLock when `lock` is given. The tests kill it at random moments.
 //   oidc-store-writer DIR SERVICE ACCOUNT hold MILLISECONDS
 //       takes the lock, prints "locked", sleeps, saves generation "held", releases.
+//   oidc-store-writer DIR SERVICE ACCOUNT block MILLISECONDS
+//       takes the lock, prints "locked", sleeps, releases without writing (a start barrier for
+//       processes that must all be waiting on the lock at once).
 //
 // Runs with umask 0, to show that the store's modes do not depend on the umask. Prints "started"
 // before its first write.
@@ -53,7 +56,13 @@ do {
 }
 
 do {
-    if arguments[4] == "hold" {
+    if arguments[4] == "block" {
+        guard arguments.count == 6, let milliseconds = Int(arguments[5]) else { fail("block needs MILLISECONDS") }
+        try await store.withLock(key) {
+            say("locked")
+            try await Task.sleep(for: .milliseconds(milliseconds))
+        }
+    } else if arguments[4] == "hold" {
         guard arguments.count == 6, let milliseconds = Int(arguments[5]) else { fail("hold needs MILLISECONDS") }
         try await store.withLock(key) {
             say("locked")

@@ -6,19 +6,20 @@ import Testing
 
 /// A clock and a key server the tests control; counts fetches.
 final class KeyServer: Sendable {
-    private let state = Mutex<(now: Date, jwks: String, fetches: Int, failNext: Bool)>((testNow, "", 0, false))
+    private let state = Mutex<(now: Date, jwks: String, fetches: Int, failNext: Bool, failAlways: Bool)>((testNow, "", 0, false, false))
 
     var now: Date { state.withLock { $0.now } }
     var fetches: Int { state.withLock { $0.fetches } }
     func advance(_ seconds: TimeInterval) { state.withLock { $0.now += seconds } }
     func publish(_ jwks: String) { state.withLock { $0.jwks = jwks } }
     func failNextFetch() { state.withLock { $0.failNext = true } }
+    func failAlways(_ fail: Bool) { state.withLock { $0.failAlways = fail } }
 
     func fetch() async throws -> [UInt8] {
         try await Task.sleep(for: .milliseconds(20))
         return try state.withLock { state in
             state.fetches += 1
-            if state.failNext {
+            if state.failNext || state.failAlways {
                 state.failNext = false
                 throw OIDCError(.malformedResponse, "key server down")
             }
@@ -106,5 +107,26 @@ struct JWKSCacheTests {
         await #expect(throws: OIDCError.self) { try await cache.keys() }
         #expect(try await cache.keys().keys.count == 1)
         #expect(server.fetches == 2)
+    }
+
+    @Test("while the provider is down, the cached keys keep working and forged kids cost one fetch per cool-down")
+    func outage() async throws {
+        let server = KeyServer()
+        let key = try TestSigningKey.generate(.es256, keyID: "k")
+        server.publish(try key.jwksJSON)
+        let cache = server.cache()
+        _ = try await cache.keys()
+        server.advance(400)  // older than the 300 s maximum age
+        server.failAlways(true)
+        let token = try key.sign(claims: standardClaims(["iss": testIssuer, "aud": "client-1", "exp": Int(server.now.timeIntervalSince1970) + 60, "iat": Int(server.now.timeIntervalSince1970)]))
+        for _ in 0..<20 {
+            _ = try await verifier().verify(token, keys: cache, now: server.now)  // stale keys, still the provider's
+            let forged = try TestSigningKey.generate(.es256, keyID: "forged-\(Int.random(in: 0..<1_000_000))").sign(claims: standardClaims())
+            await #expect(throws: (any Error).self) { try await verifier().verify(forged, keys: cache, now: server.now) }
+        }
+        #expect(server.fetches == 2)  // the first fetch, then one failed refetch in this cool-down
+        server.advance(61)
+        _ = try await cache.keys()
+        #expect(server.fetches == 3)
     }
 }

@@ -173,11 +173,25 @@ struct AuthenticatedSessionTests {
         #expect(HostAllowlist([.init("localhost")]).allows(URL(string: "http://localhost:8080/x")!))
     }
 
+    @Test("a short-lived token is used for half its life, not refreshed on every call")
+    func shortLived() async throws {
+        try await Self.withFixture { fixture in
+            var tokens = try await fixture.provider.issueTokens()
+            tokens.receivedAt = Date()
+            tokens.expiresAt = Date().addingTimeInterval(30)  // lives 30 s: margin min(60, 15)
+            try await fixture.store.inject(tokens, issuer: fixture.provider.issuer, clientID: "test-client", key: Self.key)
+            let session = fixture.session()
+            for _ in 0..<3 { #expect(try await session.send(fixture.resource).status == 200) }
+            #expect(await fixture.provider.grantCount("refresh_token") == 0)
+        }
+    }
+
     @Test("a token about to expire is refreshed before the request, not after a 401")
     func proactive() async throws {
         try await Self.withFixture { fixture in
             var tokens = try await fixture.provider.issueTokens()
-            tokens.expiresAt = Date().addingTimeInterval(30)  // inside the 60 s margin
+            tokens.receivedAt = Date().addingTimeInterval(-3570)
+            tokens.expiresAt = Date().addingTimeInterval(30)  // an hour-long token inside the 60 s margin
             try await fixture.store.inject(tokens, issuer: fixture.provider.issuer, clientID: "test-client", key: Self.key)
             #expect(try await fixture.session().send(fixture.resource).status == 200)
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
@@ -297,5 +311,116 @@ actor HostTokens {
         case .unavailable: return .temporarilyUnavailable(retryAfter: nil)
         case .unauthenticated: return .unauthenticated
         }
+    }
+}
+
+@Suite("Authenticated session: who gets logged out, and who does not", .timeLimit(.minutes(1)))
+struct SessionLogoutRulesTests {
+    typealias Outer = AuthenticatedSessionTests
+
+    @Test("a refresh answer that is not an OAuth rejection keeps the user logged in", arguments: [
+        TestProvider.Fault.htmlError(status: 400), .htmlError(status: 403), .truncatedJSON, .oversizedBody(byteCount: 2 << 20),
+        .problemJSON(status: 400), .dropConnection, .oauthError("server_error", status: 500),
+    ])
+    func keepsLogin(fault: TestProvider.Fault) async throws {
+        try await Outer.withFixture { fixture in
+            try await fixture.logIn(expired: true)
+            let session = fixture.session()
+            await fixture.provider.failNextTokenRequests(1, with: fault)
+            await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
+            #expect(try await fixture.store.load(Outer.key) != nil)
+            #expect(try await session.send(fixture.resource).status == 200)  // and the next call works
+        }
+    }
+
+    @Test("another OAuth client problem (invalid_client) logs out, like invalid_grant")
+    func invalidClient() async throws {
+        try await Outer.withFixture { fixture in
+            try await fixture.logIn(expired: true)
+            await fixture.provider.failNextTokenRequests(1, with: .oauthError("invalid_client", status: 401))
+            let error = await #expect(throws: OIDCError.self) { try await fixture.session().send(fixture.resource) }
+            #expect(error?.providerError?.error == "invalid_client")
+            #expect(try await fixture.store.load(Outer.key) == nil)
+        }
+    }
+
+    @Test("a login without a refresh token is used while valid and kept after a 401")
+    func noRefreshToken() async throws {
+        try await Outer.withFixture { fixture in
+            var tokens = try await fixture.provider.issueTokens()
+            tokens.refreshToken = nil
+            try await fixture.store.inject(tokens, issuer: fixture.provider.issuer, clientID: "test-client", key: Outer.key)
+            let session = fixture.session()
+            #expect(try await session.send(fixture.resource).status == 200)
+            await fixture.provider.expireAccessTokens()
+            let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
+            #expect(error?.code == .notLoggedIn)
+            #expect(try await fixture.store.load(Outer.key) != nil)
+            #expect(await fixture.provider.grantCount("refresh_token") == 0)
+        }
+    }
+
+    @Test("a store that cannot save after a refresh: the new tokens are used, the problem reported, and saved later")
+    func saveFailure() async throws {
+        try await Outer.withFixture { fixture in
+            let store = FlakyStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            let session = AuthenticatedSession(
+                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
+                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
+            )
+            await store.failSaves(1)
+            #expect(try await session.send(fixture.resource).status == 200)
+            #expect(await session.storageProblem?.code == .storageFailure)
+            let live = try await session.validTokens()
+            #expect(try await fixture.store.load(Outer.key)?.tokens.accessToken == live.accessToken)  // saved on the next call
+            #expect(await session.storageProblem == nil)
+            #expect(try await session.send(fixture.resource).status == 200)
+            #expect(await fixture.provider.grantCount("refresh_token") == 1)
+        }
+    }
+
+    @Test("logging out while a refresh is in flight: the refresh does not bring the login back")
+    func logoutDuringRefresh() async throws {
+        try await Outer.withFixture { fixture in
+            try await fixture.logIn(expired: true)
+            let session = fixture.session()
+            await fixture.provider.failNextTokenRequests(1, with: .delay(.milliseconds(500)))
+            let request = Task { try? await session.send(fixture.resource) }
+            for _ in 0..<200 where await fixture.provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await session.logout(revoke: false)
+            _ = await request.value
+            #expect(try await fixture.store.load(Outer.key) == nil)
+            #expect(try await session.login == nil)
+        }
+    }
+
+    @Test("allowlist: encoded or odd hosts never match", arguments: [
+        "https://evil.com%00.api.example.com/x", "https://good.example.com@evil.example/x", "https://api.example.com%2F@evil.example/x",
+        "https://.api.example.com/x", "https://api..example.com/x",
+    ])
+    func oddHosts(url: String) {
+        let allowlist = HostAllowlist.default(for: URL(string: "https://api.example.com")!)
+        if let url = URL(string: url) { #expect(!allowlist.allows(url)) }
+    }
+}
+
+/// A store whose saves fail when told to, in front of a real one.
+actor FlakyStore: TokenStore {
+    let inner: InMemoryTokenStore
+    private var failures = 0
+    init(_ inner: InMemoryTokenStore) { self.inner = inner }
+    func failSaves(_ count: Int) { failures = count }
+    func load(_ key: TokenStoreKey) async throws -> StoredLogin? { try await inner.load(key) }
+    func save(_ login: StoredLogin, for key: TokenStoreKey) async throws {
+        if failures > 0 {
+            failures -= 1
+            throw OIDCError(.storageFailure, "The disk is full.")
+        }
+        try await inner.save(login, for: key)
+    }
+    func delete(_ key: TokenStoreKey) async throws { try await inner.delete(key) }
+    func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await inner.withLock(key, body)
     }
 }

@@ -180,7 +180,7 @@ struct FileKeychainTests {
     // MARK: Corruption
 
     @Test("a corrupt file is a corruptStore error naming it; it is moved aside intact and a later save works",
-          arguments: ["{not json", #"{"version":2,"issuer":"i","client_id":"c","tokens":{}}"#, ""])
+          arguments: ["{not json", #"{"version":1,"issuer":"i","client_id":"c","tokens":{}}"#, ""])
     func corruptFile(content: String) async throws {
         try await withStore { store, _ in
             try store.save(Self.login(), for: Self.key)
@@ -372,7 +372,7 @@ struct FileKeychainTests {
             let entries = try FileManager.default.contentsOfDirectory(atPath: store.directory.path)
             let temporary = entries.filter { $0.contains(".tmp-") }
             print("FileKeychain kill test: \(temporary.count) temporary files left by killed writers")
-            #expect(try store.keys() == [key])
+            #expect(try store.keys() == [key], "\(entries)")
             #expect(!entries.contains { $0.contains(".corrupt-") }, "\(entries)")
             #expect(Set(entries.filter { !$0.contains(".tmp-") }).count == 2, "\(entries)")
             // Created by writers running with umask 0.
@@ -381,6 +381,20 @@ struct FileKeychainTests {
             for entry in entries {
                 #expect(mode(store.directory.appendingPathComponent(entry).path) == 0o600, "\(entry)")
             }
+        }
+    }
+
+    @Test("a login written by a newer format version is refused, not moved aside: that version can still read it")
+    func newerVersion() async throws {
+        try await withStore { store, _ in
+            try store.save(Self.login(), for: Self.key)
+            let file = try dataFile(store)
+            let newer = Data(#"{"version":2,"issuer":"i","client_id":"c","tokens":{}}"#.utf8)
+            try newer.write(to: file)
+            let error = try #require(throws: OIDCError.self) { try store.load(Self.key) }
+            #expect(error.code == .storageFailure)
+            #expect(error.message.contains("newer"))
+            #expect(try Data(contentsOf: file) == newer)
         }
     }
 }

@@ -55,7 +55,8 @@ struct TokenSetAndStoreTests {
     }
 
     @Test("an unreadable stored login is a corruptStore error that names the path", arguments: [
-        "", "{", "[]", #"{"version":1}"#, #"{"version":2,"issuer":"i","client_id":"c","tokens":{}}"#,
+        "", "{", "[]", #"{"version":1}"#, #"{"version":1,"issuer":"i","client_id":"c","tokens":{}}"#,
+        #"{"version":1,"issuer":"i","client_id":"c","tokens":{"access_token":"a","token_type":"Bearer","received_at":1,"expires_at":"soon"}}"#,
         #"{"version":1,"issuer":"i","client_id":"c","tokens":{"access_token":5,"token_type":"Bearer","received_at":1}}"#,
         #"{"version":1,"issuer":"i","client_id":"c","tokens":{"access_token":"a","token_type":"Bearer","received_at":1,"refresh_token":7}}"#,
     ])

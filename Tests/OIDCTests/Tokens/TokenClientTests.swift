@@ -139,7 +139,7 @@ struct TokenClientTests {
             #expect(claims["email"] == .string("test.user@example.com"))
             let other = await #expect(throws: OIDCError.self) { try await client.userinfo(accessToken: login.tokens.accessToken, expectedSubject: "someone-else") }
             #expect(other?.code == .invalidClaim)
-            let stale = await #expect(throws: OIDCError.self) { try await client.userinfo(accessToken: Secret("not-a-token"), expectedSubject: nil) }
+            let stale = await #expect(throws: OIDCError.self) { try await client.userinfo(accessToken: Secret("not-a-token"), expectedSubject: "test-user") }
             #expect(stale?.providerError?.error == "invalid_token")
         }
     }
@@ -382,5 +382,39 @@ actor RecordingTransport: HTTPTransport {
     func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse {
         requests.append(request)
         return try await inner.send(request, options: options)
+    }
+}
+
+@Suite("Token client: encodings and secrets", .timeLimit(.minutes(1)))
+struct TokenClientEncodingTests {
+    @Test("client_secret_basic encodes id and secret as forms before Base64 (RFC 6749 §2.3.1): a known answer")
+    func basicKnownAnswer() async throws {
+        try await withNIOHTTPTransport { transport in
+            try await withRawHTTPServer({ _ in .bytes(RawHTTPServer.response(status: 400, [("Content-Type", "application/json")], body: Array(#"{"error":"invalid_grant"}"#.utf8))) }) { server in
+                let recorder = RecordingTransport(transport)
+                var provider = ProviderConfiguration(issuer: "http://127.0.0.1", authorizationEndpoint: server.url("/a"), clientAuthentication: .clientSecretBasic)
+                provider.tokenEndpoint = server.url("/token")
+                let client = TokenClient(provider: provider, clientID: "a b:c", clientSecret: Secret("d%e+f"), transport: recorder)
+                _ = try? await client.refresh(Secret("r"))
+                // "a+b%3Ac:d%25e%2Bf" in Base64, computed by hand.
+                #expect(await recorder.requests.first?.headers["Authorization"] == "Basic YStiJTNBYzpkJTI1ZSUyQmY=")
+            }
+        }
+    }
+
+    @Test("a provider that echoes the refresh token or client secret in its error does not get it printed")
+    func echoedSecrets() async throws {
+        try await withNIOHTTPTransport { transport in
+            let body = #"{"error":"invalid_grant","error_description":"refresh token SUPERSECRET-RT for secret CLIENTSECRET is not valid"}"#
+            try await withRawHTTPServer({ _ in .bytes(RawHTTPServer.response(status: 400, [("Content-Type", "application/json")], body: Array(body.utf8))) }) { server in
+                var provider = ProviderConfiguration(issuer: "http://127.0.0.1", authorizationEndpoint: server.url("/a"), clientAuthentication: .clientSecretPost)
+                provider.tokenEndpoint = server.url("/token")
+                let client = TokenClient(provider: provider, clientID: "c", clientSecret: Secret("CLIENTSECRET"), transport: transport)
+                let error = await #expect(throws: OIDCError.self) { try await client.refresh(Secret("SUPERSECRET-RT")) }
+                let text = "\(error?.description ?? "") \(error?.providerError?.errorDescription ?? "")"
+                #expect(text.contains("<redacted>"))
+                #expect(!text.contains("SUPERSECRET-RT") && !text.contains("CLIENTSECRET"))
+            }
+        }
     }
 }
