@@ -189,6 +189,9 @@ public struct AuthorizationRequest: Sendable {
         guard url.fragment == nil, !uri.contains("#") else {
             throw .invalidArgument("The redirect URI must not contain a fragment (RFC 6749 §3.1.2).")
         }
+        if ["http", "https"].contains(scheme.lowercased()), (url.host ?? "").isEmpty {
+            throw .invalidArgument("The redirect URI '\(uri)' has no host; an http(s) redirect URI needs one.")
+        }
         if scheme.lowercased() == "http", let host = url.host, !EndpointPolicy.isLoopback(host: host) {
             throw OIDCError(
                 .insecureEndpoint,

@@ -69,6 +69,14 @@ public struct ProviderMetadata: Sendable {
                 context: ["expected": expectedIssuer, "found": Display.sanitized(issuer)]
             )
         }
+        // OIDC Discovery §3 REQUIRED (jwks_uri and response_types_supported; RFC 8414 also
+        // requires the latter). Without keys no ID token can be verified.
+        guard object["response_types_supported"] != nil else {
+            throw OIDCError(.malformedResponse, "The provider's metadata lacks the required 'response_types_supported'.")
+        }
+        guard object["jwks_uri"] != nil else {
+            throw OIDCError(.malformedResponse, "The provider's metadata lacks 'jwks_uri'; ID tokens could not be verified.")
+        }
         self.issuer = issuer
         authorizationEndpoint = try endpoint("authorization_endpoint")
         tokenEndpoint = try endpoint("token_endpoint")

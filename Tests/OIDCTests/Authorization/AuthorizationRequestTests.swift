@@ -111,7 +111,7 @@ struct AuthorizationRequestTests {
         #expect(names == ["client_id", "redirect_uri", "response_type", "scope", "state"])
     }
 
-    @Test("bad redirect URIs are refused", arguments: ["relative/path", "http://evil.example/cb", "https://app.example/cb#frag", ""])
+    @Test("bad redirect URIs are refused", arguments: ["relative/path", "http://evil.example/cb", "https://app.example/cb#frag", "", "http:/cb", "https:///cb"])
     func redirectURIs(uri: String) throws {
         var request = try genericRequest()
         request.redirectURI = uri

@@ -59,7 +59,7 @@ struct IDTokenVerifierTests {
         expectRejection(.invalidSignature, "\(parts[0]).\(forged).\(parts[2])", keys: try JWKSet(json: key.jwksJSON))
     }
 
-    @Test("tokens minted by libjwt verify", arguments: [TokenMinter.Algorithm.rs256, .rs512, .es256, .es384])
+    @Test("tokens minted by libjwt verify", arguments: [TokenMinter.Algorithm.rs256, .rs384, .rs512, .es256, .es384, .es512])
     func libjwtTokens(algorithm: TokenMinter.Algorithm) throws {
         let jwsAlgorithm = try #require(JWSAlgorithm(rawValue: algorithm.rawValue))
         let key = try TestSigningKey.generate(jwsAlgorithm, keyID: "lj")
