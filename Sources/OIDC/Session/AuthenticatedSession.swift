@@ -57,6 +57,7 @@ public actor AuthenticatedSession {
     public private(set) var storageProblem: OIDCError?
     private var refreshTask: Task<StoredLogin, any Error>?
     private var hostRetryAfter: Date?
+    private var idTokenKeys: JWKSCache?
     private var hostUnauthenticated = false
 
     public init(
@@ -84,6 +85,11 @@ public actor AuthenticatedSession {
     }
 
     public func setDelegate(_ delegate: (any AuthenticatedSessionDelegate)?) { self.delegate = delegate }
+
+    /// Verifies the ID tokens that refreshes bring with the provider's keys (OIDC Core §12.2: same
+    /// issuer and subject, this client, the new access token's `at_hash`). Without keys, a refreshed
+    /// ID token is never stored: the one verified at login is kept.
+    public func verifyRefreshedIDTokens(with keys: JWKSCache) { idTokenKeys = keys }
 
     public func setRefreshMargin(_ seconds: TimeInterval) { refreshMargin = seconds }
 
@@ -244,7 +250,7 @@ public actor AuthenticatedSession {
             }
             guard generation == startedIn else { throw Self.loggedOutMeanwhile }
             var refreshed = stored
-            refreshed.tokens = stored.tokens.refreshed(with: answer)
+            refreshed.tokens = stored.tokens.refreshed(with: await checkedIDToken(in: answer, for: stored, client: client))
             await keep(refreshed)
             return refreshed
         case .host(let provide):
@@ -281,6 +287,28 @@ public actor AuthenticatedSession {
                 throw OIDCError(.notLoggedIn, "The host application said nobody is signed in.")
             }
         }
+    }
+
+    /// `answer` with its ID token if it verifies as a refreshed ID token of `login`, else without.
+    private func checkedIDToken(in answer: TokenSet, for login: StoredLogin, client: TokenClient) async -> TokenSet {
+        guard let idToken = answer.idToken else { return answer }
+        var answer = answer
+        answer.idToken = nil
+        guard let idTokenKeys else { return answer }
+        var verifier = IDTokenVerifier(issuer: login.issuer, clientID: login.clientID, nonce: .notChecked)
+        verifier.issuerMatching = client.provider.issuerMatching
+        verifier.accessToken = answer.accessToken
+        do {
+            let verified = try await verifier.verify(idToken.revealedValue, keys: idTokenKeys, now: now())
+            if let subject = login.subject, verified.claims.subject != subject {
+                throw OIDCError(.invalidClaim, "The refreshed ID token is about another user (sub differs).", context: ["claim": "sub"])
+            }
+            answer.idToken = idToken
+        } catch {
+            let failure = error as? OIDCError ?? OIDCError(.keyNotFound, "The provider's keys could not be fetched.")
+            eventSink.yield(.refreshedIDTokenRejected(failure))
+        }
+        return answer
     }
 
     /// Makes `login` current and saves it; when the save fails, the tokens are used anyway (the

@@ -4,6 +4,9 @@ public enum SessionEvent: Sendable, Equatable {
     case tokensRefreshed
     /// The user is logged out: the stored login is gone.
     case loggedOut(LogoutReason)
+    /// A refresh brought an ID token that failed verification (OIDC Core §12.2: same `iss`, same
+    /// `sub`, this client, a valid signature); it was dropped and the previous one kept.
+    case refreshedIDTokenRejected(OIDCError)
 }
 
 /// Why a session logged the user out.

@@ -424,3 +424,45 @@ actor FlakyStore: TokenStore {
         try await inner.withLock(key, body)
     }
 }
+
+@Suite("Authenticated session: refreshed ID tokens", .timeLimit(.minutes(1)))
+struct RefreshedIDTokenTests {
+    typealias Outer = AuthenticatedSessionTests
+
+    @Test("with the provider's keys a refreshed ID token is verified and kept; without them the login's own is kept")
+    func verified() async throws {
+        try await Outer.withFixture { fixture in
+            let login = try await fixture.logIn(expired: true)
+            let unchecked = fixture.session()
+            let kept = try await unchecked.validTokens()
+            #expect(kept.idToken == login.tokens.idToken)
+
+            try await fixture.logIn(expired: true)
+            let checked = fixture.session()
+            await checked.verifyRefreshedIDTokens(with: JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!))
+            let fresh = try await checked.validTokens()
+            #expect(fresh.idToken != nil && fresh.idToken != login.tokens.idToken)
+        }
+    }
+
+    @Test("a refreshed ID token about another user is dropped, reported, and the login's own kept")
+    func otherUser() async throws {
+        try await Outer.withFixture { fixture in
+            // The stored login says it belongs to someone else than the provider's user.
+            var tokens = try await fixture.provider.issueTokens()
+            tokens.expiresAt = Date().addingTimeInterval(-10)
+            let login = try await fixture.store.inject(
+                tokens, issuer: fixture.provider.issuer, clientID: "test-client", subject: "someone-else", key: Outer.key
+            )
+            let session = fixture.session()
+            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!))
+            let refreshed = try await session.validTokens()
+            #expect(refreshed.idToken == login.tokens.idToken)
+            #expect(refreshed.accessToken != login.tokens.accessToken)
+            var events = session.events.makeAsyncIterator()
+            var rejected = false
+            if case .refreshedIDTokenRejected(let error)? = await events.next() { rejected = error.context["claim"] == "sub" }
+            #expect(rejected)
+        }
+    }
+}
