@@ -35,7 +35,8 @@ struct ProviderAndMintCommandTests {
 
     @Test("oidc provider prints its issuer, serves discovery and JWKS, and stops on SIGINT with 130")
     func provider() async throws {
-        let (process, issuer, stderr) = try Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret", "s3cret"])
+        let secretFile = try Self.temporaryFile("s3cret\n")
+        let (process, issuer, stderr) = try Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
         defer { if process.isRunning { process.terminate() } }
         #expect(issuer.hasPrefix("http://127.0.0.1:"))
         let (status, body) = try await Self.get(issuer + "/.well-known/openid-configuration")

@@ -23,7 +23,8 @@ public actor AuthenticatedSession {
     public enum TokenSource: Sendable {
         /// The stored refresh token, at the provider's token endpoint.
         case refreshToken(TokenClient)
-        /// The host application's token provider (the Subaio Fintech Bridge pattern).
+        /// The host application's token provider (the Subaio Fintech Bridge pattern). It runs under
+        /// the store's lock, one call at a time; it must not call back into this session.
         case host(@Sendable () async -> TokenProviderOutcome)
     }
 

@@ -32,8 +32,11 @@ struct Provider: AsyncParsableCommand {
     @Option(help: "Register this client id too (public unless --client-secret is given).")
     var clientId: String?
 
-    @Option(help: "The secret of --client-id (client_secret_basic).")
+    @Option(help: "The secret of --client-id (client_secret_basic); visible in ps, so prefer --client-secret-file.")
     var clientSecret: String?
+
+    @Option(help: "A file holding the secret of --client-id.")
+    var clientSecretFile: String?
 
     @Option(help: "A redirect URI for --client-id; repeat for several (default http://127.0.0.1/callback).")
     var redirectUri: [String] = []
@@ -60,7 +63,8 @@ struct Provider: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard ["127.0.0.1", "::1"].contains(host) else { throw ValidationError("--host must be 127.0.0.1 or ::1 (loopback only)") }
         guard accessTokenLifetime > 0 else { throw ValidationError("--access-token-lifetime must be at least 1 second") }
-        if clientSecret != nil, clientId == nil { throw ValidationError("--client-secret needs --client-id") }
+        if clientSecret != nil || clientSecretFile != nil, clientId == nil { throw ValidationError("--client-secret needs --client-id") }
+        if clientSecret != nil, clientSecretFile != nil { throw ValidationError("--client-secret-file: give the secret one way, not both") }
         if !redirectUri.isEmpty, clientId == nil { throw ValidationError("--redirect-uri needs --client-id") }
         if !issuerPath.isEmpty, !issuerPath.hasPrefix("/") || issuerPath.hasSuffix("/") {
             throw ValidationError("--issuer-path must start with / and not end with one, such as /realms/test")
@@ -75,10 +79,17 @@ struct Provider: AsyncParsableCommand {
             authorizeBehaviour: loginPage ? .loginPage : .signIn
         )
         configuration.user.subject = subject
+        var secret = clientSecret
+        if let clientSecretFile {
+            guard let data = FileManager.default.contents(atPath: clientSecretFile) else {
+                throw ValidationError("--client-secret-file: cannot read '\(clientSecretFile)'")
+            }
+            secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         if let clientId {
             let redirects = redirectUri.isEmpty ? ["http://127.0.0.1/callback"] : redirectUri
             configuration.clients.append(
-                clientSecret.map { .confidential(id: clientId, secret: $0, redirectURIs: redirects) }
+                secret.map { .confidential(id: clientId, secret: $0, redirectURIs: redirects) }
                     ?? TestProvider.Client(id: clientId, redirectURIs: redirects)
             )
         }
