@@ -372,9 +372,12 @@ struct FileKeychainTests {
             let entries = try FileManager.default.contentsOfDirectory(atPath: store.directory.path)
             let temporary = entries.filter { $0.contains(".tmp-") }
             print("FileKeychain kill test: \(temporary.count) temporary files left by killed writers")
-            #expect(try store.keys() == [key], "\(entries)")
+            // The last writer may have died before its first save (the entry is deleted before each
+            // one starts): then there is no data file, only the lock file.
+            let keys = try store.keys()
+            #expect(keys == [key] || keys.isEmpty, "\(entries)")
             #expect(!entries.contains { $0.contains(".corrupt-") }, "\(entries)")
-            #expect(Set(entries.filter { !$0.contains(".tmp-") }).count == 2, "\(entries)")
+            #expect(Set(entries.filter { !$0.contains(".tmp-") }).count == keys.count + 1, "\(entries)")
             // Created by writers running with umask 0.
             #expect(mode(root.appendingPathComponent("nested").path) == 0o700)
             #expect(mode(store.directory.path) == 0o700)
