@@ -10,11 +10,7 @@ enum JWKSSource {
         if location.hasPrefix("https://") || location.hasPrefix("http://") {
             guard let url = URL(string: location) else { throw ValidationError("--jwks: '\(location)' is not a URL") }
             do { try EndpointPolicy.validate(url, role: "JWKS URL") } catch { throw ValidationError("--jwks: \(error.message)") }
-            let transport = NIOHTTPTransport()
-            let result: Result<JWKSet, any Error>
-            do { result = .success(try await JWKSCache(transport: transport, jwksURI: url).keys()) } catch { result = .failure(error) }
-            try? await transport.shutdown()
-            return try result.get()
+            return try await withNIOHTTPTransport { try await JWKSCache(transport: $0, jwksURI: url).keys() }
         }
         guard let data = FileManager.default.contents(atPath: location) else {
             throw ValidationError("--jwks: cannot read the file '\(location)'")

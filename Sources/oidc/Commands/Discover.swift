@@ -25,18 +25,10 @@ struct Discover: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let transport = NIOHTTPTransport()
-        let result: Result<ProviderMetadata, OIDCError>
-        do {
-            result = .success(
-                try await ProviderDiscovery(transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(timeout)))
-                    .metadata(for: issuer)
-            )
-        } catch {
-            result = .failure(error)
+        let options = HTTPRequestOptions(timeout: .seconds(timeout))
+        let metadata = try await withNIOHTTPTransport { transport in
+            try await ProviderDiscovery(transport: transport, requestOptions: options).metadata(for: issuer)
         }
-        try? await transport.shutdown()
-        let metadata = try result.get()
         let object = try JSONSerialization.jsonObject(with: Data(metadata.rawJSON.utf8))
         let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         Console.output(String(decoding: pretty, as: UTF8.self))

@@ -33,13 +33,13 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         let keychain = try storeOptions.keychain()
         let key = storeOptions.key
-        // The fast path: a fresh token straight from the store, no network, no event loop.
-        if !forceRefresh, let login = try keychain.load(key), !login.tokens.needsRefresh(margin: 60) {
-            try print(login.tokens, login: login)
-            return
-        }
         guard let login = try keychain.load(key) else {
             throw OIDCError(.notLoggedIn, "No login is stored as profile '\(storeOptions.profileName)'; log in first (oidc login, or oidc inject in tests).")
+        }
+        // The fast path: a fresh token straight from the store, no network, no event loop.
+        if !forceRefresh, !login.tokens.needsRefresh(margin: 60) {
+            try print(login.tokens, login: login)
+            return
         }
         guard let endpoint = login.attributes["token_endpoint"].flatMap(URL.init(string:)) else {
             throw OIDCError(
