@@ -42,6 +42,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case networkFailure, timedOut, serverError, responseTooLarge
             case tlsFailure, pinMismatch, hostNotAllowed
             case notLoggedIn, unauthorized
+            case portInUse, loginTimedOut
         }
 
         private let base: Base
@@ -61,6 +62,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .responseTooLarge: .provider
             case .tlsFailure, .pinMismatch, .hostNotAllowed: .transport
             case .notLoggedIn, .unauthorized: .provider
+            case .portInUse: .configuration
+            case .loginTimedOut: .cancelled
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -120,6 +123,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let cancelled = Code(.cancelled)
         /// The URL handed to the library is not the configured redirect.
         public static let notOurRedirect = Code(.notOurRedirect)
+        /// The loopback redirect listener could not bind the port it was given (RFC 8252 §7.3).
+        public static let portInUse = Code(.portInUse)
+        /// No valid callback reached the loopback listener before the login's time limit.
+        public static let loginTimedOut = Code(.loginTimedOut)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.
