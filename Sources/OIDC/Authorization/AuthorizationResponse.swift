@@ -75,8 +75,8 @@ public struct AuthorizationResponse: Sendable {
 }
 
 /// Makes untrusted text safe to show: control characters replaced, length bounded.
-enum Display {
-    static func sanitized(_ text: String, limit: Int = 200) -> String {
+package enum Display {
+    package static func sanitized(_ text: String, limit: Int = 200) -> String {
         let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map {
             $0.properties.generalCategory == .control ? "?" : $0
         }))

@@ -182,6 +182,29 @@ enum KeychainIO {
         throw failure(code, "removing", path)
     }
 
+    /// Replaces `path` atomically with `bytes`, mode 0600 from creation: a temporary file beside it,
+    /// written, fsynced, renamed over `path`, then the directory fsynced. A crash at any moment leaves
+    /// the old or the new content, never a mix.
+    static func replace(_ path: String, with bytes: [UInt8], directory: String) throws(OIDCError) {
+        let temporary = path + ".tmp-" + randomSuffix()
+        let fd = try open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode: 0o600, "creating a temporary file")
+        var isOpen = true
+        var renamed = false
+        defer {
+            if isOpen { closeQuietly(fd) }
+            if !renamed { _ = unlink(temporary) }
+        }
+        // The umask may have taken bits away (never added any): make it exactly 0600.
+        guard fchmod(fd, 0o600) == 0 else { throw failure(errno, "setting the permissions of", temporary) }
+        try writeAll(fd, bytes, temporary)
+        try sync(fd, temporary)
+        isOpen = false
+        try close(fd, temporary)
+        try rename(temporary, path)
+        renamed = true
+        try syncDirectory(directory)
+    }
+
     /// Creates `path` and its missing parents, each with mode 0700 (the XDG rule for state
     /// directories); existing parents are left alone.
     static func makeDirectories(_ path: String) throws(OIDCError) {

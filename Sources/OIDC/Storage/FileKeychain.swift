@@ -143,24 +143,7 @@ public struct FileKeychain: TokenStore {
         try preserveCorruptFile(path, names: names)
         removeStaleTemporaryFiles(names)
 
-        let temporary = self.path(names.data + ".tmp-" + KeychainIO.randomSuffix())
-        let fd = try KeychainIO.open(
-            temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode: 0o600, "creating a temporary file")
-        var open = true
-        var renamed = false
-        defer {
-            if open { KeychainIO.closeQuietly(fd) }
-            if !renamed { _ = unlink(temporary) }
-        }
-        // The umask may have taken bits away (never added any): make it exactly 0600.
-        guard fchmod(fd, 0o600) == 0 else { throw KeychainIO.failure(errno, "setting the permissions of", temporary) }
-        try KeychainIO.writeAll(fd, bytes, temporary)
-        try KeychainIO.sync(fd, temporary)
-        open = false
-        try KeychainIO.close(fd, temporary)
-        try KeychainIO.rename(temporary, path)
-        renamed = true
-        try KeychainIO.syncDirectory(directoryPath)
+        try KeychainIO.replace(path, with: bytes, directory: directoryPath)
     }
 
     /// Removes the login under `key`; nothing happens when there is none. The lock file stays.
