@@ -76,6 +76,13 @@ let package = Package(
             path: "Tests/Helpers/StoreWriter",
             swiftSettings: strictSettings
         ),
+        // The CLI tests' user agent, given to `oidc login` as $BROWSER: follows redirects, signs in.
+        .executableTarget(
+            name: "oidc-test-browser",
+            dependencies: ["OIDC", "OIDCTesting"],
+            path: "Tests/Helpers/TestBrowser",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OIDCTests",
             dependencies: [
@@ -97,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCCLITests",
-            dependencies: ["oidc", "oidc-store-writer", "OIDC", "OIDCTesting"],
+            dependencies: ["oidc", "oidc-store-writer", "oidc-test-browser", "OIDC", "OIDCTesting"],
             swiftSettings: strictSettings
         ),
     ]

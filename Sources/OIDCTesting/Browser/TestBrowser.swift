@@ -1,0 +1,120 @@
+public import Foundation
+public import OIDC
+
+/// A browser for tests and demos: opens a URL, follows redirects and submits sign-in forms the way a
+/// person would, over real HTTP, until a page without a form comes back (in a login, the loopback
+/// listener's success or failure page).
+///
+/// It signs in at ``TestProvider``'s login page (``TestProvider/AuthorizeBehaviour/loginPage``) and
+/// at simple provider pages such as oidc-provider-mock's, whose text fields it fills from
+/// ``formValues``. With ``choice`` set to ``Choice/deny`` it presses the page's Deny or Cancel button.
+///
+/// ```swift
+/// let visit = try await TestBrowser().open(listener.startURL)
+/// ```
+public struct TestBrowser: Sendable {
+    /// Which button of a sign-in form to press.
+    public enum Choice: String, Sendable, CaseIterable {
+        /// The first submit button that is not a Deny or Cancel button.
+        case approve
+        /// A button whose value or label is Deny or Cancel.
+        case deny
+    }
+
+    /// The last page the browser saw.
+    public struct Visit: Sendable {
+        public var url: URL
+        public var status: Int
+        public var headers: HTTPHeaders
+        public var body: String
+        /// Every URL requested, in order (redirects and form posts included).
+        public var history: [URL]
+    }
+
+    /// Values for the forms' text fields by name, such as `["sub": "alice@example.com"]`; a field
+    /// without one keeps its own `value`.
+    public var formValues: [String: String]
+    public var choice: Choice
+    /// Redirects plus form posts before the browser gives up.
+    public var maximumSteps: Int
+    /// Called with each redirect's target before the browser follows it: a test can play another
+    /// party there (send a forged callback first, say).
+    public var beforeRedirect: (@Sendable (URL) async -> Void)?
+    private let transport: any HTTPTransport
+
+    public init(
+        formValues: [String: String] = [:], choice: Choice = .approve, maximumSteps: Int = 20,
+        transport: any HTTPTransport = NIOHTTPTransport.shared
+    ) {
+        self.formValues = formValues
+        self.choice = choice
+        self.maximumSteps = maximumSteps
+        self.transport = transport
+    }
+
+    /// Opens `url` and goes on until a page without a form.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` after ``maximumSteps`` steps or for a redirect
+    ///   without a usable `Location`; the transport's errors.
+    public func open(_ url: URL) async throws(OIDCError) -> Visit {
+        var request = HTTPRequest(method: "GET", url: url, headers: Self.headers)
+        var history: [URL] = []
+        var submitted = Set<String>()
+        for _ in 0..<maximumSteps {
+            history.append(request.url)
+            let response = try await transport.send(request, options: HTTPRequestOptions(timeout: .seconds(30)))
+            let body = String(decoding: response.body, as: UTF8.self)
+            if (300...399).contains(response.status) {
+                guard let location = response.headers["Location"], let next = URL(string: location, relativeTo: request.url)?.absoluteURL
+                else { throw OIDCError(.invalidArgument, "A redirect (\(response.status)) without a usable Location header.") }
+                await beforeRedirect?(next)
+                // 307 and 308 repeat the method and body; the others become a GET (RFC 9110 §15.4).
+                request = [307, 308].contains(response.status)
+                    ? HTTPRequest(method: request.method, url: next, headers: request.headers, body: request.body)
+                    : HTTPRequest(method: "GET", url: next, headers: Self.headers)
+                continue
+            }
+            let forms = HTMLForm.forms(in: body)
+            // A page whose form was already sent once is an answer, not a question (an error page).
+            guard response.status == 200, let submission = choose(from: forms, on: request.url),
+                submitted.insert(submission.key).inserted
+            else {
+                return Visit(url: request.url, status: response.status, headers: response.headers, body: body, history: history)
+            }
+            var headers = Self.headers
+            headers.set("Content-Type", "application/x-www-form-urlencoded")
+            request = HTTPRequest(method: "POST", url: submission.action, headers: headers, body: Array(submission.body.utf8))
+        }
+        throw OIDCError(.invalidArgument, "The browser gave up after \(maximumSteps) redirects and forms.")
+    }
+
+    private static var headers: HTTPHeaders { ["Accept": "text/html,application/xhtml+xml", "User-Agent": "swift-oidc TestBrowser"] }
+
+    private struct Submission {
+        var action: URL
+        var body: String
+        var key: String
+    }
+
+    private func choose(from forms: [HTMLForm], on page: URL) -> Submission? {
+        for form in forms where form.method == "post" {
+            let buttons = form.buttons
+            let button: HTMLForm.Field?
+            switch choice {
+            case .approve: button = buttons.first { !$0.isDenial }
+            case .deny: button = buttons.first(where: \.isDenial)
+            }
+            guard let button else { continue }
+            var fields: [OAuthParameter] = form.inputs.compactMap { input in
+                guard let name = input.name else { return nil }
+                return OAuthParameter(name, formValues[name] ?? input.value ?? "")
+            }
+            if let name = button.name { fields.append(OAuthParameter(name, button.value ?? "")) }
+            // No action (or an empty one) posts to the page itself, query included.
+            let action = form.action.flatMap { $0.isEmpty ? nil : URL(string: $0, relativeTo: page)?.absoluteURL } ?? page
+            let body = FormEncoding.encode(fields)
+            return Submission(action: action, body: body, key: action.absoluteString + "|" + fields.map(\.name).joined(separator: ","))
+        }
+        return nil
+    }
+}
