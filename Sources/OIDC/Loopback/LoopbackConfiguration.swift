@@ -1,0 +1,70 @@
+extension LoopbackRedirectListener {
+    /// Where the listener binds, which path is the redirect, and its limits (RFC 8252 §7.3).
+    public struct Configuration: Sendable {
+        /// The addresses to bind, all of them; the redirect URI names the first. `[.ipv4]` by default.
+        /// Endpoints after the first that ask for port 0 get the first one's port, so `127.0.0.1` and
+        /// `::1` answer on one port.
+        public var endpoints: [Endpoint]
+        /// The redirect URI's path: starts with `/`, no query or fragment. `/callback` by default.
+        public var callbackPath: String
+        /// Connections served at once; more are closed as soon as they are accepted. 16 by default.
+        public var maximumConnections: Int
+        /// A connection that sends nothing for this long is closed. 10 seconds by default.
+        public var idleTimeout: Duration
+
+        /// A configuration with the given endpoints and callback path and the default limits.
+        public init(endpoints: [Endpoint] = [.ipv4], callbackPath: String = "/callback") {
+            self.endpoints = endpoints
+            self.callbackPath = callbackPath
+            self.maximumConnections = 16
+            self.idleTimeout = .seconds(10)
+        }
+
+        /// Checks everything that can be checked without binding.
+        ///
+        /// - Throws: ``OIDCError/Code/invalidArgument`` for no endpoint, a host given twice, a callback
+        ///   path that is not an absolute path (or has a query, a fragment, or characters that must be
+        ///   percent-encoded), a connection limit below 1 or an idle timeout that is not positive.
+        func validate() throws(OIDCError) {
+            guard !endpoints.isEmpty else {
+                throw .invalidArgument("The loopback listener needs at least one endpoint, such as 127.0.0.1:0.")
+            }
+            var hosts = Set<String>()
+            for endpoint in endpoints {
+                // Values built field by field bypass the checking initializer.
+                let checked = try Endpoint(host: endpoint.host, port: endpoint.port)
+                guard hosts.insert(checked.host).inserted else {
+                    throw .invalidArgument(
+                        "The host \(checked.authorityHost) is listed twice; give each loopback address once.",
+                        context: ["endpoint": checked.description]
+                    )
+                }
+            }
+            guard Self.isValidPath(callbackPath) else {
+                throw .invalidArgument(
+                    "The callback path '\(Display.sanitized(callbackPath, limit: 64))' must start with '/' and contain no query, fragment, space or control character, such as /callback.",
+                    context: ["callbackPath": Display.sanitized(callbackPath, limit: 64)]
+                )
+            }
+            guard maximumConnections >= 1 else {
+                throw .invalidArgument("maximumConnections must be at least 1, not \(maximumConnections).")
+            }
+            guard idleTimeout > .zero else {
+                throw .invalidArgument("The idle timeout must be positive.")
+            }
+        }
+
+        /// An absolute path of RFC 3986 `pchar`s and `/` (percent-escapes allowed), at most 1 KiB.
+        private static func isValidPath(_ path: String) -> Bool {
+            guard path.hasPrefix("/"), path.utf8.count <= 1024 else { return false }
+            return path.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default:
+                    Array("-._~!$&'()*+,;=:@/%".utf8).contains(byte)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+public import Foundation
+internal import NIOCore
+internal import NIOHTTP1
+internal import NIOPosix
+
+/// RFC 8252 §7.3 loopback redirect for native apps and CLIs.
+///
+/// ```swift
+/// let listener = try await LoopbackRedirectListener.start()
+/// let request = try AuthorizationRequest(provider: provider, clientID: "cli", redirectURI: listener.redirectURI)
+/// print("Open \(listener.startURL) in your browser")    // GET / answers 302 to the authorization URL
+/// let response = try await listener.waitForAuthorization(request, timeout: .seconds(180))
+/// ```
+///
+/// The listener binds loopback IP literals only (never `localhost`, RFC 8252 §8.3), on a port the
+/// system chooses unless told otherwise, and serves one login: `GET /` redirects to the
+/// authorization URL; the callback path takes the provider's redirect. A callback whose `state` is
+/// missing, repeated or wrong is answered with an error page and ignored, so that somebody else's
+/// request can neither end nor complete the login; the first callback with the right state ends it,
+/// and the listener closes. Requests whose `Host` is not one of the listener's addresses are refused
+/// (DNS rebinding). Pages are small, escaped, and never cached; no page shows the code or the state.
+///
+/// Owns one event-loop thread, its sockets and connections; ``waitForAuthorization(_:timeout:)`` and
+/// ``close()`` release all of them.
+public final class LoopbackRedirectListener: Sendable {
+    /// The configuration the listener was started with.
+    public let configuration: Configuration
+    /// The bound port of the first endpoint: the one in ``redirectURI``.
+    public let port: Int
+    /// The endpoints as bound, with their actual ports.
+    let boundEndpoints: [Endpoint]
+    private let group: MultiThreadedEventLoopGroup
+    private let servers: [any Channel]
+    private let state: LoopbackState
+    private let authority: String
+    private let start: URL
+
+    /// The redirect URI to register and send: `http://127.0.0.1:PORT/callback`, or
+    /// `http://[::1]:PORT/callback` when the first endpoint is `::1`.
+    public var redirectURI: String { "http://\(authority)\(configuration.callbackPath)" }
+
+    /// `http://127.0.0.1:PORT/`: opening it redirects to the authorization URL once a wait has
+    /// started, so the URL a user sees or copies stays short.
+    public var startURL: URL { start }
+
+    private init(
+        configuration: Configuration, boundEndpoints: [Endpoint], start: URL, group: MultiThreadedEventLoopGroup,
+        servers: [any Channel], state: LoopbackState
+    ) {
+        self.configuration = configuration
+        self.boundEndpoints = boundEndpoints
+        self.port = boundEndpoints[0].port
+        self.authority = boundEndpoints[0].description
+        self.start = start
+        self.group = group
+        self.servers = servers
+        self.state = state
+    }
+
+    deinit {
+        // Dropped without close(): release the thread and sockets without waiting.
+        guard !state.hasStartedClosing else { return }
+        state.finish(.failure(Self.cancelledError))
+        for server in servers { server.close(promise: nil) }
+        group.shutdownGracefully { _ in }
+    }
+
+    /// Binds every endpoint and starts serving.
+    ///
+    /// An endpoint after the first that asks for port 0 gets the first one's port, so `127.0.0.1`
+    /// and `::1` share one port and one redirect URI; when that port is taken on the other address,
+    /// everything is closed and tried again on a new port (at most 5 times).
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a bad configuration or an address that cannot
+    ///   be bound here (such as `::1` on a host without IPv6, or a privileged port);
+    ///   ``OIDCError/Code/portInUse`` when a fixed port is taken by another program.
+    public static func start(_ configuration: Configuration = .init()) async throws(OIDCError) -> LoopbackRedirectListener {
+        try configuration.validate()
+        var endpoints: [Endpoint] = []
+        for endpoint in configuration.endpoints { endpoints.append(try Endpoint(host: endpoint.host, port: endpoint.port)) }
+        let state = LoopbackState(callbackPath: configuration.callbackPath, maximumConnections: configuration.maximumConnections)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let binder = LoopbackBinder(group: group, state: state, idleTimeout: configuration.idleTimeout)
+        do throws(OIDCError) {
+            let (servers, bound) = try await binder.bindAll(endpoints)
+            var hosts = Set<String>()
+            for endpoint in bound {
+                hosts.insert(endpoint.description)
+                hosts.insert("localhost:\(endpoint.port)")
+            }
+            state.allowHosts(hosts)
+            guard let first = bound.first, let start = URL(string: "http://\(first.description)/") else {
+                throw OIDCError(.invalidArgument, "The loopback listener bound no endpoint.")
+            }
+            return LoopbackRedirectListener(
+                configuration: configuration, boundEndpoints: bound, start: start, group: group, servers: servers, state: state
+            )
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Serves `GET /` as a 302 to `request.url()` and waits for the callback that belongs to `request`.
+    ///
+    /// Callbacks without exactly one `state` equal to `request.state` (compared in constant time)
+    /// are answered with an error page and ignored. The first one with the right state is checked by
+    /// ``AuthorizationResponse/init(callbackURL:request:)`` (a repeated parameter, RFC 9207 `iss`,
+    /// a provider error, no code); the browser gets a success or failure page, and this method
+    /// returns or throws accordingly. In every case the listener is closed before this returns or
+    /// throws: sockets closed, connections closed once their answer is flushed, thread ended.
+    ///
+    /// - Parameters:
+    ///   - request: the request whose `redirectURI` leads to this listener (use ``redirectURI``).
+    ///   - timeout: how long to wait for the callback; `nil` waits until cancelled.
+    /// - Throws: what ``AuthorizationResponse/init(callbackURL:request:)`` throws for the first callback
+    ///   with the right state; ``OIDCError/Code/loginTimedOut`` when `timeout` passes;
+    ///   ``OIDCError/Code/cancelled`` when the task is cancelled or ``close()`` is called;
+    ///   ``OIDCError/Code/invalidArgument`` when called twice or after ``close()``, for a request whose
+    ///   redirect URI does not lead here or a timeout that is not positive; what ``AuthorizationRequest/url()``
+    ///   throws.
+    public func waitForAuthorization(_ request: AuthorizationRequest, timeout: Duration? = nil) async throws(OIDCError)
+        -> AuthorizationResponse
+    {
+        let location: String
+        do throws(OIDCError) {
+            try checkRedirectURI(of: request)
+            if let timeout, timeout <= .zero { throw .invalidArgument("The login timeout must be positive.") }
+            location = try request.url().absoluteString
+        } catch {
+            // Not started: leave a wait in progress (a second call) alone.
+            if !state.hasStartedClosing, state.result == nil { await close() }
+            throw error
+        }
+        try state.beginWait(for: request, location: location)
+
+        let deadline = timeout.map { timeout in
+            group.next().scheduleTask(in: TimeAmount(min(timeout, .seconds(365 * 86_400)))) { [state, redirectURI] in
+                state.finish(.failure(Self.timedOutError(redirectURI: redirectURI, timeout: timeout)))
+            }
+        }
+        await withTaskCancellationHandler {
+            await state.waitForOutcome()
+        } onCancel: { [state] in
+            state.finish(.failure(Self.cancelledError))
+        }
+        deadline?.cancel()
+        await close()
+        switch state.result {
+        case .success(let response): return response
+        case .failure(let error): throw error
+        case nil: throw Self.cancelledError
+        }
+    }
+
+    /// Closes the listener: a wait in progress throws ``OIDCError/Code/cancelled``; connections close
+    /// once their answer is flushed (at most 2 seconds later); the sockets and the thread are released.
+    /// Idempotent; safe to call from any task, and returns when everything is closed.
+    public func close() async {
+        let closing = state.closingTask {
+            Task { [state, servers, group] in
+                state.finish(.failure(Self.cancelledError))
+                let connections = state.stopAdmitting()
+                for server in servers { try? await server.close() }
+                guard let loop = connections.first?.eventLoop else {
+                    try? await group.shutdownGracefully()
+                    return
+                }
+                for connection in connections { connection.pipeline.fireUserInboundEventTriggered(LoopbackListenerClosing()) }
+                let forced = loop.scheduleTask(in: Self.closeGrace) {
+                    for connection in connections { connection.close(promise: nil) }
+                }
+                for connection in connections { try? await connection.closeFuture.get() }
+                forced.cancel()
+                try? await group.shutdownGracefully()
+            }
+        }
+        await closing.value
+    }
+
+    /// How long an answer being written may delay ``close()``.
+    static let closeGrace = TimeAmount.seconds(2)
+
+    static let cancelledError = OIDCError(.cancelled, "The login was cancelled.")
+
+    static func timedOutError(redirectURI: String, timeout: Duration) -> OIDCError {
+        OIDCError(
+            .loginTimedOut,
+            "No sign-in came back to \(redirectURI) within \(Self.seconds(timeout)) s; run the login again (and finish it in the browser in time), or give it more time.",
+            context: ["timeout": "\(Self.seconds(timeout)) s"]
+        )
+    }
+
+    /// `180`, `0.5`: whole seconds without a fraction, otherwise up to three decimals.
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = attoseconds / 1_000_000_000_000_000
+        guard milliseconds != 0 else { return String(seconds) }
+        var fraction = String(milliseconds)
+        fraction = String(repeating: "0", count: max(0, 3 - fraction.count)) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(seconds).\(fraction)"
+    }
+
+    /// The request's redirect URI must be http to one of the bound ports (by IP literal or
+    /// `localhost`) on the callback path, or the provider would send the browser elsewhere.
+    private func checkRedirectURI(of request: AuthorizationRequest) throws(OIDCError) {
+        let components = URLComponents(string: request.redirectURI)
+        let host = components?.host.map { $0.hasPrefix("[") ? $0 : ($0.contains(":") ? "[\($0)]" : $0) }?.lowercased()
+        let authority = host.flatMap { host in components?.port.map { "\(host):\($0)" } }
+        let leadsHere =
+            components?.scheme?.lowercased() == "http" && components?.percentEncodedPath == configuration.callbackPath
+            && components?.percentEncodedQuery == nil
+            && authority.map { authority in
+                boundEndpoints.contains { $0.description == authority || "localhost:\($0.port)" == authority }
+            } == true
+        guard leadsHere else {
+            throw .invalidArgument(
+                "The request's redirect URI does not lead to this listener; build the request with the listener's redirectURI (\(redirectURI)).",
+                context: ["expected": redirectURI]
+            )
+        }
+    }
+}

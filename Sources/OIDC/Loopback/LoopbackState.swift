@@ -1,0 +1,186 @@
+internal import Foundation
+internal import NIOCore
+internal import NIOHTTP1
+
+/// The shared, mutable part of a ``LoopbackRedirectListener``: whether a login is waiting, how it
+/// ended, and the open connections. Connection handlers (on the event loop) and the waiting task read
+/// and change it; every access holds the lock, never across a suspension and never while resuming
+/// the waiting task, hence `@unchecked Sendable`.
+final class LoopbackState: @unchecked Sendable {
+    /// Where the listener is in its one login.
+    private enum Phase {
+        /// Bound; no wait has started.
+        case ready
+        /// ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` is waiting for this request's callback.
+        case waiting(request: AuthorizationRequest, location: String)
+        /// The login has an outcome (a callback, a timeout, a cancellation, a close).
+        case finished
+    }
+
+    /// Longest request target served; longer ones get 414.
+    static let maximumTargetLength = 8 * 1024
+
+    let callbackPath: String
+    private let maximumConnections: Int
+    private let lock = NSLock()
+    private var phase = Phase.ready
+    /// `host:port` values a `Host` field may carry, lowercased; set once the ports are known.
+    private var allowedHosts: Set<String> = []
+    private var outcome: Result<AuthorizationResponse, OIDCError>?
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var connections: [ObjectIdentifier: any Channel] = [:]
+    private var isAdmitting = true
+    private var closing: Task<Void, Never>?
+
+    init(callbackPath: String, maximumConnections: Int) {
+        self.callbackPath = callbackPath
+        self.maximumConnections = maximumConnections
+    }
+
+    // MARK: Connections
+
+    /// Records `channel` unless the listener is closing or full; the caller closes a refused one.
+    func admit(_ channel: any Channel) -> Bool {
+        let id = ObjectIdentifier(channel)
+        let admitted = lock.withLock { () -> Bool in
+            guard isAdmitting, connections.count < maximumConnections else { return false }
+            connections[id] = channel
+            return true
+        }
+        if admitted {
+            channel.closeFuture.whenComplete { _ in self.lock.withLock { _ = self.connections.removeValue(forKey: id) } }
+        }
+        return admitted
+    }
+
+    /// Refuses connections from now on and returns the open ones.
+    func stopAdmitting() -> [any Channel] {
+        lock.withLock {
+            isAdmitting = false
+            return Array(connections.values)
+        }
+    }
+
+    func allowHosts(_ hosts: Set<String>) {
+        lock.withLock { allowedHosts = Set(hosts.map { $0.lowercased() }) }
+    }
+
+    /// The one closing task, made by `make` on the first call.
+    func closingTask(_ make: () -> Task<Void, Never>) -> Task<Void, Never> {
+        lock.withLock {
+            if let closing { return closing }
+            let task = make()
+            closing = task
+            return task
+        }
+    }
+
+    var hasStartedClosing: Bool { lock.withLock { closing != nil } }
+
+    // MARK: The wait
+
+    /// Starts the one wait of this listener.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when a wait has already started or the listener is closed.
+    func beginWait(for request: AuthorizationRequest, location: String) throws(OIDCError) {
+        let started = lock.withLock { () -> Bool in
+            guard case .ready = phase, closing == nil else { return false }
+            phase = .waiting(request: request, location: location)
+            return true
+        }
+        guard started else {
+            throw .invalidArgument("This loopback listener has already been used or closed; start a new listener for each login.")
+        }
+    }
+
+    /// Suspends until ``finish(_:)`` has been called (at once if it already has).
+    func waitForOutcome() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = lock.withLock { () -> Bool in
+                if outcome != nil { return true }
+                self.continuation = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Records the login's outcome if it has none yet and wakes the waiting task.
+    /// - Returns: whether this call decided the outcome.
+    @discardableResult
+    func finish(_ result: Result<AuthorizationResponse, OIDCError>) -> Bool {
+        let (decided, waiting) = lock.withLock { () -> (Bool, CheckedContinuation<Void, Never>?) in
+            guard outcome == nil else { return (false, nil) }
+            outcome = result
+            phase = .finished
+            defer { continuation = nil }
+            return (true, continuation)
+        }
+        waiting?.resume()
+        return decided
+    }
+
+    var result: Result<AuthorizationResponse, OIDCError>? { lock.withLock { outcome } }
+
+    // MARK: Requests
+
+    /// The answer to one request head; a valid callback also decides the login's outcome.
+    func respond(to head: HTTPRequestHead) -> LoopbackResponse {
+        guard head.uri.utf8.count <= Self.maximumTargetLength else { return LoopbackPage.uriTooLong() }
+        guard head.version == .http1_1 else { return LoopbackPage.versionNotSupported() }
+        let hostFields = head.headers["Host"]
+        let allowed = lock.withLock { allowedHosts }
+        guard hostFields.count == 1, let host = hostFields.first, allowed.contains(host.lowercased()) else {
+            return LoopbackPage.badRequest()  // DNS rebinding: another name pointing at 127.0.0.1
+        }
+        guard head.method == .GET || head.method == .HEAD else { return LoopbackPage.methodNotAllowed() }
+        let lengths = head.headers["Content-Length"]
+        guard head.headers["Transfer-Encoding"].isEmpty, lengths.allSatisfy({ $0 == "0" }) else {
+            return LoopbackPage.badRequest()  // GET and HEAD carry no body here
+        }
+
+        let target = head.uri
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        if path == "/" {
+            let location = lock.withLock { () -> String? in
+                if case .waiting(_, let location) = phase { return location }
+                return nil
+            }
+            return location.map(LoopbackPage.redirect(to:)) ?? LoopbackPage.notWaiting()
+        }
+        guard path == callbackPath else { return LoopbackPage.notFound() }
+        return callback(target: target, host: host.lowercased())
+    }
+
+    /// The callback path: requests that are not this login's are answered and ignored; the first one
+    /// with the right state ends the wait, whatever else it carries.
+    private func callback(target: String, host: String) -> LoopbackResponse {
+        let request = lock.withLock { () -> AuthorizationRequest? in
+            if case .waiting(let request, _) = phase { return request }
+            return nil
+        }
+        guard let request else { return LoopbackPage.notWaiting() }
+        guard Self.carriesState(of: request, target: target) else { return LoopbackPage.foreign() }
+
+        let result: Result<AuthorizationResponse, OIDCError>
+        if let url = URL(string: "http://\(host)\(target)") {
+            result = Result { () throws(OIDCError) in try AuthorizationResponse(callbackURL: url, request: request) }
+        } else {
+            result = .failure(OIDCError(.malformedURL, "The callback URL is malformed; the provider's answer cannot be read."))
+        }
+        guard finish(result) else { return LoopbackPage.notWaiting() }
+        switch result {
+        case .success: return LoopbackPage.success()
+        case .failure(let error): return LoopbackPage.failure(error)
+        }
+    }
+
+    /// Whether the query is readable and has exactly one `state`, equal to the request's (constant time).
+    private static func carriesState(of request: AuthorizationRequest, target: String) -> Bool {
+        let query = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first ?? ""
+        guard let parameters = try? FormEncoding.decode(query, allowDuplicates: true) else { return false }
+        let states = parameters.filter { $0.name == "state" }
+        guard states.count == 1, let state = states.first else { return false }
+        return ConstantTime.equals(state.value, request.state)
+    }
+}
