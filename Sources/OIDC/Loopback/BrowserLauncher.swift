@@ -1,0 +1,139 @@
+public import Foundation
+
+/// Opens a URL in the user's browser: the authorization URL of a loopback login (RFC 8252 §7.3,
+/// §8.12: an external user agent, never an embedded one).
+///
+/// ``SystemBrowser`` is the real one; tests plug in their own (one that follows the redirect with an
+/// HTTP client, for example). Implementations must not log or print the URL: the caller decides
+/// where it is shown.
+public protocol BrowserLauncher: Sendable {
+    /// Opens `url`; returns once the browser has been started.
+    ///
+    /// - Throws: ``OIDCError`` when no browser could be started.
+    func open(_ url: URL) async throws(OIDCError)
+}
+
+/// The user's browser (RFC 8252 §8.12): an explicit command (the CLI's `--browser`), else `$BROWSER`, else the
+/// platform's opener (`wslview` under WSL, then `xdg-open`, on Linux and the BSDs; `open` on macOS).
+///
+/// `$BROWSER` is a colon-separated list of commands, tried in order. A command's words are split on
+/// spaces with no shell and no quoting; `%s` in a word is replaced by the URL and `%%` by `%`; a
+/// command without `%s` gets the URL as its last argument. Bare names are looked up on `$PATH` of
+/// the given environment; a word with a `/` is a path.
+///
+/// The browser is started with ``environment``, standard input from `/dev/null` and standard output
+/// sent to this process's standard error (standard output belongs to the caller's results). It is
+/// not waited for, since a browser may keep running, but a command that exits non-zero within
+/// 2 seconds has failed and the next one is tried.
+public struct SystemBrowser: BrowserLauncher {
+    /// The explicit command, tried alone when set.
+    let command: String?
+    /// The environment that `$BROWSER`, `$PATH`, the display and WSL are read from, and that the browser gets.
+    let environment: [String: String]
+
+    /// A launcher for `command` (when given) or the user's browser as `environment` names it.
+    /// Nothing is looked up or started until ``open(_:)``.
+    public init(command: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.command = command
+        self.environment = environment
+    }
+
+    /// The commands that would be tried, in order: each is an argument vector whose words still hold
+    /// the `%s` placeholder (appended as the last word when the command had none; `%%` escapes still
+    /// unreplaced). The first word is the program, not yet looked up on `$PATH`.
+    public var candidates: [[String]] {
+        if let command {
+            return BrowserCommand.template(command).map { [$0] } ?? []
+        }
+        if let browser = environment["BROWSER"] {
+            let templates = BrowserCommand.templates(browserVariable: browser)
+            if !templates.isEmpty { return templates }
+        }
+        #if os(macOS)
+        return [["open", BrowserCommand.placeholder]]
+        #else
+        let opener = [["xdg-open", BrowserCommand.placeholder]]
+        return isWSL ? [["wslview", BrowserCommand.placeholder]] + opener : opener
+        #endif
+    }
+
+    /// Whether there is a browser to try: an explicit command, `$BROWSER`, `open` on macOS, `wslview`
+    /// on `$PATH` under WSL, or `xdg-open` on `$PATH` with a display (`$DISPLAY` or `$WAYLAND_DISPLAY`).
+    /// When `false`, print the URL and ask the user to open it (an SSH session, a container).
+    public var isAvailable: Bool {
+        if let command { return BrowserCommand.template(command) != nil }
+        if let browser = environment["BROWSER"], !BrowserCommand.templates(browserVariable: browser).isEmpty { return true }
+        #if os(macOS)
+        return true
+        #else
+        let path = environment["PATH"]
+        if isWSL, BrowserCommand.resolve("wslview", path: path) != nil { return true }
+        let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        return hasDisplay && BrowserCommand.resolve("xdg-open", path: path) != nil
+        #endif
+    }
+
+    /// Starts the first candidate that runs: one not found, not startable, or exiting non-zero
+    /// within 2 seconds makes way for the next.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when no candidate could be started, naming each
+    ///   program and why (never the URL); ``OIDCError/Code/cancelled`` when the task is cancelled.
+    public func open(_ url: URL) async throws(OIDCError) {
+        var failures: [String] = []
+        for candidate in candidates {
+            guard let program = candidate.first else { continue }
+            let shown = Display.sanitized(program, limit: 80)
+            guard let executable = BrowserCommand.resolve(program, path: environment["PATH"]) else {
+                failures.append("\(shown): not found")
+                continue
+            }
+            let arguments = candidate.dropFirst().map { BrowserCommand.substitute($0, url: url.absoluteString) }
+            if let failure = await Self.launch(executable, arguments: arguments, environment: environment) {
+                failures.append("\(shown): \(failure)")
+            } else {
+                return
+            }
+            if Task.isCancelled { throw OIDCError(.cancelled, "Opening the browser was cancelled.") }
+        }
+        let tried = failures.isEmpty ? "no browser command" : failures.joined(separator: "; ")
+        throw OIDCError(.invalidArgument, "No browser could be opened (tried: \(tried)); open the URL yourself.")
+    }
+
+    /// How long a started browser is watched for a failing exit.
+    static let failureWindow = Duration.seconds(2)
+
+    /// Starts the program; `nil` when it runs on or exits 0 within ``failureWindow``, else why it failed.
+    private static func launch(_ executable: String, arguments: [String], environment: [String: String]) async -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.standardError
+        process.standardError = FileHandle.standardError
+        do {
+            try process.run()
+        } catch {
+            return "could not be started"
+        }
+        let step = Duration.milliseconds(50)
+        let steps = Int(failureWindow / step)
+        for _ in 0..<steps where process.isRunning {
+            do { try await Task.sleep(for: step) } catch { return nil }  // cancelled: it is running
+        }
+        if process.isRunning { return nil }
+        switch process.terminationReason {
+        case .exit where process.terminationStatus == 0: return nil
+        case .exit: return "exited with status \(process.terminationStatus)"
+        case .uncaughtSignal: return "ended by signal \(process.terminationStatus)"
+        @unknown default: return "ended early"
+        }
+    }
+
+    /// Windows Subsystem for Linux: `$WSL_DISTRO_NAME`, or a kernel release naming Microsoft.
+    private var isWSL: Bool {
+        if let name = environment["WSL_DISTRO_NAME"], !name.isEmpty { return true }
+        guard let release = try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8) else { return false }
+        return release.lowercased().contains("microsoft")
+    }
+}
