@@ -13,7 +13,10 @@ struct OIDCCommand: AsyncParsableCommand {
             7 local storage, 130 interrupted.
             """,
         version: Version.description,
-        subcommands: [AuthorizeURL.self, Discover.self, Token.self, Inject.self, Verify.self, Decode.self, Provider.self, Mint.self]
+        subcommands: [
+            Login.self, Token.self, Refresh.self, Status.self, Request.self, Logout.self, Demo.self,
+            AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Inject.self, Provider.self, Mint.self,
+        ]
     )
 }
 

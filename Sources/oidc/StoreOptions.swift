@@ -3,28 +3,44 @@ import Foundation
 import OIDC
 
 /// `--store DIR` and `--profile NAME`, with `OIDC_STORE` and `OIDC_PROFILE` as defaults.
+///
+/// The store directory is, in order: `--store`, the profile's remembered store, `$OIDC_STORE`, then
+/// `$XDG_STATE_HOME/oidc` or `~/.local/state/oidc`.
 struct StoreOptions: ParsableArguments {
-    @Option(help: "The token store directory (default: $OIDC_STORE, else $XDG_STATE_HOME/oidc or ~/.local/state/oidc).")
+    @Option(help: "The token store directory (default: the profile's, else $OIDC_STORE, else $XDG_STATE_HOME/oidc or ~/.local/state/oidc).")
     var store: String?
 
-    @Option(help: "The login's profile name (default: $OIDC_PROFILE, else 'default').")
+    @Option(help: "The profile name (default: $OIDC_PROFILE, else 'default').")
     var profile: String?
 
     static let service = "oidc"
 
     var profileName: String {
-        profile ?? ProcessInfo.processInfo.environment["OIDC_PROFILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        profile ?? Self.environment("OIDC_PROFILE") ?? "default"
     }
 
     var key: TokenStoreKey { TokenStoreKey(service: Self.service, account: profileName) }
 
+    /// The store directory named by `--store` or `$OIDC_STORE`, if any (what a login remembers).
+    var explicitStore: String? { store ?? Self.environment("OIDC_STORE") }
+
     func validate() throws {
         if let profile, profile.isEmpty { throw ValidationError("--profile must not be empty") }
+        if let profile, profile.utf8.count > 100 { throw ValidationError("--profile must be at most 100 bytes") }
         if let store, store.isEmpty { throw ValidationError("--store must not be empty") }
     }
 
-    func keychain() throws -> FileKeychain {
-        let directory = store ?? ProcessInfo.processInfo.environment["OIDC_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The saved settings of the profile, or `nil` when it has none.
+    func savedProfile() throws -> Profile? {
+        try ProfileStore().load(profileName)
+    }
+
+    func keychain(profile saved: Profile? = nil) throws -> FileKeychain {
+        let directory = store ?? saved?.store ?? Self.environment("OIDC_STORE")
         return try FileKeychain(directory: directory.map { URL(fileURLWithPath: $0, isDirectory: true) })
+    }
+
+    private static func environment(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 }

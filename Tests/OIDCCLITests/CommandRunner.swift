@@ -24,24 +24,39 @@ enum OIDCBinary {
 
     /// Runs the command and waits on a thread of its own, never on one of Swift's cooperative pool: a
     /// blocked pool thread would starve the in-process servers (actors) other tests talk to.
-    static func run(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Duration = .seconds(60),
+        executable: URL? = nil, started: (@Sendable (Process) -> Void)? = nil
+    ) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
             // A thread of its own: Dispatch's global pool grows slowly when its threads block.
             Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin, timeout: timeout) })
+                continuation.resume(with: Result {
+                    try runBlocking(arguments, stdin: stdin, environment: environment, timeout: timeout, executable: executable ?? url, started: started)
+                })
             }
         }
     }
 
-    private static func runBlocking(_ arguments: [String], stdin: String?, timeout: Duration) throws -> CommandResult {
+    /// A sibling executable built with `oidc` (the test browser, the store writer).
+    static func sibling(_ name: String) -> String { url.deletingLastPathComponent().appendingPathComponent(name).path }
+
+    private static func runBlocking(
+        _ arguments: [String], stdin: String?, environment: [String: String], timeout: Duration, executable: URL,
+        started: (@Sendable (Process) -> Void)?
+    ) throws -> CommandResult {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe(), error = Pipe(), input = Pipe()
         process.standardOutput = output
         process.standardError = error
         process.standardInput = input
         try process.run()
+        started?(process)
         // Read both pipes concurrently so a full pipe never blocks the child.
         let group = DispatchGroup()
         let outData = Collected(), errData = Collected()

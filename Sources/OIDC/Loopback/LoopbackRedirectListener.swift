@@ -101,7 +101,20 @@ public final class LoopbackRedirectListener: Sendable {
         }
     }
 
-    /// Serves `GET /` as a 302 to `request.url()` and waits for the callback that belongs to `request`.
+    /// Starts answering `GET /` with a 302 to `request.url()` and accepting `request`'s callback,
+    /// without waiting: call it before opening the browser, so that a browser quicker than the call to
+    /// ``waitForAuthorization(_:timeout:)`` finds the login. A callback that arrives before the wait
+    /// starts is kept for it.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a request whose redirect URI does not lead
+    ///   here, when another request is already served, or after ``close()``; what
+    ///   ``AuthorizationRequest/url()`` throws.
+    public func serve(_ request: AuthorizationRequest) throws(OIDCError) {
+        try checkRedirectURI(of: request)
+        try state.beginWait(for: request, location: try request.url().absoluteString, awaiting: false)
+    }
+
+    /// Serves `GET /` as a 302 to `request.url()` (unless ``serve(_:)`` already does) and waits for the callback that belongs to `request`.
     ///
     /// Callbacks without exactly one `state` equal to `request.state` (compared in constant time)
     /// are answered with an error page and ignored. The first one with the right state is checked by
@@ -132,7 +145,7 @@ public final class LoopbackRedirectListener: Sendable {
             if !state.hasStartedClosing, state.result == nil { await close() }
             throw error
         }
-        try state.beginWait(for: request, location: location)
+        try state.beginWait(for: request, location: location, awaiting: true)
 
         let deadline = timeout.map { timeout in
             group.next().scheduleTask(in: TimeAmount(min(timeout, .seconds(365 * 86_400)))) { [state, redirectURI] in

@@ -24,6 +24,8 @@ final class LoopbackState: @unchecked Sendable {
     private let maximumConnections: Int
     private let lock = NSLock()
     private var phase = Phase.ready
+    /// Whether ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` has started.
+    private var awaited = false
     /// `host:port` values a `Host` field may carry, lowercased; set once the ports are known.
     private var allowedHosts: Set<String> = []
     private var outcome: Result<AuthorizationResponse, OIDCError>?
@@ -79,17 +81,30 @@ final class LoopbackState: @unchecked Sendable {
 
     // MARK: The wait
 
-    /// Starts the one wait of this listener.
+    /// Starts serving `request` (``LoopbackRedirectListener/serve(_:)``), or starts the one wait for
+    /// it (`awaiting`); serving the same request again, or waiting for the request being served, is
+    /// allowed once.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` when a wait has already started or the listener is closed.
-    func beginWait(for request: AuthorizationRequest, location: String) throws(OIDCError) {
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when another request is served, a wait has
+    ///   already started, or the listener is closed.
+    func beginWait(for request: AuthorizationRequest, location: String, awaiting: Bool) throws(OIDCError) {
         let started = lock.withLock { () -> Bool in
-            guard case .ready = phase, closing == nil else { return false }
-            phase = .waiting(request: request, location: location)
+            guard closing == nil, !awaited else { return false }
+            switch phase {
+            case .ready:
+                phase = .waiting(request: request, location: location)
+            case .waiting(let served, _):
+                guard served.state == request.state, served.redirectURI == request.redirectURI else { return false }
+            case .finished:
+                // Only a served request's callback finishes before the wait: the wait takes its outcome.
+                guard awaiting, outcome != nil else { return false }
+            }
+            if awaiting { awaited = true }
             return true
         }
         guard started else {
-            throw .invalidArgument("This loopback listener has already been used or closed; start a new listener for each login.")
+            throw .invalidArgument(
+                "This loopback listener is already used for another login, or closed; start a new listener for each login.")
         }
     }
 

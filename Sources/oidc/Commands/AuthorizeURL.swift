@@ -149,7 +149,10 @@ struct AuthorizeURL: ParsableCommand {
         do { try body(value) } catch let error as OIDCError { throw ValidationError("\(flag): \(error.message)") }
     }
 
-    func extraParameters() throws -> [OAuthParameter] {
+    func extraParameters() throws -> [OAuthParameter] { try Self.parseParameters(parameters) }
+
+    /// `--param name=value` values as parameters.
+    static func parseParameters(_ parameters: [String]) throws -> [OAuthParameter] {
         try parameters.map { pair in
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
                 throw ValidationError("--param needs name=value, got '\(pair)'")

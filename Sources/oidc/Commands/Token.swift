@@ -2,89 +2,131 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// `oidc token`: a valid access token for scripts, refreshed when needed.
+/// `oidc token`: a valid access token for scripts and kubectl, refreshed when needed.
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a valid access token of a stored login, refreshed if it is about to expire.",
+        abstract: "Print a valid token of a stored login, refreshed if it is about to expire.",
         discussion: """
             The hot path of scripts: $(oidc token). A token valid for at least another minute is \
-            printed straight from the store. Otherwise it is refreshed under the store's lock, so \
-            several oidc processes at once spend a rotating refresh token only once. A refresh the \
-            provider rejects logs the login out (exit 4); an unreachable provider exits 5 and keeps it.
+            printed straight from the store, without the network. Otherwise it is refreshed under \
+            the store's lock, so several oidc processes at once spend a rotating refresh token only \
+            once. A refresh the provider rejects logs the login out (exit 4); an unreachable provider \
+            exits 5 and keeps it.
+
+            --output exec-credential prints a client-go ExecCredential for kubectl \
+            (client.authentication.k8s.io/v1 or v1beta1, as KUBERNETES_EXEC_INFO asks; v1beta1 \
+            when it is unset) carrying the ID token, which Kubernetes' OIDC authenticator verifies \
+            (--token-type access for the access token).
             """
     )
 
     enum Output: String, ExpressibleByArgument, CaseIterable {
         case token, json
+        case execCredential = "exec-credential"
         case idToken = "id-token"
+    }
+
+    enum TokenType: String, ExpressibleByArgument, CaseIterable {
+        case id, access
     }
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "What to print: token (the access token), json, or id-token.")
+    @Option(help: "What to print: token (the access token), json, exec-credential (kubectl), or id-token.")
     var output: Output = .token
+
+    @Option(help: "With --output exec-credential: which token kubectl gets, id (default when there is one) or access.")
+    var tokenType: TokenType?
 
     @Flag(help: "Refresh even if the token is still valid.")
     var forceRefresh = false
 
-    @Option(help: "A file holding the client secret, for confidential clients.")
+    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    static let margin: TimeInterval = 60
+
+    func validate() throws {
+        if tokenType != nil, output != .execCredential { throw ValidationError("--token-type goes with --output exec-credential") }
+    }
+
     func run() async throws {
-        let keychain = try storeOptions.keychain()
-        let key = storeOptions.key
-        guard let login = try keychain.load(key) else {
-            throw OIDCError(.notLoggedIn, "No login is stored as profile '\(storeOptions.profileName)'; log in first (oidc login, or oidc inject in tests).")
-        }
-        // The fast path: a fresh token straight from the store, no network, no event loop.
-        if !forceRefresh, !login.tokens.needsRefresh(margin: 60) {
-            try print(login.tokens, login: login)
+        let execVersion = output == .execCredential ? try ExecCredential.requestedVersion() : nil
+        let stored = try ProfileLogin.load(storeOptions)
+        let wantsIDToken = output == .idToken || (output == .execCredential && (tokenType ?? (stored.login.tokens.idToken == nil ? .access : .id)) == .id)
+        // The fast path: a fresh token straight from the store; no network, no event loop.
+        if !forceRefresh, !Self.needsRefresh(stored.login.tokens, idToken: wantsIDToken) {
+            try emit(stored.login, wantsIDToken: wantsIDToken, execVersion: execVersion)
             return
         }
-        guard let endpoint = login.attributes["token_endpoint"].flatMap(URL.init(string:)) else {
-            throw OIDCError(
-                .notLoggedIn, "The token of profile '\(storeOptions.profileName)' expired and the login names no token endpoint to refresh it; log in again."
-            )
-        }
-        var secret: Secret?
-        if let clientSecretFile {
-            guard let data = FileManager.default.contents(atPath: clientSecretFile) else {
-                throw ValidationError("--client-secret-file: cannot read '\(clientSecretFile)'")
-            }
-            secret = Secret(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-        var provider = ProviderConfiguration(
-            issuer: login.issuer, authorizationEndpoint: URL(string: login.issuer) ?? endpoint, tokenEndpoint: endpoint,
-            clientAuthentication: secret == nil ? .none : .clientSecretBasic
-        )
-        provider.revocationEndpoint = login.attributes["revocation_endpoint"].flatMap(URL.init(string:))
+        try stored.requireRefreshable()
         let transport = NIOHTTPTransport()
-        let session = AuthenticatedSession(
-            store: keychain, key: key,
-            source: .refreshToken(TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport)),
-            transport: transport, allowlist: HostAllowlist([])
-        )
-        let result: Result<TokenSet, OIDCError>
-        do { result = .success(try await session.validTokens(forceRefresh: forceRefresh)) } catch { result = .failure(error) }
+        let outcome: Result<(StoredLogin, OIDCError?), any Error>
+        do {
+            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            var tokens = try await session.validTokens(forceRefresh: forceRefresh)
+            // The access token may be fresh while the ID token kubectl needs has expired.
+            if wantsIDToken, Self.needsRefresh(tokens, idToken: true), !forceRefresh {
+                tokens = try await session.validTokens(forceRefresh: true)
+            }
+            var login = try await session.login ?? stored.login
+            login.tokens = tokens
+            outcome = .success((login, await session.storageProblem))
+        } catch {
+            outcome = .failure(error)
+        }
         try? await transport.shutdown()
-        let tokens = try result.get()
-        try print(tokens, login: try await session.login ?? login)
-        if let problem = await session.storageProblem {
+        let (login, storageProblem) = try outcome.get()
+        try emit(login, wantsIDToken: wantsIDToken, execVersion: execVersion)
+        if let storageProblem {
             // The token printed works, but the store still holds the spent refresh token.
-            Console.error("oidc: error: the refreshed tokens could not be stored: \(problem.description)")
+            Console.error("oidc: error: the refreshed tokens could not be stored: \(storageProblem.description)")
             throw ExitCode(ExitCodes.storage)
         }
     }
 
-    private func print(_ tokens: TokenSet, login: StoredLogin) throws {
+    /// Whether the access token (or, for kubectl, the ID token) expires within the margin.
+    static func needsRefresh(_ tokens: TokenSet, idToken: Bool) -> Bool {
+        if tokens.needsRefresh(margin: margin) { return true }
+        guard idToken, let expiry = idTokenExpiry(tokens) else { return false }
+        return expiry.timeIntervalSinceNow < margin
+    }
+
+    /// The stored ID token's `exp` (it was verified when it was stored).
+    static func idTokenExpiry(_ tokens: TokenSet) -> Date? {
+        guard let token = tokens.idToken, let exp = (try? UnverifiedJWT(token.revealedValue))?.claims["exp"]?.numberValue, exp.isFinite else {
+            return nil
+        }
+        return Date(timeIntervalSince1970: exp)
+    }
+
+    private func emit(_ login: StoredLogin, wantsIDToken: Bool, execVersion: String?) throws {
+        let tokens = login.tokens
+        let idToken: Secret?
+        if wantsIDToken {
+            guard let token = tokens.idToken else {
+                throw OIDCError(.missingParameter, "The login of profile '\(storeOptions.profileName)' has no ID token; use --token-type access, or log in with the openid scope.")
+            }
+            if let expiry = Self.idTokenExpiry(tokens), expiry.timeIntervalSinceNow <= 0 {
+                throw OIDCError(
+                    .notLoggedIn,
+                    "The ID token of profile '\(storeOptions.profileName)' has expired and the provider sent no new one with the refresh; log in again (or use --token-type access).",
+                    context: ["profile": storeOptions.profileName]
+                )
+            }
+            idToken = token
+        } else {
+            idToken = nil
+        }
         switch output {
         case .token:
             Console.output(tokens.accessToken.revealedValue)
         case .idToken:
-            guard let idToken = tokens.idToken else {
-                throw OIDCError(.missingParameter, "The login of profile '\(storeOptions.profileName)' has no ID token.")
-            }
-            Console.output(idToken.revealedValue)
+            Console.output(idToken?.revealedValue ?? "")
+        case .execCredential:
+            let token = idToken ?? tokens.accessToken
+            let expiry = idToken != nil ? Self.idTokenExpiry(tokens) : tokens.expiresAt
+            Console.output(try ExecCredential.json(version: execVersion ?? ExecCredential.v1beta1, token: token, expiresAt: expiry))
         case .json:
             var object: [String: Any] = [
                 "access_token": tokens.accessToken.revealedValue, "token_type": tokens.tokenType, "issuer": login.issuer,

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc logout`: revoke at the provider when it can, then delete the stored login.
+struct Logout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Log out: revoke the refresh token when the provider can (RFC 7009), then delete the stored login.",
+        discussion: """
+            The token revoked is the one the store holds, read under the store's lock, so a refresh \
+            token another oidc process rotated a moment ago is the one revoked. The profile's settings \
+            stay, so 'oidc login --profile NAME' logs in again. A revocation that fails (the provider \
+            is down) still deletes the login here and says that the tokens stay valid until they expire.
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Flag(help: "Log out every profile in the store.")
+    var all = false
+
+    @Flag(help: "Delete without revoking.")
+    var noRevoke = false
+
+    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
+    var clientSecretFile: String?
+
+    func run() async throws {
+        var names = [storeOptions.profileName]
+        if all {
+            let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
+            names = try keychain.keys().filter { $0.service == StoreOptions.service }.map(\.account).sorted()
+            if names.isEmpty { Console.error("oidc: no login is stored in \(keychain.directory.path)") }
+        }
+        try await withNIOHTTPTransport { transport in
+            for name in names {
+                var options = storeOptions
+                options.profile = name
+                try await logOut(options, transport: transport)
+            }
+        }
+    }
+
+    private func logOut(_ options: StoreOptions, transport: NIOHTTPTransport) async throws {
+        let profile = try options.savedProfile()
+        let keychain = try options.keychain(profile: profile)
+        let key = options.key
+        let secretFile = clientSecretFile ?? profile?.clientSecretFile
+        let revoke = !noRevoke
+        let outcome: String? = try await keychain.withLock(key) {
+            guard let login = try keychain.load(key) else { return nil }
+            var note = "not revoked (--no-revoke)"
+            if revoke {
+                let stored = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+                note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+            }
+            try keychain.delete(key)
+            return note
+        }
+        guard let outcome else {
+            if !all { throw ProfileLogin.notLoggedIn(options, known: profile != nil) }
+            return
+        }
+        Console.error("oidc: logged out profile '\(options.profileName)'; \(outcome)")
+    }
+
+    /// Revokes the refresh token (or the access token when there is none); says what happened.
+    private static func revoke(_ login: StoredLogin, client: TokenClient?) async -> String {
+        guard let client, client.provider.revocationEndpoint != nil else {
+            return "the provider offers no revocation, so the tokens stay valid at the provider until they expire"
+        }
+        let (token, hint): (Secret, TokenClient.TokenTypeHint) =
+            login.tokens.refreshToken.map { ($0, .refreshToken) } ?? (login.tokens.accessToken, .accessToken)
+        do {
+            try await client.revoke(token, hint: hint)
+            return "the \(hint == .refreshToken ? "refresh" : "access") token was revoked at the provider"
+        } catch {
+            return "the revocation failed (\(error.message)), so the tokens stay valid at the provider until they expire"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc refresh`: refresh the stored tokens now.
+struct Refresh: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Refresh a stored login's tokens now (prints nothing on stdout).",
+        discussion: """
+            Refreshes under the store's lock, like oidc token. A refresh the provider rejects logs the \
+            profile out (exit 4); an unreachable provider exits 5 and keeps the login.
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
+    var clientSecretFile: String?
+
+    func run() async throws {
+        let stored = try ProfileLogin.load(storeOptions)
+        try stored.requireRefreshable()
+        guard stored.login.tokens.refreshToken != nil else {
+            throw OIDCError(
+                .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again.",
+                context: ["profile": storeOptions.profileName]
+            )
+        }
+        let (login, problem) = try await withNIOHTTPTransport { transport in
+            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let tokens = try await session.validTokens(forceRefresh: true)
+            var login = try await session.login ?? stored.login
+            login.tokens = tokens
+            return (login, await session.storageProblem)
+        }
+        if let problem {
+            Console.error("oidc: error: the refreshed tokens could not be stored: \(problem.description)")
+            throw ExitCode(ExitCodes.storage)
+        }
+        Console.error("oidc: refreshed; \(Login.summary(login, profile: storeOptions.profileName))")
+    }
+}

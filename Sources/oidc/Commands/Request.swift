@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc request URL`: an API call with the profile's bearer token, through `AuthenticatedSession`.
+struct Request: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Call an API with the stored login's access token (refreshed once on a 401, then retried once).",
+        discussion: """
+            The response body goes to stdout, the status line to stderr. The token goes only to \
+            the profile's allowed hosts (oidc login --allow-host), or else to the URL's own host and \
+            its subdomains; https only, plain http only to loopback; redirects are not followed. \
+            Exit codes: 0 for 2xx; 4 for 3xx/4xx, for a 401 that a fresh token does not cure, and \
+            when the refresh is rejected (the profile is then logged out); 5 for 5xx, 429 and an \
+            unreachable server; 6 for a host the token may not go to (nothing is sent).
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: "The URL to call.")
+    var url: String
+
+    @Option(name: [.customShort("X"), .customLong("request")], help: "The method (default: GET, or POST with --data).")
+    var method: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A header as 'Name: value'; repeat for several.")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "The request body: text, @FILE, or @- for standard input (Content-Type defaults to application/x-www-form-urlencoded, as with curl).")
+    var data: String?
+
+    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
+    var clientSecretFile: String?
+
+    @Option(help: "Seconds to wait for the server.")
+    var timeout: Int = 30
+
+    static let maximumBodySize = 16 << 20
+
+    func validate() throws {
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme), target.host != nil else {
+            throw ValidationError("URL must be an absolute http(s) URL, not '\(Display.sanitized(url))'")
+        }
+        if let method, method.isEmpty || !method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) {
+            throw ValidationError("-X: '\(Display.sanitized(method))' is not an HTTP method")
+        }
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1 to 600 seconds") }
+        _ = try parsedHeaders()
+    }
+
+    func parsedHeaders() throws -> HTTPHeaders {
+        var result = HTTPHeaders()
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw ValidationError("-H needs 'Name: value', got '\(Display.sanitized(header))'")
+            }
+            let name = header[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }), !value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else {
+                throw ValidationError("-H: '\(Display.sanitized(name))' is not a valid header")
+            }
+            guard name.lowercased() != "authorization" else {
+                throw ValidationError("-H: Authorization is set by oidc from the stored login; do not give it")
+            }
+            result.add(name, value)
+        }
+        return result
+    }
+
+    func run() async throws {
+        guard let target = URL(string: url) else { throw ValidationError("URL is not a URL") }
+        var headers = try parsedHeaders()
+        let body = try readBody()
+        if body != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/x-www-form-urlencoded") }
+        let request = HTTPRequest(method: (method ?? (body == nil ? "GET" : "POST")).uppercased(), url: target, headers: headers, body: body ?? [])
+        let stored = try ProfileLogin.load(storeOptions)
+        let allowlist = stored.profile.flatMap { $0.allowHosts.isEmpty ? nil : HostAllowlist($0.allowHosts.map { HostAllowlist.Entry($0) }) }
+            ?? HostAllowlist.default(for: target)
+        let (response, problem) = try await withNIOHTTPTransport { transport in
+            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist)
+            await session.setRequestOptions(HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize))
+            return (try await session.send(request), await session.storageProblem)
+        }
+        Console.error("HTTP \(response.status)")
+        Console.outputBytes(response.body)
+        if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
+        switch response.status {
+        case 200...299: return
+        case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
+        default: throw ExitCode(ExitCodes.authenticationFailed)
+        }
+    }
+
+    private func readBody() throws -> [UInt8]? {
+        guard let data else { return nil }
+        guard data.hasPrefix("@") else { return Array(data.utf8) }
+        let path = String(data.dropFirst())
+        let contents = path == "-"
+            ? FileHandle.standardInput.readData(ofLength: Self.maximumBodySize + 1)
+            : FileManager.default.contents(atPath: path)
+        guard let contents else { throw ValidationError("--data: cannot read '\(path)'") }
+        guard contents.count <= Self.maximumBodySize else { throw ValidationError("--data: '\(path)' is over 16 MiB") }
+        return Array(contents)
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// A profile's stored login and what it takes to keep it fresh: the commands that use a login
+/// (`token`, `refresh`, `request`, `logout`, `status`) start here.
+struct ProfileLogin {
+    let options: StoreOptions
+    let profile: Profile?
+    let keychain: FileKeychain
+    let login: StoredLogin
+
+    /// Reads the profile's settings and its login.
+    ///
+    /// - Throws: ``OIDCError/Code/notLoggedIn`` (exit 4) naming the profile and what to do when no
+    ///   login is stored; the store's errors (exit 7) for an unreadable or corrupt one.
+    static func load(_ options: StoreOptions) throws -> ProfileLogin {
+        let profile = try options.savedProfile()
+        let keychain = try options.keychain(profile: profile)
+        guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, known: profile != nil) }
+        return ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+    }
+
+    static func notLoggedIn(_ options: StoreOptions, known: Bool) -> OIDCError {
+        let name = options.profileName
+        let flag = name == "default" ? "" : " --profile \(name)"
+        if known {
+            return OIDCError(.notLoggedIn, "Profile '\(name)' is logged out; log in again with: oidc login\(flag)", context: ["profile": name])
+        }
+        return OIDCError(
+            .notLoggedIn, "There is no login for profile '\(name)'; log in first: oidc login\(flag) --issuer URL --client-id ID (or oidc inject in tests).",
+            context: ["profile": name]
+        )
+    }
+
+    /// The client secret for refreshes: `--client-secret-file` of this command, else the profile's.
+    func clientSecret(file override: String?) throws -> Secret? {
+        guard let path = override ?? profile?.clientSecretFile else { return nil }
+        return try ClientSecretFile.read(path)
+    }
+
+    /// The token client of this login, rebuilt without the network; `nil` when the login names no
+    /// token endpoint.
+    func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
+        let secret = try clientSecret(file: clientSecretFile)
+        guard let provider = StoredProvider.configuration(of: login, confidential: secret != nil) else { return nil }
+        return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport)
+    }
+
+    /// A session over this login that refreshes through the provider's token endpoint and keeps
+    /// refreshed ID tokens only when they verify against the provider's keys.
+    func session(transport: any HTTPTransport, clientSecretFile: String?, allowlist: HostAllowlist) async throws -> AuthenticatedSession {
+        let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
+            ?? TokenClient(
+                provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: URL(fileURLWithPath: "/")),
+                clientID: login.clientID, transport: transport
+            )
+        let session = AuthenticatedSession(store: keychain, key: options.key, source: .refreshToken(client), transport: transport, allowlist: allowlist)
+        if let jwks = client.provider.jwksURI {
+            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks))
+        }
+        return session
+    }
+
+    /// Refreshing needs a token endpoint; a login injected without one can only be replaced.
+    func requireRefreshable() throws {
+        guard StoredProvider.configuration(of: login, confidential: false) != nil else {
+            throw OIDCError(
+                .notLoggedIn,
+                "The token of profile '\(options.profileName)' needs a refresh and its login names no token endpoint to refresh it; log in again.",
+                context: ["profile": options.profileName]
+            )
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// What a stored login remembers of its provider (in ``StoredLogin/attributes``), so that refresh,
+/// revocation and requests need no discovery: `oidc token` must not touch the network while its
+/// token is fresh, and a refresh goes straight to the token endpoint.
+enum StoredProvider {
+    enum Attribute {
+        static let provider = "provider"
+        static let environment = "environment"
+        static let tokenEndpoint = "token_endpoint"
+        static let revocationEndpoint = "revocation_endpoint"
+        static let jwksURI = "jwks_uri"
+        static let userinfoEndpoint = "userinfo_endpoint"
+        static let authenticationMethod = "token_endpoint_auth_method"
+        static let profile = "profile"
+    }
+
+    /// The attributes to keep with a login made against `provider`.
+    static func attributes(of provider: ProviderConfiguration, kind: Profile.Kind, environment: String?, profile: String) -> [String: String] {
+        var attributes: [String: String] = [Attribute.provider: kind.rawValue, Attribute.profile: profile]
+        attributes[Attribute.environment] = environment
+        attributes[Attribute.tokenEndpoint] = provider.tokenEndpoint?.absoluteString
+        attributes[Attribute.revocationEndpoint] = provider.revocationEndpoint?.absoluteString
+        attributes[Attribute.jwksURI] = provider.jwksURI?.absoluteString
+        attributes[Attribute.userinfoEndpoint] = provider.userinfoEndpoint?.absoluteString
+        attributes[Attribute.authenticationMethod] = provider.clientAuthentication.rawValue
+        return attributes
+    }
+
+    /// The provider of a stored login, rebuilt from its attributes without the network; `nil` when
+    /// the login names no token endpoint (injected without one).
+    static func configuration(of login: StoredLogin, confidential: Bool) -> ProviderConfiguration? {
+        let attributes = login.attributes
+        if attributes[Attribute.provider] == Profile.Kind.schibsted.rawValue,
+            let environment = attributes[Attribute.environment].flatMap(Schibsted.Environment.init(name:))
+        {
+            var configuration = ProviderConfiguration.schibsted(environment)
+            if confidential { configuration.clientAuthentication = .clientSecretBasic }
+            return configuration
+        }
+        guard let tokenEndpoint = attributes[Attribute.tokenEndpoint].flatMap(URL.init(string:)) else { return nil }
+        var method = attributes[Attribute.authenticationMethod].flatMap(ClientAuthenticationMethod.init(rawValue:)) ?? .none
+        if confidential, method == .none { method = .clientSecretBasic }
+        if !confidential { method = .none }
+        var configuration = ProviderConfiguration(
+            issuer: login.issuer, authorizationEndpoint: URL(string: login.issuer) ?? tokenEndpoint, tokenEndpoint: tokenEndpoint,
+            jwksURI: attributes[Attribute.jwksURI].flatMap(URL.init(string:)), clientAuthentication: method
+        )
+        configuration.revocationEndpoint = attributes[Attribute.revocationEndpoint].flatMap(URL.init(string:))
+        configuration.userinfoEndpoint = attributes[Attribute.userinfoEndpoint].flatMap(URL.init(string:))
+        return configuration
+    }
+}
+
+/// A client secret read from a file (never from the command line of a later command: `ps` shows
+/// arguments to every user).
+enum ClientSecretFile {
+    static func read(_ path: String, flag: String = "--client-secret-file") throws -> Secret {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("\(flag): cannot read '\(path)'")
+        }
+        guard data.count <= 4096 else { throw ValidationError("\(flag): '\(path)' is over 4 KiB; it does not hold a client secret") }
+        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !secret.isEmpty else { throw ValidationError("\(flag): '\(path)' is empty") }
+        return Secret(secret)
+    }
+}

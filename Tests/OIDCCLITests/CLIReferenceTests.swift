@@ -1,0 +1,52 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// Runs every example in a `sh` block of docs/cli.md, in order, against TestProvider:
+/// `https://login.example.com` and `https://api.example.com` stand for its issuer, `my-cli` for its
+/// client. Each line runs in `/bin/sh` with the built `oidc` first on PATH and must exit 0.
+@Suite("docs/cli.md examples", .timeLimit(.minutes(3)))
+struct CLIReferenceTests {
+    static let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/cli.md")
+
+    /// The command lines of the `sh` blocks, in order.
+    static func examples() throws -> [String] {
+        let text = try String(contentsOf: page, encoding: .utf8)
+        var lines: [String] = []
+        var inShell = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") {
+                inShell = !inShell && line == "```sh"
+                continue
+            }
+            if inShell, !line.trimmingCharacters(in: .whitespaces).isEmpty { lines.append(String(line)) }
+        }
+        return lines
+    }
+
+    @Test("every sh example in docs/cli.md runs and exits 0")
+    func everyExampleRuns() async throws {
+        let examples = try Self.examples()
+        #expect(examples.count >= 20)
+        #expect(examples.first?.hasPrefix("oidc login --issuer") == true)
+        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
+            let sandbox = LoginSandbox()
+            var environment = sandbox.environment()
+            environment["PATH"] = OIDCBinary.url.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            for example in examples {
+                let command = example
+                    .replacingOccurrences(of: "https://login.example.com", with: provider.issuer)
+                    .replacingOccurrences(of: "https://api.example.com", with: provider.issuer)
+                    .replacingOccurrences(of: "my-cli", with: TestProvider.Client.default.id)
+                let result = try await Self.shell(command, environment: environment)
+                #expect(result.status == 0, "docs/cli.md: `\(example)` exited \(result.status): \(result.stderr)")
+            }
+        }
+    }
+
+    static func shell(_ command: String, environment: [String: String]) async throws -> CommandResult {
+        try await OIDCBinary.run(["-c", command], environment: environment, timeout: .seconds(90), executable: URL(fileURLWithPath: "/bin/sh"))
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// `oidc login` and the commands of a terminal user's day, run as the built binary against
+/// TestProvider over real loopback HTTP, with the test browser (an HTTP client that follows
+/// redirects and signs in) as `$BROWSER`.
+@Suite("oidc login and the terminal user's day", .timeLimit(.minutes(3)))
+struct LoginCommandTests {
+    static func loginPageProvider(_ body: (TestProvider) async throws -> Void) async throws {
+        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage), body)
+    }
+
+    static func loginArguments(_ provider: TestProvider, profile: String = "work") -> [String] {
+        ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--scope", "openid", "--scope", "profile",
+         "--scope", "offline_access", "--profile", profile]
+    }
+
+    /// No token, code or secret of `tokens` in `text`.
+    static func expectNoSecret(_ text: String, _ tokens: TokenSet?, _ comment: String) {
+        guard let tokens else { return }
+        for secret in [tokens.accessToken, tokens.refreshToken, tokens.idToken].compactMap({ $0?.revealedValue }) {
+            #expect(!text.contains(secret), "a token appears in \(comment)")
+        }
+    }
+
+    @Test("login through the loopback listener, then token in every form, request, refresh on 401, refresh, status, logout, login again from the profile")
+    func wholeDay() async throws {
+        try await Self.loginPageProvider { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(Self.loginArguments(provider) + ["--allow-host", "127.0.0.1"])
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout.isEmpty)
+            #expect(login.stderr.contains("logged in as test-user at \(provider.issuer) (profile 'work')"))
+            #expect(login.stderr.contains("http://127.0.0.1:"))
+            #expect(login.stderr.contains("Ctrl-C"))
+            #expect(sandbox.log.contains("final: 200 /callback"), "\(sandbox.log)")
+            let stored = try #require(try sandbox.storedLogin("work"))
+            #expect(stored.subject == "test-user")
+            #expect(stored.attributes["token_endpoint"] == provider.tokenEndpoint)
+            Self.expectNoSecret(login.stderr, stored.tokens, "login's stderr")
+            Self.expectNoSecret(sandbox.log, stored.tokens, "the browser's pages")
+            for file in sandbox.files() where file.path.hasPrefix(sandbox.config) || file.path.hasPrefix(sandbox.state) {
+                #expect(file.mode & 0o077 == 0, "\(file.path) is readable by others (\(String(file.mode, radix: 8)))")
+            }
+            #expect(FileManager.default.fileExists(atPath: sandbox.profileDirectory + "/work.json"))
+
+            let token = try await sandbox.run(["token", "--profile", "work"])
+            #expect(token.status == 0)
+            #expect(token.stdout == stored.tokens.accessToken.revealedValue + "\n")
+            #expect(token.stderr.isEmpty)
+            #expect(try await TokenCommandTests.resourceStatus(provider, token: stored.tokens.accessToken.revealedValue) == 200)
+
+            let idToken = try await sandbox.run(["token", "--profile", "work", "--output", "id-token"])
+            #expect(idToken.stdout == stored.tokens.idToken!.revealedValue + "\n")
+
+            let json = try await sandbox.run(["token", "--profile", "work", "--output", "json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(object["subject"] as? String == "test-user")
+            #expect(object["access_token"] as? String == stored.tokens.accessToken.revealedValue)
+
+            let v1 = try await sandbox.run(
+                ["token", "--profile", "work", "--output", "exec-credential"],
+                extra: ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":false}}"#]
+            )
+            #expect(v1.status == 0, "\(v1.stderr)")
+            let credential = try #require(try JSONSerialization.jsonObject(with: Data(v1.stdout.utf8)) as? [String: Any])
+            #expect(credential["apiVersion"] as? String == "client.authentication.k8s.io/v1")
+            #expect(credential["kind"] as? String == "ExecCredential")
+            let status = try #require(credential["status"] as? [String: Any])
+            #expect(status["token"] as? String == stored.tokens.idToken!.revealedValue)
+            let timestamp = try #require(status["expirationTimestamp"] as? String)
+            #expect(timestamp.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil, "\(timestamp)")
+            let beta = try await sandbox.run(["token", "--profile", "work", "--output", "exec-credential", "--token-type", "access"])
+            let betaObject = try #require(try JSONSerialization.jsonObject(with: Data(beta.stdout.utf8)) as? [String: Any])
+            #expect(betaObject["apiVersion"] as? String == "client.authentication.k8s.io/v1beta1")
+            #expect((betaObject["status"] as? [String: Any])?["token"] as? String == stored.tokens.accessToken.revealedValue)
+            let alpha = try await sandbox.run(
+                ["token", "--profile", "work", "--output", "exec-credential"],
+                extra: ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"client.authentication.k8s.io/v1alpha1"}"#]
+            )
+            #expect(alpha.status == 2)
+            #expect(alpha.stdout.isEmpty)
+
+            let request = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(request.status == 0, "\(request.stderr)")
+            #expect(request.stderr.contains("HTTP 200"))
+            #expect(request.stdout.contains("test-user"))
+
+            await provider.expireAccessTokens()
+            let afterExpiry = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(afterExpiry.status == 0, "\(afterExpiry.stderr)")
+            #expect(await provider.grantCount("refresh_token") == 1)
+            // The profile allows the token to 127.0.0.1 only: another loopback host gets nothing (exit 6).
+            let offHost = try await sandbox.run(["request", "http://127.0.0.2:\(provider.port)/api/me", "--profile", "work"])
+            #expect(offHost.status == 6, "\(offHost.stderr)")
+            #expect(offHost.stdout.isEmpty)
+
+            let refresh = try await sandbox.run(["refresh", "--profile", "work"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            #expect(refresh.stdout.isEmpty)
+            #expect(await provider.grantCount("refresh_token") == 2)
+            let refreshed = try #require(try sandbox.storedLogin("work"))
+            #expect(refreshed.tokens.refreshToken != stored.tokens.refreshToken)
+
+            let statusText = try await sandbox.run(["status", "--profile", "work"])
+            #expect(statusText.status == 0)
+            #expect(statusText.stdout.contains("logged in as test-user"))
+            #expect(statusText.stdout.contains("refreshable: yes"))
+            let statusJSON = try await sandbox.run(["status", "--profile", "work", "--output", "json"])
+            let statusObject = try #require(try JSONSerialization.jsonObject(with: Data(statusJSON.stdout.utf8)) as? [String: Any])
+            #expect(statusObject["issuer"] as? String == provider.issuer)
+            #expect(statusObject["logged_in"] as? Bool == true)
+            for output in [statusText.stdout, statusJSON.stdout, refresh.stderr, request.stderr] {
+                Self.expectNoSecret(output, refreshed.tokens, "status or stderr")
+                Self.expectNoSecret(output, stored.tokens, "status or stderr")
+            }
+
+            let logout = try await sandbox.run(["logout", "--profile", "work"])
+            #expect(logout.status == 0, "\(logout.stderr)")
+            #expect(logout.stderr.contains("revoked"))
+            #expect(await provider.requestCount(.revocation) == 1)
+            #expect(try sandbox.storedLogin("work") == nil)
+            let refused = try await TokenCommandTests.resourceStatus(provider, token: refreshed.tokens.accessToken.revealedValue)
+            #expect(refused == 401)
+            #expect(try await sandbox.run(["status", "--profile", "work"]).status == 4)
+            let afterLogout = try await sandbox.run(["token", "--profile", "work"])
+            #expect(afterLogout.status == 4)
+            #expect(afterLogout.stderr.contains("oidc login --profile work"))
+
+            // The profile remembers everything: logging in again needs no other flag.
+            let again = try await sandbox.run(["login", "--profile", "work"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try sandbox.storedLogin("work") != nil)
+        }
+    }
+
+    @Test("a callback with a wrong state is answered with an error page and ignored; the right one completes the login")
+    func wrongStateIsIgnored() async throws {
+        try await Self.loginPageProvider { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(Self.loginArguments(provider), browser: ["--forge-callback-first"])
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(sandbox.log.contains("forged callback: 400"), "\(sandbox.log)")
+            #expect(sandbox.log.contains("final: 200"))
+            #expect(try sandbox.storedLogin("work") != nil)
+        }
+    }
+
+    @Test("access_denied exits 4 with the provider's description; nothing is stored and the profile is not saved")
+    func accessDenied() async throws {
+        try await Self.loginPageProvider { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(Self.loginArguments(provider), browser: ["--deny"])
+            #expect(login.status == 4, "\(login.stderr)")
+            #expect(login.stderr.contains("access_denied"))
+            #expect(login.stderr.contains("The user cancelled the sign-in"))
+            #expect(sandbox.log.contains("final: 400"), "\(sandbox.log)")
+            #expect(try sandbox.storedLogin("work") == nil)
+            #expect(!FileManager.default.fileExists(atPath: sandbox.profileDirectory + "/work.json"))
+        }
+    }
+
+    @Test("--timeout exits 3, --no-browser prints the URL only, and the port is closed afterwards")
+    func timeout() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "1"])
+            #expect(login.status == 3, "\(login.stderr)")
+            #expect(login.stderr.contains("http://127.0.0.1:"))
+            #expect(sandbox.log.isEmpty)
+            #expect(try sandbox.storedLogin("work") == nil)
+        }
+    }
+
+    @Test("Ctrl-C while waiting exits 130 and stores nothing")
+    func interrupted() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            let result = try await OIDCBinary.run(
+                Self.loginArguments(provider) + ["--no-browser"], environment: sandbox.environment(), timeout: .seconds(30),
+                started: { process in
+                    Thread.sleep(forTimeInterval: 2)
+                    process.interrupt()
+                }
+            )
+            #expect(result.status == 130, "\(result.stderr)")
+            #expect(try sandbox.storedLogin("work") == nil)
+        }
+    }
+
+    @Test("a fixed port in use is a usage error that names it; an unreachable provider exits 5; an unknown profile is explained")
+    func setupErrors() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            // The provider's own port is taken.
+            let busy = try await sandbox.run(Self.loginArguments(provider) + ["--listen", "127.0.0.1:\(provider.port)"])
+            #expect(busy.status == 2, "\(busy.stderr)")
+            #expect(busy.stderr.contains("127.0.0.1:\(provider.port)"))
+            #expect(busy.stderr.contains("in use"))
+
+            let down = try await sandbox.run(["login", "--issuer", "http://127.0.0.1:1", "--client-id", "c", "--profile", "down"])
+            #expect(down.status == 5, "\(down.stderr)")
+
+            let unknownLogin = try await sandbox.run(["login", "--profile", "nope"])
+            #expect(unknownLogin.status == 2)
+            #expect(unknownLogin.stderr.contains("profile 'nope' is unknown"))
+            let unknownToken = try await sandbox.run(["token", "--profile", "nope"])
+            #expect(unknownToken.status == 4)
+            #expect(unknownToken.stderr.contains("no login for profile 'nope'"))
+
+            let localhost = try await sandbox.run(Self.loginArguments(provider) + ["--listen", "localhost:8000"])
+            #expect(localhost.status == 2)
+            #expect(localhost.stderr.contains("--listen"))
+        }
+    }
+
+    @Test("a corrupt store: oidc token exits 7 naming the file, which is kept aside, never overwritten in place")
+    func corruptStore() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            #expect(try await sandbox.run(Self.loginArguments(provider)).status == 0)
+            let file = try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.store).first { $0.hasSuffix("work.json") })
+            let path = sandbox.store + "/" + file
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+            let token = try await sandbox.run(["token", "--profile", "work"])
+            #expect(token.status == 7, "\(token.stderr)")
+            #expect(token.stderr.contains(path))
+            #expect(token.stdout.isEmpty)
+            let kept = try FileManager.default.contentsOfDirectory(atPath: sandbox.store).filter { $0.contains("corrupt") }
+            #expect(kept.count == 1)
+            #expect(try String(contentsOfFile: sandbox.store + "/" + kept[0], encoding: .utf8) == "{not json")
+        }
+    }
+
+    @Test("8 oidc token processes at once on the expired token of a real login: one refresh, 8 identical tokens, still logged in")
+    func eightProcessesAfterLogin() async throws {
+        try await withTestProvider(TestProvider.Configuration(accessTokenLifetime: 2)) { provider in
+            let sandbox = LoginSandbox()
+            #expect(try await sandbox.run(Self.loginArguments(provider)).status == 0)
+            let old = try #require(try sandbox.storedLogin("work"))
+            try await Task.sleep(for: .seconds(2.2))
+            let barrier = Process()
+            barrier.executableURL = URL(fileURLWithPath: OIDCBinary.sibling("oidc-store-writer"))
+            barrier.arguments = [sandbox.store, "oidc", "work", "block", "1500"]
+            let barrierOutput = Pipe()
+            barrier.standardOutput = barrierOutput
+            try barrier.run()
+            let locked = await Task.detached { String(decoding: barrierOutput.fileHandleForReading.availableData, as: UTF8.self) }.value
+            #expect(locked.contains("locked"))
+            let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+                for _ in 0..<8 { group.addTask { try await sandbox.run(["token", "--profile", "work"]) } }
+                return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
+            }
+            barrier.waitUntilExit()
+            #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+            let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
+            #expect(tokens.count == 1)
+            #expect(!tokens.contains(old.tokens.accessToken.revealedValue))
+            #expect(await provider.grantCount("refresh_token") == 1)
+            let now = try #require(try sandbox.storedLogin("work"))
+            #expect(now.tokens.accessToken.revealedValue == tokens.first)
+            #expect(try await sandbox.run(["status", "--profile", "work"]).status == 0)
+        }
+    }
+
+    @Test("oidc demo --headless: login, claims, API, refresh on 401 and logout against the embedded provider")
+    func demo() async throws {
+        let sandbox = LoginSandbox()
+        let result = try await sandbox.run(["demo", "--headless"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("signs in on the provider's page itself"))
+        #expect(result.stderr.contains("== 6. logged out"))
+        #expect(result.stdout.contains("\"sub\" : \"test-user\""))
+    }
+}

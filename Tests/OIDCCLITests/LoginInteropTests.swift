@@ -1,0 +1,89 @@
+import Foundation
+import OIDC
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `oidc login` and the commands after it against oidc-provider-mock (PyPI, Flask + Authlib), the
+/// independent provider `make test` starts with `--require-registration` (docs/interop.md): a
+/// confidential client whose redirect URI is registered with its exact port, a sign-in form the test
+/// browser fills in, refresh with client_secret_basic, and no revocation endpoint.
+@Suite(
+    "oidc login against oidc-provider-mock", .timeLimit(.minutes(2)),
+    .enabled(if: ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] != nil, "set OIDC_INTEROP_ISSUER (make test does)")
+)
+struct LoginInteropTests {
+    static let issuer = ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] ?? ""
+
+    /// A port nothing listens on right now (the kernel's choice for a socket bound to port 0).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw OIDCError(.invalidArgument, "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("login with a registered confidential client, then token, request to userinfo, refresh, status and logout")
+    func loginAgainstMock() async throws {
+        let sandbox = LoginSandbox()
+        let port = try Self.freePort()
+        let redirect = "http://127.0.0.1:\(port)/callback"
+        let client = try await withNIOHTTPTransport { transport in
+            let metadata = try await ProviderDiscovery(transport: transport).metadata(for: Self.issuer)
+            let body = #"{"redirect_uris":["\#(redirect)"],"token_endpoint_auth_method":"client_secret_basic"}"#
+            let response = try await transport.send(
+                HTTPRequest(method: "POST", url: try #require(metadata.registrationEndpoint), headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+            )
+            let object = try StrictJSON.parseObject(response.body)
+            return (id: try #require(object["client_id"]?.stringValue), secret: try #require(object["client_secret"]?.stringValue))
+        }
+        let secretFile = sandbox.root.appendingPathComponent("client-secret").path
+        #expect(FileManager.default.createFile(atPath: secretFile, contents: Data(client.secret.utf8), attributes: [.posixPermissions: 0o600]))
+
+        let login = try await sandbox.run(
+            ["login", "--issuer", Self.issuer, "--client-id", client.id, "--client-secret-file", secretFile, "--listen", "127.0.0.1:\(port)",
+             "--scope", "openid", "--scope", "email", "--profile", "mock"],
+            browser: ["--value", "sub=alice@example.com"]
+        )
+        #expect(login.status == 0, "\(login.stderr)\n\(sandbox.log)")
+        #expect(login.stderr.contains("logged in as alice@example.com at \(Self.issuer)"))
+        #expect(!login.stderr.contains(client.secret))
+        let stored = try #require(try sandbox.storedLogin("mock"))
+        #expect(stored.attributes["token_endpoint_auth_method"] == "client_secret_basic")
+        let profile = try String(contentsOfFile: sandbox.profileDirectory + "/mock.json", encoding: .utf8)
+        #expect(!profile.contains(client.secret))
+        #expect(profile.contains(secretFile))
+
+        let token = try await sandbox.run(["token", "--profile", "mock"])
+        #expect(token.stdout == stored.tokens.accessToken.revealedValue + "\n")
+
+        let userinfo = try await sandbox.run(["request", Self.issuer + "/userinfo", "--profile", "mock"])
+        #expect(userinfo.status == 0, "\(userinfo.stderr)")
+        #expect(userinfo.stdout.contains("alice@example.com"))
+
+        let refresh = try await sandbox.run(["refresh", "--profile", "mock"])
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+        let refreshed = try #require(try sandbox.storedLogin("mock"))
+        #expect(refreshed.tokens.accessToken != stored.tokens.accessToken)
+        #expect(refreshed.tokens.refreshToken == stored.tokens.refreshToken)  // no rotation at this provider
+
+        let status = try await sandbox.run(["status", "--profile", "mock", "--output", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(object["subject"] as? String == "alice@example.com")
+        #expect(object["refreshable"] as? Bool == true)
+
+        let logout = try await sandbox.run(["logout", "--profile", "mock"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stderr.contains("offers no revocation"))
+        #expect(try sandbox.storedLogin("mock") == nil)
+    }
+}
