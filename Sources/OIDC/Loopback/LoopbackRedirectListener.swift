@@ -142,7 +142,7 @@ public final class LoopbackRedirectListener: Sendable {
             location = try request.url().absoluteString
         } catch {
             // Not started: leave a wait in progress (a second call) alone.
-            if !state.hasStartedClosing, state.result == nil { await close() }
+            if state.isReady { await close() }
             throw error
         }
         try state.beginWait(for: request, location: location, awaiting: true)

@@ -79,6 +79,14 @@ final class LoopbackState: @unchecked Sendable {
 
     var hasStartedClosing: Bool { lock.withLock { closing != nil } }
 
+    /// Whether no wait has started and nothing is closing: a wait could still begin.
+    var isReady: Bool {
+        lock.withLock {
+            guard case .ready = phase else { return false }
+            return closing == nil
+        }
+    }
+
     // MARK: The wait
 
     /// Starts serving `request` (``LoopbackRedirectListener/serve(_:)``), or starts the one wait for

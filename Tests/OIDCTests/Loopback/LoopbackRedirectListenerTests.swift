@@ -402,6 +402,10 @@ struct LoopbackRedirectListenerTests {
             let waiting = try await Self.startWaiting(listener, request)
             let error = await #expect(throws: OIDCError.self) { try await listener.waitForAuthorization(request) }
             #expect(error?.code == .invalidArgument)
+            var stray = request
+            stray.redirectURI = "http://127.0.0.1:1/callback"
+            let strayError = await #expect(throws: OIDCError.self) { try await listener.waitForAuthorization(stray) }
+            #expect(strayError?.code == .invalidArgument)
             let done = try await Client.send("GET", "/callback?code=c&state=\(request.state)", to: listener)
             #expect(done.status == 200)
             _ = try await waiting.value
