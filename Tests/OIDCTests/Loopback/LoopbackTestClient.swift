@@ -47,13 +47,17 @@ enum LoopbackTestClient {
 
     /// Sends `bytes` to `address:port` and reads until the server closes.
     static func exchange(_ address: String, _ port: Int, _ bytes: [UInt8]) async throws -> Response {
-        let raw = try await onThread {
+        try parse(try await rawExchange(address, port, bytes))
+    }
+
+    /// Sends `bytes` and returns every byte received until the server closed (none when it closed at once).
+    static func rawExchange(_ address: String, _ port: Int, _ bytes: [UInt8]) async throws -> [UInt8] {
+        try await onThread {
             let socket = try Socket(address, port)
             defer { socket.close() }
             try socket.send(bytes)
             return try socket.readUntilClosed()
         }
-        return try parse(raw)
     }
 
     /// A GET (or other method) of `target` with the `Host` the listener expects.
