@@ -171,6 +171,10 @@ struct LoginCommandTests {
             #expect(login.stderr.contains("http://127.0.0.1:"))
             #expect(sandbox.log.isEmpty)
             #expect(try sandbox.storedLogin("work") == nil)
+            // The listener's port is free again: nothing was left listening.
+            let port = try #require(login.stderr.firstMatch(of: /in your browser: http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) })
+            let again = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "1", "--listen", "127.0.0.1:\(port)"])
+            #expect(again.status == 3, "\(again.stderr)")
         }
     }
 
