@@ -269,6 +269,37 @@ struct LoginCommandTests {
         }
     }
 
+    @Test("oidc request: 5xx exits 5 and keeps the login; a rejected refresh after a 401 exits 4 and logs the profile out; -d @file is sent")
+    func requestFailures() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            #expect(try await sandbox.run(Self.loginArguments(provider)).status == 0)
+            let body = sandbox.root.appendingPathComponent("body.json").path
+            #expect(FileManager.default.createFile(atPath: body, contents: Data(#"{"a":1}"#.utf8)))
+            let posted = try await sandbox.run(
+                ["request", provider.protectedResourceURL, "--profile", "work", "-H", "Content-Type: application/json", "--data", "@" + body]
+            )
+            #expect(posted.status == 0, "\(posted.stderr)")
+
+            await provider.failNextRequests(1, to: .protectedResource, with: .serviceUnavailable)
+            let unavailable = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(unavailable.status == 5, "\(unavailable.stderr)")
+            #expect(unavailable.stderr.contains("HTTP 503"))
+            #expect(try sandbox.storedLogin("work") != nil)
+
+            let authorization = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work", "-H", "Authorization: Basic eA=="])
+            #expect(authorization.status == 2)
+
+            await provider.expireAccessTokens()
+            await provider.failNextTokenRequests(1, with: .invalidGrant)
+            let rejected = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(rejected.status == 4, "\(rejected.stderr)")
+            #expect(rejected.stderr.contains("invalid_grant"))
+            #expect(rejected.stdout.isEmpty)
+            #expect(try sandbox.storedLogin("work") == nil)
+        }
+    }
+
     @Test("oidc demo --headless: login, claims, API, refresh on 401 and logout against the embedded provider")
     func demo() async throws {
         let sandbox = LoginSandbox()
