@@ -214,6 +214,16 @@ struct LoginCommandTests {
             #expect(unknownToken.status == 4)
             #expect(unknownToken.stderr.contains("no login for profile 'nope'"))
 
+            let mfa = try await sandbox.run(Self.loginArguments(provider) + ["--mfa", "otp"])
+            #expect(mfa.status == 2)
+            #expect(mfa.stderr.contains("--mfa is for --provider schibsted only"))
+            let swan = try await sandbox.run(["login", "--provider", "swan", "--client-id", "c", "--profile", "swan"])
+            #expect(swan.status == 2)
+            #expect(swan.stderr.contains("--client-secret-file"))
+            let schibsted = try await sandbox.run(["login", "--provider", "schibsted", "--client-id", "c", "--profile", "s"])
+            #expect(schibsted.status == 2)
+            #expect(schibsted.stderr.contains("--environment"))
+
             let localhost = try await sandbox.run(Self.loginArguments(provider) + ["--listen", "localhost:8000"])
             #expect(localhost.status == 2)
             #expect(localhost.stderr.contains("--listen"))

@@ -106,6 +106,12 @@ struct Login: AsyncParsableCommand {
             profile.provider = .generic
             profile.issuer = issuer
         }
+        if profile.provider != .schibsted {
+            // Settings of another preset do not carry over when the provider changes.
+            profile.environment = nil
+            profile.mfa = nil
+        }
+        if profile.provider != .generic { profile.issuer = nil }
         if let environment { profile.environment = environment }
         if let clientId { profile.clientID = clientId }
         if let clientSecretFile { profile.clientSecretFile = Self.absolute(clientSecretFile) }
@@ -135,8 +141,17 @@ struct Login: AsyncParsableCommand {
         }
         if profile.provider == .schibsted, profile.environment == nil { throw ValidationError("--environment is required with --provider schibsted") }
         guard profile.clientID != nil else { throw ValidationError("--client-id is required") }
+        if profile.provider != .schibsted {
+            if profile.environment != nil { throw ValidationError("--environment is for --provider schibsted only") }
+            if profile.mfa != nil { throw ValidationError("--mfa is for --provider schibsted only; use --acr-values") }
+        } else if profile.acrValues != nil {
+            throw ValidationError("--acr-values is not for Schibsted; use --mfa")
+        }
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
+        if profile.provider == .swan, secret == nil {
+            throw ValidationError("--provider swan is a confidential client (client_secret_post): give --client-secret-file")
+        }
         if clientSecret != nil {
             Console.error("oidc: warning: --client-secret is visible to other users in ps, and is not remembered; later refreshes need --client-secret-file")
         }
