@@ -104,29 +104,11 @@ public struct SystemBrowser: BrowserLauncher {
 
     /// Starts the program; `nil` when it runs on or exits 0 within ``failureWindow``, else why it failed.
     private static func launch(_ executable: String, arguments: [String], environment: [String: String]) async -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.standardError
-        process.standardError = FileHandle.standardError
-        do {
-            try process.run()
-        } catch {
-            return "could not be started"
-        }
-        let step = Duration.milliseconds(50)
-        let steps = Int(failureWindow / step)
-        for _ in 0..<steps where process.isRunning {
-            do { try await Task.sleep(for: step) } catch { return nil }  // cancelled: it is running
-        }
-        if process.isRunning { return nil }
-        switch process.terminationReason {
-        case .exit where process.terminationStatus == 0: return nil
-        case .exit: return "exited with status \(process.terminationStatus)"
-        case .uncaughtSignal: return "ended by signal \(process.terminationStatus)"
-        @unknown default: return "ended early"
+        switch await BrowserProcess.launch(executable, arguments: arguments, environment: environment, window: failureWindow) {
+        case nil: return "could not be started"
+        case .running?, .exited(0)?: return nil
+        case .exited(let status)?: return "exited with status \(status)"
+        case .signalled(let signal)?: return "ended by signal \(signal)"
         }
     }
 

@@ -78,7 +78,14 @@ enum LoopbackPage {
         page(503, title: "No sign-in in progress", paragraphs: ["No login is waiting here right now. Start the login from the terminal."])
     }
 
-    /// `GET /`: on to the authorization endpoint, so the URL the user sees stays short.
+    /// The start URL opened a second time: it leads nowhere any more.
+    static func startUsed() -> LoopbackResponse {
+        page(410, title: "Link already used", paragraphs: [
+            "This sign-in link was already opened once. Continue in the window where it was opened, or start the login again from the terminal.",
+        ])
+    }
+
+    /// The start URL: on to the authorization endpoint, so the URL the user sees stays short.
     static func redirect(to location: String) -> LoopbackResponse {
         LoopbackResponse(status: 302, headers: [("Location", location)] + securityHeaders, body: [])
     }

@@ -8,13 +8,14 @@ internal import NIOPosix
 /// ```swift
 /// let listener = try await LoopbackRedirectListener.start()
 /// let request = try AuthorizationRequest(provider: provider, clientID: "cli", redirectURI: listener.redirectURI)
-/// print("Open \(listener.startURL) in your browser")    // GET / answers 302 to the authorization URL
+/// try listener.serve(request)                           // the start URL now redirects to the provider
+/// print("Open \(listener.startURL) in your browser")    // http://127.0.0.1:PORT/<random>, short
 /// let response = try await listener.waitForAuthorization(request, timeout: .seconds(180))
 /// ```
 ///
 /// The listener binds loopback IP literals only (never `localhost`, RFC 8252 §8.3), on a port the
-/// system chooses unless told otherwise, and serves one login: `GET /` redirects to the
-/// authorization URL; the callback path takes the provider's redirect. A callback whose `state` is
+/// system chooses unless told otherwise, and serves one login: the start URL (a random path)
+/// redirects once to the authorization URL; the callback path takes the provider's redirect. A callback whose `state` is
 /// missing, repeated or wrong is answered with an error page and ignored, so that somebody else's
 /// request can neither end nor complete the login; the first callback with the right state ends it,
 /// and the listener closes. Requests whose `Host` is not one of the listener's addresses are refused
@@ -39,8 +40,10 @@ public final class LoopbackRedirectListener: Sendable {
     /// `http://[::1]:PORT/callback` when the first endpoint is `::1`.
     public var redirectURI: String { "http://\(authority)\(configuration.callbackPath)" }
 
-    /// `http://127.0.0.1:PORT/`: opening it redirects to the authorization URL once a wait has
-    /// started, so the URL a user sees or copies stays short.
+    /// `http://127.0.0.1:PORT/<random>`: opening it redirects to the authorization URL once the
+    /// login is served (``serve(_:)``), so the URL a user sees or copies stays short. It redirects
+    /// once, then answers 410; its random path (128 bits) keeps the authorization URL, and so the
+    /// state, from other local processes that find the port (`/` answers 404).
     public var startURL: URL { start }
 
     private init(
@@ -78,7 +81,10 @@ public final class LoopbackRedirectListener: Sendable {
         try configuration.validate()
         var endpoints: [Endpoint] = []
         for endpoint in configuration.endpoints { endpoints.append(try Endpoint(host: endpoint.host, port: endpoint.port)) }
-        let state = LoopbackState(callbackPath: configuration.callbackPath, maximumConnections: configuration.maximumConnections)
+        let startPath = "/" + (try RandomToken.generate(byteCount: RandomToken.minimumByteCount))
+        let state = LoopbackState(
+            callbackPath: configuration.callbackPath, startPath: startPath, maximumConnections: configuration.maximumConnections
+        )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let binder = LoopbackBinder(group: group, state: state, idleTimeout: configuration.idleTimeout)
         do throws(OIDCError) {
@@ -89,7 +95,7 @@ public final class LoopbackRedirectListener: Sendable {
                 hosts.insert("localhost:\(endpoint.port)")
             }
             state.allowHosts(hosts)
-            guard let first = bound.first, let start = URL(string: "http://\(first.description)/") else {
+            guard let first = bound.first, let start = URL(string: "http://\(first.description)\(startPath)") else {
                 throw OIDCError(.invalidArgument, "The loopback listener bound no endpoint.")
             }
             return LoopbackRedirectListener(
@@ -101,7 +107,7 @@ public final class LoopbackRedirectListener: Sendable {
         }
     }
 
-    /// Starts answering `GET /` with a 302 to `request.url()` and accepting `request`'s callback,
+    /// Starts answering the ``startURL`` with a 302 to `request.url()` and accepting `request`'s callback,
     /// without waiting: call it before opening the browser, so that a browser quicker than the call to
     /// ``waitForAuthorization(_:timeout:)`` finds the login. A callback that arrives before the wait
     /// starts is kept for it.
@@ -114,7 +120,7 @@ public final class LoopbackRedirectListener: Sendable {
         try state.beginWait(for: request, location: try request.url().absoluteString, awaiting: false)
     }
 
-    /// Serves `GET /` as a 302 to `request.url()` (unless ``serve(_:)`` already does) and waits for the callback that belongs to `request`.
+    /// Serves the ``startURL`` as a 302 to `request.url()` (unless ``serve(_:)`` already does) and waits for the callback that belongs to `request`.
     ///
     /// Callbacks without exactly one `state` equal to `request.state` (compared in constant time)
     /// are answered with an error page and ignored. The first one with the right state is checked by

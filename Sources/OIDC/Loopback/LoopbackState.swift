@@ -21,6 +21,11 @@ final class LoopbackState: @unchecked Sendable {
     static let maximumTargetLength = 8 * 1024
 
     let callbackPath: String
+    /// `/<128 random bits>`: the start URL's path. `/` itself reveals nothing, so another local
+    /// process that finds the port cannot read the authorization URL (its state) from it.
+    let startPath: String
+    /// The start URL redirects once; afterwards it answers 410, so a copy seen later is worthless.
+    private var startServed = false
     private let maximumConnections: Int
     private let lock = NSLock()
     private var phase = Phase.ready
@@ -34,8 +39,9 @@ final class LoopbackState: @unchecked Sendable {
     private var isAdmitting = true
     private var closing: Task<Void, Never>?
 
-    init(callbackPath: String, maximumConnections: Int) {
+    init(callbackPath: String, startPath: String, maximumConnections: Int) {
         self.callbackPath = callbackPath
+        self.startPath = startPath
         self.maximumConnections = maximumConnections
     }
 
@@ -164,12 +170,13 @@ final class LoopbackState: @unchecked Sendable {
 
         let target = head.uri
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        if path == "/" {
-            let location = lock.withLock { () -> String? in
-                if case .waiting(_, let location) = phase { return location }
-                return nil
+        if path == startPath {
+            return lock.withLock { () -> LoopbackResponse in
+                guard case .waiting(_, let location) = phase else { return LoopbackPage.notWaiting() }
+                guard !startServed else { return LoopbackPage.startUsed() }
+                startServed = true
+                return LoopbackPage.redirect(to: location)
             }
-            return location.map(LoopbackPage.redirect(to:)) ?? LoopbackPage.notWaiting()
         }
         guard path == callbackPath else { return LoopbackPage.notFound() }
         return callback(target: target, host: host.lowercased())

@@ -45,8 +45,8 @@ struct LoginFlow {
             throw error
         }
         Console.error("oidc: sign in at \(provider.issuer) in your browser: \(listener.startURL.absoluteString)")
-        await openBrowser(listener.startURL)
         Console.error("oidc: waiting for the browser to come back to \(listener.redirectURI) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
+        await openBrowser(listener.startURL)
         let response = try await listener.waitForAuthorization(request, timeout: timeout)
         let clock = ContinuousClock()
         let start = clock.now

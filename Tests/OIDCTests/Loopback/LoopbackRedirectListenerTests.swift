@@ -13,7 +13,8 @@ struct LoopbackRedirectListenerTests {
         try await withListener { listener in
             #expect(listener.port > 0)
             #expect(listener.redirectURI == "http://127.0.0.1:\(listener.port)/callback")
-            #expect(listener.startURL.absoluteString == "http://127.0.0.1:\(listener.port)/")
+            #expect(listener.startURL.absoluteString.hasPrefix("http://127.0.0.1:\(listener.port)/"))
+            #expect(listener.startURL.path.count == 23)  // "/" and 128 random bits in base64url
             #expect(await Client.canConnect("127.0.0.1", listener.port))
         }
     }
@@ -54,7 +55,7 @@ struct LoopbackRedirectListenerTests {
             #expect(await Client.canConnect("::1", listener.port))
             let request = try Self.request(for: listener)
             let waiting = try await Self.startWaiting(listener, request)
-            let start = try await Client.send("GET", "/", to: listener, address: "::1")
+            let start = try await Client.send("GET", listener.startURL.path, to: listener, address: "::1")
             #expect(start.status == 302)
             let callback = try await Client.send("GET", "/callback?code=six&state=\(request.state)", to: listener, address: "::1")
             #expect(callback.status == 200)
@@ -62,27 +63,44 @@ struct LoopbackRedirectListenerTests {
         }
         try await withListener(.init(endpoints: [.ipv6, .ipv4])) { listener in
             #expect(listener.redirectURI == "http://[::1]:\(listener.port)/callback")
-            #expect(listener.startURL.absoluteString == "http://[::1]:\(listener.port)/")
+            #expect(listener.startURL.absoluteString.hasPrefix("http://[::1]:\(listener.port)/"))
             #expect(await Client.canConnect("127.0.0.1", listener.port))
         }
     }
 
     // MARK: GET /
 
-    @Test("GET / redirects to the authorization URL once a wait has started, 503 before")
+    @Test("the start URL redirects once to the authorization URL once the login is served (503 before, 410 after); / reveals nothing")
     func startRedirect() async throws {
         try await withListener { listener in
             let early = try await Self.get(listener.startURL)
             #expect(early.status == 503)
             let request = try Self.request(for: listener)
             let waiting = try await Self.startWaiting(listener, request)
+            #expect(try await Client.send("GET", "/", to: listener).status == 404)
+            #expect(try await Client.send("GET", "/?x=1", to: listener).status == 404)
             let response = try await Self.get(listener.startURL)
             #expect(response.status == 302)
             #expect(response.headers["Location"] == (try request.url().absoluteString))
             #expect(response.headers["Cache-Control"] == "no-store")
             #expect(response.headers["Connection"] == "close")
-            let withQuery = try await Client.send("GET", "/?x=1", to: listener)
-            #expect(withQuery.status == 302)
+            let again = try await Client.send("GET", listener.startURL.path, to: listener)
+            #expect(again.status == 410)
+            #expect(!again.text.contains(request.state))
+            waiting.cancel()
+            _ = await waiting.result
+        }
+    }
+
+    @Test("another listener's start path, or a guessed one, gets 404")
+    func startPathIsSecret() async throws {
+        try await withListener { listener in
+            let request = try Self.request(for: listener)
+            let waiting = try await Self.startWaiting(listener, request)
+            let other = try await LoopbackRedirectListener.start()
+            #expect(other.startURL.path != listener.startURL.path)
+            #expect(try await Client.send("GET", other.startURL.path, to: listener).status == 404)
+            await other.close()
             waiting.cancel()
             _ = await waiting.result
         }
@@ -91,8 +109,8 @@ struct LoopbackRedirectListenerTests {
     @Test("HEAD gets the same head and no body")
     func head() async throws {
         try await withListener { listener in
-            let get = try await Client.send("GET", "/", to: listener)
-            let head = try await Client.send("HEAD", "/", to: listener)
+            let get = try await Client.send("GET", listener.startURL.path, to: listener)
+            let head = try await Client.send("HEAD", listener.startURL.path, to: listener)
             #expect(head.status == 503)
             #expect(head.body.isEmpty)
             #expect(head.header("Content-Length") == get.header("Content-Length"))
@@ -264,7 +282,7 @@ struct LoopbackRedirectListenerTests {
             #expect(noHost.status == 400)
             let twoHosts = try await Client.send("GET", target, to: listener, extra: ["Host: evil.example"])
             #expect(twoHosts.status == 400)
-            let start = try await Client.send("GET", "/", to: listener, host: "evil.example")
+            let start = try await Client.send("GET", listener.startURL.path, to: listener, host: "evil.example")
             #expect(start.status == 400)
             #expect(start.header("Location") == nil)
             let viaLocalhost = try await Client.send("GET", target, to: listener, host: "LOCALHOST:\(listener.port)")
@@ -315,7 +333,7 @@ struct LoopbackRedirectListenerTests {
         var configuration = LoopbackRedirectListener.Configuration()
         configuration.maximumConnections = 2
         try await withListener(configuration) { listener in
-            let get = Client.request("GET", "/", host: "127.0.0.1:\(listener.port)")
+            let get = Client.request("GET", listener.startURL.path, host: "127.0.0.1:\(listener.port)")
             try await Client.withSilentConnections(2, "127.0.0.1", listener.port) {
                 // The two are admitted on the listener's thread a moment after connecting; until then
                 // a third may still be answered. Once they are, a third is closed unanswered.
@@ -328,7 +346,7 @@ struct LoopbackRedirectListenerTests {
             }
             var served = false
             for _ in 0..<100 where !served {
-                served = (try? await Client.send("GET", "/", to: listener).status) == 503
+                served = (try? await Client.send("GET", listener.startURL.path, to: listener).status) == 503
                 if !served { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(served)
@@ -451,9 +469,10 @@ struct LoopbackRedirectListenerTests {
     static func startWaiting(
         _ listener: LoopbackRedirectListener, _ request: AuthorizationRequest, timeout: Duration? = .seconds(30)
     ) async throws -> Task<AuthorizationResponse, any Error> {
+        try listener.serve(request)
         let task = Task { try await listener.waitForAuthorization(request, timeout: timeout) }
         for _ in 0..<200 {
-            if try await Client.send("GET", "/", to: listener).status == 302 { return task }
+            if try await Client.send("GET", "/favicon.ico", to: listener).status == 404 { return task }
             try await Task.sleep(for: .milliseconds(10))
         }
         task.cancel()

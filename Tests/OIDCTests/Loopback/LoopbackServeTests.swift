@@ -14,7 +14,7 @@ struct LoopbackServeTests {
         let request = try LoopbackRedirectListenerTests.request(for: listener)
         try listener.serve(request)
         try listener.serve(request)  // the same request again is harmless
-        let start = try await Client.send("GET", "/", to: listener)
+        let start = try await Client.send("GET", listener.startURL.path, to: listener)
         #expect(start.status == 302)
         #expect(start.header("Location") == (try request.url().absoluteString))
         let foreign = try await Client.send("GET", "/callback?code=x&state=other", to: listener)
