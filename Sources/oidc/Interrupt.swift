@@ -20,7 +20,8 @@ enum Interrupt {
             signal(SIGINT, SIG_DFL)
         }
         let result = await task.result
-        if interrupted.value {
+        // Interrupted, but the work finished first (the login is stored): report what happened.
+        if interrupted.value, case .failure = result {
             Console.error("oidc: interrupted; nothing was stored")
             throw ExitCode(ExitCodes.interrupted)
         }

@@ -4,8 +4,8 @@ import OIDCTesting
 import Testing
 
 /// Runs every example in a `sh` block of docs/cli.md, in order, against TestProvider:
-/// `https://login.example.com` and `https://api.example.com` stand for its issuer, `my-cli` for its
-/// client. Each line runs in `/bin/sh` with the built `oidc` first on PATH and must exit 0.
+/// `https://login.example.com` and `https://api.example.com` stand for its issuer (`api.example.com`
+/// alone for its host), `my-cli` for its client. Each line runs in `/bin/sh` with the built `oidc` first on PATH and must exit 0.
 @Suite("docs/cli.md examples", .timeLimit(.minutes(3)))
 struct CLIReferenceTests {
     static let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -39,6 +39,7 @@ struct CLIReferenceTests {
                 let command = example
                     .replacingOccurrences(of: "https://login.example.com", with: provider.issuer)
                     .replacingOccurrences(of: "https://api.example.com", with: provider.issuer)
+                    .replacingOccurrences(of: "api.example.com", with: "127.0.0.1")
                     .replacingOccurrences(of: "my-cli", with: TestProvider.Client.default.id)
                 let result = try await Self.shell(command, environment: environment)
                 #expect(result.status == 0, "docs/cli.md: `\(example)` exited \(result.status): \(result.stderr)")

@@ -148,10 +148,17 @@ struct LoginCommandTests {
         }
     }
 
-    @Test("access_denied exits 4 with the provider's description; nothing is stored and the profile is not saved")
+    @Test("access_denied exits 4 with the provider's description; nothing is stored, and an earlier login survives it")
     func accessDenied() async throws {
         try await Self.loginPageProvider { provider in
             let sandbox = LoginSandbox()
+            let first = try await sandbox.run(Self.loginArguments(provider, profile: "kept"))
+            #expect(first.status == 0, "\(first.stderr)")
+            let kept = try #require(try sandbox.storedLogin("kept"))
+            let again = try await sandbox.run(Self.loginArguments(provider, profile: "kept"), browser: ["--deny"])
+            #expect(again.status == 4)
+            #expect(try sandbox.storedLogin("kept") == kept)
+
             let login = try await sandbox.run(Self.loginArguments(provider), browser: ["--deny"])
             #expect(login.status == 4, "\(login.stderr)")
             #expect(login.stderr.contains("access_denied"))
@@ -245,6 +252,13 @@ struct LoginCommandTests {
             let kept = try FileManager.default.contentsOfDirectory(atPath: sandbox.store).filter { $0.contains("corrupt") }
             #expect(kept.count == 1)
             #expect(try String(contentsOfFile: sandbox.store + "/" + kept[0], encoding: .utf8) == "{not json")
+
+            // A profile file others can write is refused, not followed.
+            let profile = sandbox.profileDirectory + "/work.json"
+            try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: profile)
+            let loose = try await sandbox.run(["token", "--profile", "work"])
+            #expect(loose.status == 7, "\(loose.stderr)")
+            #expect(loose.stderr.contains(profile))
         }
     }
 
@@ -300,6 +314,14 @@ struct LoginCommandTests {
             let authorization = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work", "-H", "Authorization: Basic eA=="])
             #expect(authorization.status == 2)
 
+            // No --allow-host at login: the token goes to the issuer's host only, whatever URL is typed.
+            let elsewhere = "http://127.0.0.2:\(provider.port)/api/me"
+            let refused = try await sandbox.run(["request", elsewhere, "--profile", "work"])
+            #expect(refused.status == 6, "\(refused.stderr)")
+            #expect(refused.stderr.contains("--allow-host"))
+            let broad = try await sandbox.run(["request", elsewhere, "--profile", "work", "--allow-host", "com"])
+            #expect(broad.status == 2)
+
             await provider.expireAccessTokens()
             await provider.failNextTokenRequests(1, with: .invalidGrant)
             let rejected = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
@@ -307,6 +329,56 @@ struct LoginCommandTests {
             #expect(rejected.stderr.contains("invalid_grant"))
             #expect(rejected.stdout.isEmpty)
             #expect(try sandbox.storedLogin("work") == nil)
+        }
+    }
+
+    @Test("a secret given with --client-secret is not remembered: a refresh without one is a usage error that keeps the login; logout without it still deletes; a profile moved to another provider forgets the secret file")
+    func confidentialClient() async throws {
+        var configuration = TestProvider.Configuration(accessTokenLifetime: 2)
+        configuration.clients.append(.confidential(id: "conf", secret: "s3cret-value"))
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(
+                ["login", "--issuer", provider.issuer, "--client-id", "conf", "--client-secret", "s3cret-value", "--scope", "profile", "--profile", "c"]
+            )
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stderr.contains("--client-secret-file"))
+            #expect(!login.stderr.contains("s3cret-value"))
+            let profile = try String(contentsOfFile: sandbox.profileDirectory + "/c.json", encoding: .utf8)
+            #expect(!profile.contains("s3cret-value"))
+            #expect(try sandbox.storedLogin("c")?.tokens.scopes.contains("openid") == true)  // added to --scope profile
+
+            try await Task.sleep(for: .seconds(2.2))
+            let noSecret = try await sandbox.run(["token", "--profile", "c"])
+            #expect(noSecret.status == 2, "\(noSecret.stderr)")
+            #expect(noSecret.stderr.contains("--client-secret-file"))
+            #expect(try sandbox.storedLogin("c") != nil)
+            #expect(await provider.grantCount("refresh_token") == 0)
+
+            let secretFile = sandbox.root.appendingPathComponent("secret").path
+            #expect(FileManager.default.createFile(atPath: secretFile, contents: Data("s3cret-value\n".utf8), attributes: [.posixPermissions: 0o600]))
+            let withSecret = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", secretFile])
+            #expect(withSecret.status == 0, "\(withSecret.stderr)")
+            #expect(await provider.grantCount("refresh_token") == 1)
+
+            let logout = try await sandbox.run(["logout", "--profile", "c", "--client-secret-file", "/nonexistent/secret"])
+            #expect(logout.status == 0, "\(logout.stderr)")
+            #expect(logout.stderr.contains("not revoked"))
+            #expect(try sandbox.storedLogin("c") == nil)
+
+            // Remember the secret file, then point the profile at another provider: the file is forgotten.
+            #expect(try await sandbox.run(
+                ["login", "--issuer", provider.issuer, "--client-id", "conf", "--client-secret-file", secretFile, "--allow-host", "127.0.0.1", "--profile", "c"]
+            ).status == 0)
+            #expect(try String(contentsOfFile: sandbox.profileDirectory + "/c.json", encoding: .utf8).contains(secretFile))
+            try await withTestProvider { other in
+                let moved = try await sandbox.run(["login", "--issuer", other.issuer, "--client-id", "test-client", "--profile", "c"])
+                #expect(moved.status == 0, "\(moved.stderr)")
+                let saved = try String(contentsOfFile: sandbox.profileDirectory + "/c.json", encoding: .utf8)
+                #expect(!saved.contains(secretFile))
+                #expect(!saved.contains("allow_hosts"))
+                #expect(saved.contains(other.issuer))
+            }
         }
     }
 

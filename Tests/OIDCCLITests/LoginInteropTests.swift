@@ -65,6 +65,14 @@ struct LoginInteropTests {
 
         let token = try await sandbox.run(["token", "--profile", "mock"])
         #expect(token.stdout == stored.tokens.accessToken.revealedValue + "\n")
+        let idToken = try await sandbox.run(["token", "--profile", "mock", "--output", "id-token"])
+        #expect(idToken.stdout == (stored.tokens.idToken?.revealedValue ?? "-") + "\n")
+        let json = try await sandbox.run(["token", "--profile", "mock", "--output", "json"])
+        let jsonObject = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(jsonObject["subject"] as? String == "alice@example.com")
+        let credential = try await sandbox.run(["token", "--profile", "mock", "--output", "exec-credential"])
+        let credentialObject = try #require(try JSONSerialization.jsonObject(with: Data(credential.stdout.utf8)) as? [String: Any])
+        #expect((credentialObject["status"] as? [String: Any])?["token"] as? String == stored.tokens.idToken?.revealedValue)
 
         let userinfo = try await sandbox.run(["request", Self.issuer + "/userinfo", "--profile", "mock"])
         #expect(userinfo.status == 0, "\(userinfo.stderr)")

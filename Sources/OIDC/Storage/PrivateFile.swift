@@ -9,11 +9,6 @@ package enum PrivateFile {
         try KeychainIO.replace(directory + "/" + name, with: bytes, directory: directory)
     }
 
-    /// Removes `name` from `directory`; `false` when there was nothing.
-    package static func remove(named name: String, in directory: String) throws(OIDCError) -> Bool {
-        try KeychainIO.remove(directory + "/" + name)
-    }
-
     /// The percent-encoded file-name form of `text` that ``FileKeychain`` uses: never contains `/`,
     /// never `.` or `..`, and different texts give different names.
     package static func fileName(for text: String) -> String { FileNames.encode(text) }

@@ -78,7 +78,10 @@ struct Login: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the sign-in to come back.")
     var timeout: Int = 180
 
-    @Option(help: "A host 'oidc request' may send the token to (with its subdomains); repeat for several. Default: the host of each request's URL.")
+    @Flag(help: "Forget the profile's remembered settings and use only the flags given now.")
+    var reset = false
+
+    @Option(help: "A host 'oidc request' may send the token to (with its subdomains); repeat for several. Default: the issuer's host only.")
     var allowHost: [String] = []
 
     func validate() throws {
@@ -93,25 +96,25 @@ struct Login: AsyncParsableCommand {
         if let issuer {
             do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
         }
+        try AllowedHosts.validate(allowHost)
         if !scope.isEmpty {
             do { _ = try AuthorizationRequest.scopeValue(scope) } catch { throw ValidationError("--scope: \(error.message)") }
         }
     }
 
-    /// The saved profile with this command's flags laid over it.
+    /// The saved profile with this command's flags laid over it. A login to another provider (another
+    /// issuer, preset or environment), or `--reset`, starts from an empty profile: a client secret,
+    /// allowed hosts or parameters meant for one provider never go to another.
     func mergedProfile(over saved: Profile?) throws -> Profile {
         var profile = saved ?? Profile()
-        if let provider { profile.provider = Profile.Kind(rawValue: provider.rawValue) ?? .generic }
-        if let issuer {
-            profile.provider = .generic
-            profile.issuer = issuer
+        let kind = provider.flatMap { Profile.Kind(rawValue: $0.rawValue) } ?? (issuer != nil ? .generic : profile.provider)
+        if let saved, reset || kind != saved.provider || (issuer != nil && issuer != saved.issuer)
+            || (environment != nil && environment != saved.environment)
+        {
+            profile = Profile()
         }
-        if profile.provider != .schibsted {
-            // Settings of another preset do not carry over when the provider changes.
-            profile.environment = nil
-            profile.mfa = nil
-        }
-        if profile.provider != .generic { profile.issuer = nil }
+        profile.provider = kind
+        if let issuer { profile.issuer = issuer }
         if let environment { profile.environment = environment }
         if let clientId { profile.clientID = clientId }
         if let clientSecretFile { profile.clientSecretFile = Self.absolute(clientSecretFile) }

@@ -52,7 +52,12 @@ struct Logout: AsyncParsableCommand {
             var note = "not revoked (--no-revoke)"
             if revoke {
                 let stored = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
-                note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+                do {
+                    note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+                } catch let error as OIDCError {
+                    // Logging out must not depend on a secret file that is gone: delete, and say so.
+                    note = "not revoked (\(error.message)), so the tokens stay valid at the provider until they expire"
+                }
             }
             try keychain.delete(key)
             return note
@@ -66,11 +71,13 @@ struct Logout: AsyncParsableCommand {
 
     /// Revokes the refresh token (or the access token when there is none); says what happened.
     private static func revoke(_ login: StoredLogin, client: TokenClient?) async -> String {
-        guard let client, client.provider.revocationEndpoint != nil else {
+        guard var client, client.provider.revocationEndpoint != nil else {
             return "the provider offers no revocation, so the tokens stay valid at the provider until they expire"
         }
         let (token, hint): (Secret, TokenClient.TokenTypeHint) =
             login.tokens.refreshToken.map { ($0, .refreshToken) } ?? (login.tokens.accessToken, .accessToken)
+        // The store's lock is held meanwhile: a provider that hangs must not stall every oidc token for long.
+        client.requestOptions.timeout = .seconds(10)
         do {
             try await client.revoke(token, hint: hint)
             return "the \(hint == .refreshToken ? "refresh" : "access") token was revoked at the provider"

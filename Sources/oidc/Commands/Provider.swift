@@ -80,12 +80,7 @@ struct Provider: AsyncParsableCommand {
         )
         configuration.user.subject = subject
         var secret = clientSecret
-        if let clientSecretFile {
-            guard let data = FileManager.default.contents(atPath: clientSecretFile) else {
-                throw ValidationError("--client-secret-file: cannot read '\(clientSecretFile)'")
-            }
-            secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        if let clientSecretFile { secret = try ClientSecretFile.read(clientSecretFile).revealedValue }
         if let clientId {
             let redirects = redirectUri.isEmpty ? ["http://127.0.0.1/callback"] : redirectUri
             configuration.clients.append(

@@ -8,8 +8,9 @@ struct Request: AsyncParsableCommand {
         abstract: "Call an API with the stored login's access token (refreshed once on a 401, then retried once).",
         discussion: """
             The response body goes to stdout, the status line to stderr. The token goes only to \
-            the profile's allowed hosts (oidc login --allow-host), or else to the URL's own host and \
-            its subdomains; https only, plain http only to loopback; redirects are not followed. \
+            the profile's allowed hosts (oidc login --allow-host) and this command's --allow-host, \
+            each with its subdomains, or, when none is named, to the issuer's host; https only, plain \
+            http only to loopback; redirects are not followed. \
             Exit codes: 0 for 2xx; 4 for 3xx/4xx, for a 401 that a fresh token does not cure, and \
             when the refresh is rejected (the profile is then logged out); 5 for 5xx, 429 and an \
             unreachable server; 6 for a host the token may not go to (nothing is sent).
@@ -33,6 +34,9 @@ struct Request: AsyncParsableCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @Option(help: "Also allow the token to go to this host (and its subdomains) for this call; repeat for several.")
+    var allowHost: [String] = []
+
     @Option(help: "Seconds to wait for the server.")
     var timeout: Int = 30
 
@@ -46,6 +50,7 @@ struct Request: AsyncParsableCommand {
             throw ValidationError("-X: '\(Display.sanitized(method))' is not an HTTP method")
         }
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1 to 600 seconds") }
+        try AllowedHosts.validate(allowHost)
         _ = try parsedHeaders()
     }
 
@@ -75,8 +80,15 @@ struct Request: AsyncParsableCommand {
         if body != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/x-www-form-urlencoded") }
         let request = HTTPRequest(method: (method ?? (body == nil ? "GET" : "POST")).uppercased(), url: target, headers: headers, body: body ?? [])
         let stored = try ProfileLogin.load(storeOptions)
-        let allowlist = stored.profile.flatMap { $0.allowHosts.isEmpty ? nil : HostAllowlist($0.allowHosts.map { HostAllowlist.Entry($0) }) }
-            ?? HostAllowlist.default(for: target)
+        let allowlist = AllowedHosts.allowlist(profile: stored.profile, extra: allowHost, issuer: stored.login.issuer)
+        do { try allowlist.check(target) } catch {
+            let name = storeOptions.profileName
+            throw OIDCError(
+                .hostNotAllowed,
+                "\(error.message) The token of profile '\(name)' goes to \(allowlist.entries.map(\.domain).joined(separator: ", ")) only; allow this host with: oidc login --profile \(name) --allow-host HOST (or --allow-host on this command).",
+                context: error.context
+            )
+        }
         let (response, problem) = try await withNIOHTTPTransport { transport in
             let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist)
             await session.setRequestOptions(HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize))

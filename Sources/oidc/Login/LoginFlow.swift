@@ -115,9 +115,9 @@ struct LoginFlow {
                     prompt: profile.prompt, loginHint: profile.loginHint
                 )
             } else {
-                request = try AuthorizationRequest(
-                    provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: profile.scopes.isEmpty ? defaultScopes : profile.scopes
-                )
+                // The login verifies an ID token, so openid is always asked for (OIDC Core §3.1.2.1).
+                let scopes = profile.scopes.isEmpty ? defaultScopes : (profile.scopes.contains("openid") ? [] : ["openid"]) + profile.scopes
+                request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes)
                 request.prompt = profile.prompt
                 request.loginHint = profile.loginHint
                 request.acrValues = profile.acrValues
@@ -138,7 +138,12 @@ struct LoginFlow {
         case .none:
             return
         case .system(let command):
-            launcher = SystemBrowser(command: command)
+            let system = SystemBrowser(command: command)
+            guard system.isAvailable else {
+                Console.error("oidc: no browser to open here (no --browser, no $BROWSER, no display); open the URL above in a browser on this machine")
+                return
+            }
+            launcher = system
         case .custom(let custom):
             launcher = custom
         }

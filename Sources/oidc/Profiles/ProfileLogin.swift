@@ -41,8 +41,21 @@ struct ProfileLogin {
 
     /// The token client of this login, rebuilt without the network; `nil` when the login names no
     /// token endpoint.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2, before anything is sent) when the client
+    ///   authenticates with a secret and none is at hand: refreshing without it would be refused as
+    ///   `invalid_client`, and that would log the profile out.
     func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
         let secret = try clientSecret(file: clientSecretFile)
+        let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? ClientAuthenticationMethod.none.rawValue
+        if secret == nil, method != ClientAuthenticationMethod.none.rawValue {
+            let name = options.profileName
+            throw OIDCError(
+                .invalidArgument,
+                "The client of profile '\(name)' authenticates with \(method) and no client secret is at hand (a secret given with --client-secret is never stored): give --client-secret-file FILE, or log in again with --profile \(name) --client-secret-file FILE.",
+                context: ["profile": name]
+            )
+        }
         guard let provider = StoredProvider.configuration(of: login, confidential: secret != nil) else { return nil }
         return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport)
     }

@@ -24,6 +24,20 @@ struct ProfileStore {
     /// - Throws: a storage error naming the file when it exists but cannot be read or understood.
     func load(_ name: String) throws -> Profile? {
         let path = path(of: name)
+        // A profile decides which browser runs, where tokens are kept and which hosts get them: like
+        // the token store, take only a regular file of this user that nobody else can write.
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path) {
+            let type = attributes[.type] as? FileAttributeType
+            let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
+            guard type == .typeRegular, owner == getuid(), mode & 0o022 == 0 else {
+                throw OIDCError(
+                    .storageFailure,
+                    "The profile file \(path) is refused: it must be a regular file (not a link) of yours that no one else can write (chmod 600).",
+                    context: ["path": path]
+                )
+            }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             if FileManager.default.fileExists(atPath: path) {
                 throw OIDCError(.storageFailure, "The profile file \(path) cannot be read: check its permissions.", context: ["path": path])

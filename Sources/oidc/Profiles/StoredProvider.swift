@@ -57,13 +57,16 @@ enum StoredProvider {
 /// A client secret read from a file (never from the command line of a later command: `ps` shows
 /// arguments to every user).
 enum ClientSecretFile {
-    static func read(_ path: String, flag: String = "--client-secret-file") throws -> Secret {
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag and the file.
+    static func read(_ path: String, flag: String = "--client-secret-file") throws(OIDCError) -> Secret {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("\(flag): cannot read '\(path)'")
+            throw OIDCError(.invalidArgument, "\(flag): cannot read '\(path)'.", context: ["path": path])
         }
-        guard data.count <= 4096 else { throw ValidationError("\(flag): '\(path)' is over 4 KiB; it does not hold a client secret") }
+        guard data.count <= 4096 else {
+            throw OIDCError(.invalidArgument, "\(flag): '\(path)' is over 4 KiB; it does not hold a client secret.", context: ["path": path])
+        }
         let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else { throw ValidationError("\(flag): '\(path)' is empty") }
+        guard !secret.isEmpty else { throw OIDCError(.invalidArgument, "\(flag): '\(path)' is empty.", context: ["path": path]) }
         return Secret(secret)
     }
 }
