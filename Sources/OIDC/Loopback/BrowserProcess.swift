@@ -57,7 +57,8 @@ enum BrowserProcess {
         guard posix_spawnattr_setsigmask(&attributes, &empty) == 0, posix_spawnattr_setsigdefault(&attributes, &all) == 0,
             posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0,
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) == 0,
-            posix_spawn_file_actions_adddup2(&actions, 2, 1) == 0
+            posix_spawn_file_actions_adddup2(&actions, 2, 1) == 0,
+            closeInheritedDescriptors(&attributes, &actions)
         else { return nil }
 
         let argv = ([executable] + arguments).map { strdup($0) }
@@ -73,6 +74,25 @@ enum BrowserProcess {
         return status == 0 ? pid : nil
     }
 
+    /// The browser gets standard input, output and error only: never the listener's socket, NIO's
+    /// descriptors or a store's lock (a browser that outlives the login would keep the port bound).
+    #if canImport(Darwin)
+    private static func closeInheritedDescriptors(_ attributes: inout posix_spawnattr_t?, _ actions: inout posix_spawn_file_actions_t?) -> Bool {
+        var flags: Int16 = 0
+        guard posix_spawnattr_getflags(&attributes, &flags) == 0 else { return false }
+        return posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_CLOEXEC_DEFAULT)) == 0
+    }
+    #else
+    private static func closeInheritedDescriptors(_ attributes: inout posix_spawnattr_t, _ actions: inout posix_spawn_file_actions_t) -> Bool {
+        // Every descriptor open now, above 2 (glibc's close action ignores one closed meanwhile).
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+        for descriptor in names.compactMap({ Int32($0) }) where descriptor > 2 {
+            guard posix_spawn_file_actions_addclose(&actions, descriptor) == 0 else { return false }
+        }
+        return true
+    }
+    #endif
+
     /// `waitpid`: how the child ended, or `nil` while it runs (non-blocking).
     private static func reap(_ pid: pid_t, blocking: Bool) -> Outcome? {
         var status: Int32 = 0
@@ -81,7 +101,9 @@ enum BrowserProcess {
             if result == pid { break }
             if result == 0 { return nil }
             if errno == EINTR { continue }
-            return .exited(-1)  // not our child any more: treat as ended
+            // ECHILD: SIGCHLD is ignored here (or the host reaps children itself), so the child was
+            // reaped by the system and its end cannot be known: it started, which is what counts.
+            return .running
         }
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)

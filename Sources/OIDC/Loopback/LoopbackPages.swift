@@ -54,9 +54,9 @@ enum LoopbackPage {
         page(404, title: "Not found", paragraphs: ["There is nothing here. Finish the sign-in in the window you started it from."])
     }
 
-    static func methodNotAllowed() -> LoopbackResponse {
-        var response = page(405, title: "Method not allowed", paragraphs: ["Only GET and HEAD are served here."])
-        response.headers.append(("Allow", "GET, HEAD"))
+    static func methodNotAllowed(allow: String = "GET, HEAD") -> LoopbackResponse {
+        var response = page(405, title: "Method not allowed", paragraphs: ["Only \(allow == "GET" ? "GET is" : "GET and HEAD are") served here."])
+        response.headers.append(("Allow", allow))
         return response
     }
 
@@ -81,7 +81,7 @@ enum LoopbackPage {
     /// The start URL opened a second time: it leads nowhere any more.
     static func startUsed() -> LoopbackResponse {
         page(410, title: "Link already used", paragraphs: [
-            "This sign-in link was already opened once. Continue in the window where it was opened, or start the login again from the terminal.",
+            "This sign-in link was already opened once. If that was you, continue in the window where it was opened. If it was not, someone else may be trying to finish this login: press Ctrl-C in the terminal and start the login again.",
         ])
     }
 

@@ -40,6 +40,9 @@ public final class LoopbackRedirectListener: Sendable {
     /// `http://[::1]:PORT/callback` when the first endpoint is `::1`.
     public var redirectURI: String { "http://\(authority)\(configuration.callbackPath)" }
 
+    /// Whether a wait has begun (for tests that must not race it).
+    package var isWaiting: Bool { state.isAwaited }
+
     /// `http://127.0.0.1:PORT/<random>`: opening it redirects to the authorization URL once the
     /// login is served (``serve(_:)``), so the URL a user sees or copies stays short. It redirects
     /// once, then answers 410; its random path (128 bits) keeps the authorization URL, and so the

@@ -85,6 +85,9 @@ final class LoopbackState: @unchecked Sendable {
 
     var hasStartedClosing: Bool { lock.withLock { closing != nil } }
 
+    /// Whether a ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` has begun.
+    var isAwaited: Bool { lock.withLock { awaited } }
+
     /// Whether no wait has started and nothing is closing: a wait could still begin.
     var isReady: Bool {
         lock.withLock {
@@ -171,6 +174,8 @@ final class LoopbackState: @unchecked Sendable {
         let target = head.uri
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         if path == startPath {
+            // Only a GET uses the one-time link: a HEAD (a link checker) would reveal it without opening it.
+            guard head.method == .GET else { return LoopbackPage.methodNotAllowed(allow: "GET") }
             return lock.withLock { () -> LoopbackResponse in
                 guard case .waiting(_, let location) = phase else { return LoopbackPage.notWaiting() }
                 guard !startServed else { return LoopbackPage.startUsed() }

@@ -19,7 +19,8 @@ struct BrowserSignalsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("status").path
         let script = directory.appendingPathComponent("browser").path
-        try "#!/bin/sh\ngrep -E '^Sig(Blk|Ign):' /proc/$$/status > '\(output)'\n".write(toFile: script, atomically: true, encoding: .utf8)
+        // exec, not a child of the shell: dash blocks every signal for a moment while it forks.
+        try "#!/bin/sh\nexec grep -E '^Sig(Blk|Ign):' /proc/self/status > '\(output)'\n".write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
 
         let previous = signal(SIGINT, SIG_IGN)
@@ -31,6 +32,24 @@ struct BrowserSignalsTests {
         let mask = try #require(UInt64(ignored, radix: 16))
         #expect(mask & (1 << (UInt64(SIGINT) - 1)) == 0, "SIGINT is ignored in the browser: \(status)")
         #expect(mask & (1 << (UInt64(SIGTERM) - 1)) == 0)
+    }
+
+    @Test("the browser inherits no socket: the listener's port is free once the login ends, even while the browser runs on")
+    func noInheritedSockets() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("browser-fds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("fds").path
+        let script = directory.appendingPathComponent("browser").path
+        try "#!/bin/sh\nls -l /proc/$$/fd/ > '\(output)'\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let listener = try await LoopbackRedirectListener.start()
+        try await SystemBrowser(command: script).open(listener.startURL)
+        await listener.close()
+        let listing = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(listing.contains("/dev/null"), "\(listing)")
+        #expect(!listing.contains("socket:"), "\(listing)")
+        #expect(!listing.contains("anon_inode"), "\(listing)")
     }
     #endif
 }

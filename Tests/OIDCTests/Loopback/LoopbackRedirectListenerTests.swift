@@ -86,6 +86,7 @@ struct LoopbackRedirectListenerTests {
             #expect(response.headers["Connection"] == "close")
             let again = try await Client.send("GET", listener.startURL.path, to: listener)
             #expect(again.status == 410)
+            #expect(again.text.contains("Ctrl-C"))
             #expect(!again.text.contains(request.state))
             waiting.cancel()
             _ = await waiting.result
@@ -109,8 +110,8 @@ struct LoopbackRedirectListenerTests {
     @Test("HEAD gets the same head and no body")
     func head() async throws {
         try await withListener { listener in
-            let get = try await Client.send("GET", listener.startURL.path, to: listener)
-            let head = try await Client.send("HEAD", listener.startURL.path, to: listener)
+            let get = try await Client.send("GET", "/callback", to: listener)
+            let head = try await Client.send("HEAD", "/callback", to: listener)
             #expect(head.status == 503)
             #expect(head.body.isEmpty)
             #expect(head.header("Content-Length") == get.header("Content-Length"))
@@ -465,14 +466,14 @@ struct LoopbackRedirectListenerTests {
         )
     }
 
-    /// Starts the wait in a task and returns once `GET /` redirects, that is once the wait is in progress.
+    /// Serves `request` and starts the wait in a task; returns once the wait is in progress.
     static func startWaiting(
         _ listener: LoopbackRedirectListener, _ request: AuthorizationRequest, timeout: Duration? = .seconds(30)
     ) async throws -> Task<AuthorizationResponse, any Error> {
         try listener.serve(request)
         let task = Task { try await listener.waitForAuthorization(request, timeout: timeout) }
-        for _ in 0..<200 {
-            if try await Client.send("GET", "/favicon.ico", to: listener).status == 404 { return task }
+        for _ in 0..<500 {
+            if listener.isWaiting { return task }
             try await Task.sleep(for: .milliseconds(10))
         }
         task.cancel()

@@ -14,6 +14,9 @@ struct LoopbackServeTests {
         let request = try LoopbackRedirectListenerTests.request(for: listener)
         try listener.serve(request)
         try listener.serve(request)  // the same request again is harmless
+        let head = try await Client.send("HEAD", listener.startURL.path, to: listener)
+        #expect(head.status == 405)  // a link checker neither learns the location nor uses up the link
+        #expect(head.header("Location") == nil)
         let start = try await Client.send("GET", listener.startURL.path, to: listener)
         #expect(start.status == 302)
         #expect(start.header("Location") == (try request.url().absoluteString))
