@@ -253,12 +253,20 @@ struct LoginCommandTests {
             #expect(kept.count == 1)
             #expect(try String(contentsOfFile: sandbox.store + "/" + kept[0], encoding: .utf8) == "{not json")
 
-            // A profile file others can write is refused, not followed.
+            // A profile file others can write is refused, not followed; --all still shows and logs out the rest.
+            #expect(try await sandbox.run(Self.loginArguments(provider, profile: "other")).status == 0)
             let profile = sandbox.profileDirectory + "/work.json"
             try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: profile)
             let loose = try await sandbox.run(["token", "--profile", "work"])
             #expect(loose.status == 7, "\(loose.stderr)")
             #expect(loose.stderr.contains(profile))
+            let statusAll = try await sandbox.run(["status", "--all"])
+            #expect(statusAll.status == 0, "\(statusAll.stderr)")
+            #expect(statusAll.stdout.contains("profile other: logged in"))
+            #expect(statusAll.stdout.contains("profile work: unreadable"))
+            let logoutAll = try await sandbox.run(["logout", "--all"])
+            #expect(logoutAll.status == 0, "\(logoutAll.stderr)")
+            #expect(try sandbox.storedLogin("other") == nil)
         }
     }
 
@@ -319,8 +327,13 @@ struct LoginCommandTests {
             let refused = try await sandbox.run(["request", elsewhere, "--profile", "work"])
             #expect(refused.status == 6, "\(refused.stderr)")
             #expect(refused.stderr.contains("--allow-host"))
-            let broad = try await sandbox.run(["request", elsewhere, "--profile", "work", "--allow-host", "com"])
+            let broad = try await sandbox.run(["request", elsewhere, "--profile", "work", "--allow-host", ".com"])
             #expect(broad.status == 2)
+            // The issuer's host, but another port: another program on loopback.
+            let otherPort = try await sandbox.run(["request", "http://127.0.0.1:1/api/me", "--profile", "work"])
+            #expect(otherPort.status == 6, "\(otherPort.stderr)")
+            let allowed = try await sandbox.run(["request", elsewhere.replacingOccurrences(of: "127.0.0.2", with: "localhost"), "--profile", "work", "--allow-host", "localhost"])
+            #expect(allowed.status == 0, "\(allowed.stderr)")
 
             await provider.expireAccessTokens()
             await provider.failNextTokenRequests(1, with: .invalidGrant)
@@ -371,6 +384,14 @@ struct LoginCommandTests {
                 ["login", "--issuer", provider.issuer, "--client-id", "conf", "--client-secret-file", secretFile, "--allow-host", "127.0.0.1", "--profile", "c"]
             ).status == 0)
             #expect(try String(contentsOfFile: sandbox.profileDirectory + "/c.json", encoding: .utf8).contains(secretFile))
+            let sharedSecret = try await sandbox.run(["logout", "--all", "--client-secret-file", secretFile])
+            #expect(sharedSecret.status == 2)  // one secret for every profile's provider: refused
+            // Another client at the same provider: the first client's secret file is forgotten too.
+            #expect(try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "c"]).status == 0)
+            #expect(!(try String(contentsOfFile: sandbox.profileDirectory + "/c.json", encoding: .utf8).contains(secretFile)))
+            #expect(try await sandbox.run(
+                ["login", "--issuer", provider.issuer, "--client-id", "conf", "--client-secret-file", secretFile, "--allow-host", "127.0.0.1", "--profile", "c"]
+            ).status == 0)
             try await withTestProvider { other in
                 let moved = try await sandbox.run(["login", "--issuer", other.issuer, "--client-id", "test-client", "--profile", "c"])
                 #expect(moved.status == 0, "\(moved.stderr)")

@@ -81,7 +81,7 @@ struct Login: AsyncParsableCommand {
     @Flag(help: "Forget the profile's remembered settings and use only the flags given now.")
     var reset = false
 
-    @Option(help: "A host 'oidc request' may send the token to (with its subdomains); repeat for several. Default: the issuer's host only.")
+    @Option(help: "A host 'oidc request' may send the token to besides the issuer's (.example.com: with its subdomains); repeat for several.")
     var allowHost: [String] = []
 
     func validate() throws {
@@ -103,13 +103,13 @@ struct Login: AsyncParsableCommand {
     }
 
     /// The saved profile with this command's flags laid over it. A login to another provider (another
-    /// issuer, preset or environment), or `--reset`, starts from an empty profile: a client secret,
+    /// issuer, preset, environment or client id), or `--reset`, starts from an empty profile: a client secret,
     /// allowed hosts or parameters meant for one provider never go to another.
     func mergedProfile(over saved: Profile?) throws -> Profile {
         var profile = saved ?? Profile()
         let kind = provider.flatMap { Profile.Kind(rawValue: $0.rawValue) } ?? (issuer != nil ? .generic : profile.provider)
         if let saved, reset || kind != saved.provider || (issuer != nil && issuer != saved.issuer)
-            || (environment != nil && environment != saved.environment)
+            || (environment != nil && environment != saved.environment) || (clientId != nil && clientId != saved.clientID)
         {
             profile = Profile()
         }
@@ -127,7 +127,7 @@ struct Login: AsyncParsableCommand {
         if let uiLocales { profile.uiLocales = uiLocales }
         if let mfa { profile.mfa = mfa }
         if !listen.isEmpty { profile.listen = listen }
-        if let browser { profile.browser = browser }
+        if let browser { profile.browser = Self.absoluteCommand(browser) }
         if let store = storeOptions.explicitStore { profile.store = Self.absolute(store) }
         if !allowHost.isEmpty { profile.allowHosts = allowHost.map { $0.lowercased() } }
         return profile
@@ -174,6 +174,14 @@ struct Login: AsyncParsableCommand {
         let expiry = login.tokens.expiresAt.map { "the access token expires at \(ExecCredential.rfc3339($0))" } ?? "the access token has no stated expiry"
         let subject = Display.sanitized(login.subject ?? "an unknown subject")
         return "logged in as \(subject) at \(login.issuer) (profile '\(profile)'); \(expiry)\(login.tokens.refreshToken == nil ? "; no refresh token" : "")"
+    }
+
+    /// A browser command whose program is a relative path (`./open.sh`) is remembered with the
+    /// current directory, so a later login from elsewhere does not run another directory's file.
+    private static func absoluteCommand(_ command: String) -> String {
+        let trimmed = command.drop(while: \.isWhitespace)
+        guard let program = trimmed.split(separator: " ").first, program.contains("/"), !program.hasPrefix("/") else { return command }
+        return absolute(String(program)) + trimmed.dropFirst(program.count)
     }
 
     private static func absolute(_ path: String) -> String {

@@ -25,25 +25,41 @@ struct Logout: AsyncParsableCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
-    func run() async throws {
-        var names = [storeOptions.profileName]
-        if all {
-            let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
-            names = try keychain.keys().filter { $0.service == StoreOptions.service }.map(\.account).sorted()
-            if names.isEmpty { Console.error("oidc: no login is stored in \(keychain.directory.path)") }
+    func validate() throws {
+        if all, clientSecretFile != nil {
+            throw ValidationError("--client-secret-file goes with one profile, not --all: a secret must not reach another provider")
         }
+    }
+
+    func run() async throws {
+        guard all else {
+            try await withNIOHTTPTransport { transport in try await logOut(storeOptions, transport: transport) }
+            return
+        }
+        let keychain = try storeOptions.keychain(profile: try? storeOptions.savedProfile())
+        let names = try keychain.keys().filter { $0.service == StoreOptions.service }.map(\.account).sorted()
+        if names.isEmpty { Console.error("oidc: no login is stored in \(keychain.directory.path)") }
         try await withNIOHTTPTransport { transport in
             for name in names {
                 var options = storeOptions
                 options.profile = name
-                try await logOut(options, transport: transport)
+                try await logOut(options, transport: transport, store: keychain)
             }
         }
     }
 
-    private func logOut(_ options: StoreOptions, transport: NIOHTTPTransport) async throws {
-        let profile = try options.savedProfile()
-        let keychain = try options.keychain(profile: profile)
+    /// With `store` (--all), a profile whose settings cannot be read is still logged out of that store.
+    private func logOut(_ options: StoreOptions, transport: NIOHTTPTransport, store: FileKeychain? = nil) async throws {
+        let profile: Profile?
+        if let store {
+            do { profile = try options.savedProfile() } catch let error as OIDCError {
+                Console.error("oidc: warning: \(error.message) Logging profile '\(options.profileName)' out of \(store.directory.path) without it.")
+                profile = nil
+            }
+        } else {
+            profile = try options.savedProfile()
+        }
+        let keychain = try store ?? options.keychain(profile: profile)
         let key = options.key
         let secretFile = clientSecretFile ?? profile?.clientSecretFile
         let revoke = !noRevoke

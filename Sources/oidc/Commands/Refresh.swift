@@ -19,7 +19,7 @@ struct Refresh: AsyncParsableCommand {
 
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
-        try stored.requireRefreshable()
+        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
         guard stored.login.tokens.refreshToken != nil else {
             throw OIDCError(
                 .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again.",

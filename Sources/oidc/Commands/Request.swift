@@ -8,9 +8,9 @@ struct Request: AsyncParsableCommand {
         abstract: "Call an API with the stored login's access token (refreshed once on a 401, then retried once).",
         discussion: """
             The response body goes to stdout, the status line to stderr. The token goes only to \
-            the profile's allowed hosts (oidc login --allow-host) and this command's --allow-host, \
-            each with its subdomains, or, when none is named, to the issuer's host; https only, plain \
-            http only to loopback; redirects are not followed. \
+            the issuer's host (on its port), the profile's allowed hosts (oidc login --allow-host) \
+            and this command's --allow-host (.example.com: with subdomains); https only, plain http \
+            only to loopback; redirects are not followed. \
             Exit codes: 0 for 2xx; 4 for 3xx/4xx, for a 401 that a fresh token does not cure, and \
             when the refresh is rejected (the profile is then logged out); 5 for 5xx, 429 and an \
             unreachable server; 6 for a host the token may not go to (nothing is sent).
@@ -34,7 +34,7 @@ struct Request: AsyncParsableCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
-    @Option(help: "Also allow the token to go to this host (and its subdomains) for this call; repeat for several.")
+    @Option(help: "Also allow the token to go to this host for this call (.example.com: with its subdomains); repeat for several.")
     var allowHost: [String] = []
 
     @Option(help: "Seconds to wait for the server.")
@@ -80,15 +80,9 @@ struct Request: AsyncParsableCommand {
         if body != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/x-www-form-urlencoded") }
         let request = HTTPRequest(method: (method ?? (body == nil ? "GET" : "POST")).uppercased(), url: target, headers: headers, body: body ?? [])
         let stored = try ProfileLogin.load(storeOptions)
-        let allowlist = AllowedHosts.allowlist(profile: stored.profile, extra: allowHost, issuer: stored.login.issuer)
-        do { try allowlist.check(target) } catch {
-            let name = storeOptions.profileName
-            throw OIDCError(
-                .hostNotAllowed,
-                "\(error.message) The token of profile '\(name)' goes to \(allowlist.entries.map(\.domain).joined(separator: ", ")) only; allow this host with: oidc login --profile \(name) --allow-host HOST (or --allow-host on this command).",
-                context: error.context
-            )
-        }
+        let allowlist = try AllowedHosts.allowlist(
+            for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
+        )
         let (response, problem) = try await withNIOHTTPTransport { transport in
             let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist)
             await session.setRequestOptions(HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize))

@@ -26,12 +26,15 @@ struct Status: AsyncParsableCommand {
         if all {
             let profiles = try ProfileStore()
             var names = Set(profiles.names())
-            let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
+            let keychain = try storeOptions.keychain(profile: try? storeOptions.savedProfile())
             for key in try keychain.keys() where key.service == StoreOptions.service { names.insert(key.account) }
             for name in names.sorted() {
                 var options = storeOptions
                 options.profile = name
-                entries.append(try Self.describe(options))
+                do { entries.append(try Self.describe(options)) } catch let error as OIDCError {
+                    // One unreadable profile or login does not hide the others.
+                    entries.append(["profile": name, "logged_in": false, "error": error.message])
+                }
             }
         } else {
             entries.append(try Self.describe(storeOptions))
@@ -65,7 +68,8 @@ struct Status: AsyncParsableCommand {
         entry["client_id"] = login.clientID
         entry["subject"] = login.subject.map { Display.sanitized($0) }
         entry["scopes"] = login.tokens.scopes
-        entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login, confidential: false) != nil
+        let stored = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+        entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
             entry["expires_at"] = ExecCredential.rfc3339(expiry)
             entry["expired"] = expiry <= Date()
@@ -76,6 +80,7 @@ struct Status: AsyncParsableCommand {
 
     static func text(_ entry: [String: Any]) -> String {
         let name = entry["profile"] as? String ?? "default"
+        if let error = entry["error"] as? String { return "profile \(name): unreadable: \(error)" }
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
         }

@@ -59,7 +59,7 @@ struct Token: AsyncParsableCommand {
             try emit(stored.login, wantsIDToken: wantsIDToken, execVersion: execVersion)
             return
         }
-        try stored.requireRefreshable()
+        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
         let transport = NIOHTTPTransport()
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {

@@ -2,19 +2,20 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// The hosts `oidc request` may send a profile's bearer token to: the profile's `--allow-host`
-/// entries and the command's own, each with its subdomains; with none, the issuer's host alone (its
-/// userinfo endpoint). A host typed in a URL is never enough by itself: a typo or a URL from a
-/// variable must not carry the token away.
+/// The hosts `oidc request` may send a profile's bearer token to: the issuer's host (on the issuer's
+/// port), and the hosts named with `--allow-host` at login or on the command: `api.example.com` for
+/// that host alone, `.example.com` for example.com and its subdomains. A host typed in a URL is never
+/// enough by itself: a typo or a URL from a variable must not carry the token away.
 enum AllowedHosts {
     /// Checks `--allow-host` values: a host name with at least one dot (no bare `com`), `localhost`, or
-    /// an IP address; no scheme, port, path or wildcard.
+    /// an IP address, optionally after a leading dot; no scheme, port, path or wildcard.
     static func validate(_ hosts: [String], flag: String = "--allow-host") throws {
         for host in hosts {
-            let name = host.lowercased()
-            let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-:[]").contains($0) }
+            var name = host.lowercased()
+            if name.hasPrefix(".") { name.removeFirst() }
+            let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-:").contains($0) }
             guard plain, !name.hasPrefix("."), !name.hasSuffix("."), !name.contains("..") else {
-                throw ValidationError("\(flag): '\(Display.sanitized(host, limit: 80))' is not a host name (no scheme, port, path or wildcard)")
+                throw ValidationError("\(flag): '\(Display.sanitized(host, limit: 80))' is not a host name (no scheme, port, path or wildcard; .example.com for subdomains)")
             }
             guard name.contains(".") || name.contains(":") || name == "localhost" else {
                 throw ValidationError("\(flag): '\(Display.sanitized(host, limit: 80))' is too broad; name a host such as api.example.com")
@@ -22,9 +23,33 @@ enum AllowedHosts {
         }
     }
 
-    static func allowlist(profile: Profile?, extra: [String], issuer: String) -> HostAllowlist {
-        let named = (profile?.allowHosts ?? []) + extra.map { $0.lowercased() }
-        if !named.isEmpty { return HostAllowlist(named.map { HostAllowlist.Entry($0) }) }
-        return HostAllowlist([HostAllowlist.Entry(URL(string: issuer)?.host ?? "", includesSubdomains: false)])
+    /// The allowlist for `url`, after checking that `url` may get the token.
+    ///
+    /// - Throws: ``OIDCError/Code/hostNotAllowed`` (exit 6) saying how to allow the host.
+    static func allowlist(for url: URL, profile: Profile?, extra: [String], issuer: String, profileName: String) throws(OIDCError) -> HostAllowlist {
+        let named = ((profile?.allowHosts ?? []) + extra).map { text -> HostAllowlist.Entry in
+            let host = text.lowercased()
+            return host.hasPrefix(".") ? HostAllowlist.Entry(String(host.dropFirst()), includesSubdomains: true) : HostAllowlist.Entry(host, includesSubdomains: false)
+        }
+        let issuerURL = URL(string: issuer)
+        let allowlist = HostAllowlist(named + [HostAllowlist.Entry(issuerURL?.host?.lowercased() ?? "", includesSubdomains: false)])
+        func refuse(_ reason: String, context: [String: String]) -> OIDCError {
+            let shown = allowlist.entries.map { ($0.includesSubdomains ? "." : "") + $0.domain }.joined(separator: ", ")
+            return OIDCError(
+                .hostNotAllowed,
+                "\(reason) The token of profile '\(profileName)' goes to \(shown) only (the issuer's host on its own port); allow another host with: oidc login --profile \(profileName) --allow-host HOST (or --allow-host on this command).",
+                context: context
+            )
+        }
+        do { try allowlist.check(url) } catch { throw refuse(error.message, context: error.context) }
+        // Allowed only as the issuer's host: on the issuer's port too (on loopback, another port is another program).
+        if !HostAllowlist(named).allows(url), port(of: url) != issuerURL.map(port(of:)) {
+            throw refuse("The URL's port is not the issuer's; the bearer token was not sent.", context: ["host": url.host ?? ""])
+        }
+        return allowlist
+    }
+
+    private static func port(of url: URL) -> Int {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     }
 }

@@ -40,24 +40,17 @@ struct ProfileLogin {
     }
 
     /// The token client of this login, rebuilt without the network; `nil` when the login names no
-    /// token endpoint.
-    ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2, before anything is sent) when the client
-    ///   authenticates with a secret and none is at hand: refreshing without it would be refused as
-    ///   `invalid_client`, and that would log the profile out.
+    /// token endpoint. Without its secret, a confidential client refuses to refresh before sending.
     func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
         let secret = try clientSecret(file: clientSecretFile)
-        let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? ClientAuthenticationMethod.none.rawValue
-        if secret == nil, method != ClientAuthenticationMethod.none.rawValue {
-            let name = options.profileName
-            throw OIDCError(
-                .invalidArgument,
-                "The client of profile '\(name)' authenticates with \(method) and no client secret is at hand (a secret given with --client-secret is never stored): give --client-secret-file FILE, or log in again with --profile \(name) --client-secret-file FILE.",
-                context: ["profile": name]
-            )
-        }
-        guard let provider = StoredProvider.configuration(of: login, confidential: secret != nil) else { return nil }
+        guard let provider = StoredProvider.configuration(of: login) else { return nil }
         return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport)
+    }
+
+    /// Whether the client authenticates with a secret and none is at hand.
+    func lacksSecret(file override: String?) -> Bool {
+        let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? ClientAuthenticationMethod.none.rawValue
+        return method != ClientAuthenticationMethod.none.rawValue && override == nil && profile?.clientSecretFile == nil
     }
 
     /// A session over this login that refreshes through the provider's token endpoint and keeps
@@ -75,9 +68,19 @@ struct ProfileLogin {
         return session
     }
 
-    /// Refreshing needs a token endpoint; a login injected without one can only be replaced.
-    func requireRefreshable() throws {
-        guard StoredProvider.configuration(of: login, confidential: false) != nil else {
+    /// Refreshing needs a token endpoint (a login injected without one can only be replaced) and,
+    /// for a confidential client, its secret: checked before anything is sent, the login is kept.
+    func requireRefreshable(clientSecretFile: String?) throws {
+        if lacksSecret(file: clientSecretFile) {
+            let name = options.profileName
+            let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? "a client secret"
+            throw OIDCError(
+                .invalidArgument,
+                "The client of profile '\(name)' authenticates with \(method) and no client secret is at hand (one given with --client-secret is never stored): give --client-secret-file FILE, or log in again with --profile \(name) --client-secret-file FILE.",
+                context: ["profile": name]
+            )
+        }
+        guard StoredProvider.configuration(of: login) != nil else {
             throw OIDCError(
                 .notLoggedIn,
                 "The token of profile '\(options.profileName)' needs a refresh and its login names no token endpoint to refresh it; log in again.",

@@ -31,19 +31,20 @@ enum StoredProvider {
 
     /// The provider of a stored login, rebuilt from its attributes without the network; `nil` when
     /// the login names no token endpoint (injected without one).
-    static func configuration(of login: StoredLogin, confidential: Bool) -> ProviderConfiguration? {
+    /// The client authenticates the way it did at login: a confidential client without its secret at
+    /// hand is refused by ``TokenClient`` before anything is sent (never an unauthenticated refresh,
+    /// which the provider would answer `invalid_client`, logging the user out).
+    static func configuration(of login: StoredLogin) -> ProviderConfiguration? {
         let attributes = login.attributes
+        let method = attributes[Attribute.authenticationMethod].flatMap(ClientAuthenticationMethod.init(rawValue:)) ?? .none
         if attributes[Attribute.provider] == Profile.Kind.schibsted.rawValue,
             let environment = attributes[Attribute.environment].flatMap(Schibsted.Environment.init(name:))
         {
             var configuration = ProviderConfiguration.schibsted(environment)
-            if confidential { configuration.clientAuthentication = .clientSecretBasic }
+            configuration.clientAuthentication = method
             return configuration
         }
         guard let tokenEndpoint = attributes[Attribute.tokenEndpoint].flatMap(URL.init(string:)) else { return nil }
-        var method = attributes[Attribute.authenticationMethod].flatMap(ClientAuthenticationMethod.init(rawValue:)) ?? .none
-        if confidential, method == .none { method = .clientSecretBasic }
-        if !confidential { method = .none }
         var configuration = ProviderConfiguration(
             issuer: login.issuer, authorizationEndpoint: URL(string: login.issuer) ?? tokenEndpoint, tokenEndpoint: tokenEndpoint,
             jwksURI: attributes[Attribute.jwksURI].flatMap(URL.init(string:)), clientAuthentication: method
