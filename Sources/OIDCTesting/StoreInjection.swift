@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import OIDC
 
 /// Token injection: start a test "already logged in" by putting a login straight into a store.

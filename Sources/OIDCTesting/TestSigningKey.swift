@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import OIDC
 
 /// A private key for signing test tokens with any JWS algorithm the verifier supports, including

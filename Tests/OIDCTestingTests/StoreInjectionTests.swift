@@ -43,12 +43,12 @@ struct StoreInjectionTests {
             key: .schibsted(clientID: "app")
         )
         #expect(login.subject == "user-42")
-        #expect(try await store.load(.schibsted(clientID: "app"))?.tokens.accessToken == Secret("a"))
+        #expect(await store.load(.schibsted(clientID: "app"))?.tokens.accessToken == Secret("a"))
     }
 
     @Test("an unregistered client cannot be logged in")
     func unknownClient() async throws {
-        try await withTestProvider { provider in
+        _ = try await withTestProvider { provider in
             await #expect(throws: OIDCError.self) { try await provider.issueTokens(clientID: "nobody") }
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// One login as a ``TokenStore`` keeps it: the tokens and what is needed to use and refresh them.
 public struct StoredLogin: Sendable, Equatable {

@@ -97,7 +97,7 @@ struct AuthenticatedSessionTests {
             #expect(error?.code == .unauthorized)
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
             #expect(await fixture.provider.requestCount(.protectedResource) == 2)
-            #expect(try await fixture.store.load(Self.key) != nil)  // a stubborn resource logs nobody out
+            #expect(await fixture.store.load(Self.key) != nil)  // a stubborn resource logs nobody out
         }
     }
 
@@ -112,7 +112,7 @@ struct AuthenticatedSessionTests {
             let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
             #expect(error?.providerError?.error == "invalid_grant")
             #expect(error?.category == .provider)
-            #expect(try await fixture.store.load(Self.key) == nil)
+            #expect(await fixture.store.load(Self.key) == nil)
             var events = session.events.makeAsyncIterator()
             let event = await events.next()
             #expect(event == .loggedOut(.refreshRejected(.init(error: "invalid_grant", errorDescription: nil))) || {
@@ -133,7 +133,7 @@ struct AuthenticatedSessionTests {
             await fixture.provider.failNextTokenRequests(1, with: .serviceUnavailable)
             let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
             #expect(error?.category == .transient)
-            #expect(try await fixture.store.load(Self.key) != nil)
+            #expect(await fixture.store.load(Self.key) != nil)
             #expect(try await session.send(fixture.resource).status == 200)
             #expect(await fixture.provider.grantCount("refresh_token") == 2)
         }
@@ -228,7 +228,7 @@ struct AuthenticatedSessionTests {
             #expect(try await session.send(fixture.resource).status == 200)
             try await session.logout()
             #expect(await fixture.provider.requestCount(.revocation) == 1)
-            #expect(try await fixture.store.load(Self.key) == nil)
+            #expect(await fixture.store.load(Self.key) == nil)
             var events = session.events.makeAsyncIterator()
             #expect(await events.next() == .loggedOut(.userInitiated))
         }
@@ -265,7 +265,7 @@ struct AuthenticatedSessionTests {
             await host.answer(.unauthenticated)
             let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
             #expect(error?.code == .notLoggedIn)
-            #expect(try await fixture.store.load(Self.key) == nil)
+            #expect(await fixture.store.load(Self.key) == nil)
             _ = try? await session.send(fixture.resource)
             #expect(await host.calls == 4)
             await host.answer(.token)
@@ -328,7 +328,7 @@ struct SessionLogoutRulesTests {
             let session = fixture.session()
             await fixture.provider.failNextTokenRequests(1, with: fault)
             await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
-            #expect(try await fixture.store.load(Outer.key) != nil)
+            #expect(await fixture.store.load(Outer.key) != nil)
             #expect(try await session.send(fixture.resource).status == 200)  // and the next call works
         }
     }
@@ -340,7 +340,7 @@ struct SessionLogoutRulesTests {
             await fixture.provider.failNextTokenRequests(1, with: .oauthError("invalid_client", status: 401))
             let error = await #expect(throws: OIDCError.self) { try await fixture.session().send(fixture.resource) }
             #expect(error?.providerError?.error == "invalid_client")
-            #expect(try await fixture.store.load(Outer.key) == nil)
+            #expect(await fixture.store.load(Outer.key) == nil)
         }
     }
 
@@ -355,7 +355,7 @@ struct SessionLogoutRulesTests {
             await fixture.provider.expireAccessTokens()
             let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
             #expect(error?.code == .notLoggedIn)
-            #expect(try await fixture.store.load(Outer.key) != nil)
+            #expect(await fixture.store.load(Outer.key) != nil)
             #expect(await fixture.provider.grantCount("refresh_token") == 0)
         }
     }
@@ -373,7 +373,7 @@ struct SessionLogoutRulesTests {
             #expect(try await session.send(fixture.resource).status == 200)
             #expect(await session.storageProblem?.code == .storageFailure)
             let live = try await session.validTokens()
-            #expect(try await fixture.store.load(Outer.key)?.tokens.accessToken == live.accessToken)  // saved on the next call
+            #expect(await fixture.store.load(Outer.key)?.tokens.accessToken == live.accessToken)  // saved on the next call
             #expect(await session.storageProblem == nil)
             #expect(try await session.send(fixture.resource).status == 200)
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
@@ -390,7 +390,7 @@ struct SessionLogoutRulesTests {
             for _ in 0..<200 where await fixture.provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(5)) }
             try await session.logout(revoke: false)
             _ = await request.value
-            #expect(try await fixture.store.load(Outer.key) == nil)
+            #expect(await fixture.store.load(Outer.key) == nil)
             #expect(try await session.login == nil)
         }
     }
@@ -411,15 +411,15 @@ actor FlakyStore: TokenStore {
     private var failures = 0
     init(_ inner: InMemoryTokenStore) { self.inner = inner }
     func failSaves(_ count: Int) { failures = count }
-    func load(_ key: TokenStoreKey) async throws -> StoredLogin? { try await inner.load(key) }
+    func load(_ key: TokenStoreKey) async throws -> StoredLogin? { await inner.load(key) }
     func save(_ login: StoredLogin, for key: TokenStoreKey) async throws {
         if failures > 0 {
             failures -= 1
             throw OIDCError(.storageFailure, "The disk is full.")
         }
-        try await inner.save(login, for: key)
+        await inner.save(login, for: key)
     }
-    func delete(_ key: TokenStoreKey) async throws { try await inner.delete(key) }
+    func delete(_ key: TokenStoreKey) async throws { await inner.delete(key) }
     func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try await inner.withLock(key, body)
     }
