@@ -92,12 +92,9 @@ extension LoopbackRedirectListener {
                     context: ["host": shownHost]
                 )
             }
+            let literal = IPLiteral(host)
             if host.contains(":") {
-                var address = in6_addr()
-                let loopback: [UInt8] = Array(repeating: 0, count: 15) + [1]
-                guard inet_pton(AF_INET6, host, &address) == 1,
-                    withUnsafeBytes(of: &address, { Array($0) }) == loopback
-                else {
+                guard literal?.isLoopback == true else {
                     throw .invalidArgument(
                         "The listen host '\(shownHost)' is not a loopback address; the only IPv6 one is ::1 (RFC 8252 §7.3).",
                         context: ["host": shownHost]
@@ -114,7 +111,7 @@ extension LoopbackRedirectListener {
             }
             let bytes = withUnsafeBytes(of: &address) { Array($0) }
             let canonical = bytes.map(String.init).joined(separator: ".")
-            guard bytes.first == 127, canonical == host else {
+            guard literal?.isLoopback == true else {
                 let hint = bytes.first == 127 ? "write it as \(canonical)" : "use an address in 127.0.0.0/8, such as 127.0.0.1"
                 throw .invalidArgument(
                     "The listen host '\(shownHost)' is not a loopback IP literal; \(hint) (RFC 8252 §7.3).",

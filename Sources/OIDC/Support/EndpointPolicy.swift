@@ -3,16 +3,16 @@ public import Foundation
 /// Which URLs may carry OAuth traffic: https everywhere, plain http only to loopback hosts
 /// (RFC 8252 §7.3, DESIGN §5).
 public enum EndpointPolicy {
-    /// Whether `host` is a loopback address or `localhost`.
+    /// Whether `host` is a loopback IP literal (`127.0.0.0/8`, `::1`, with or without brackets),
+    /// parsed strictly (``IPLiteral``: `127.0.0.09` is a name, which a resolver would send to DNS), or
+    /// the name `localhost`, which resolvers answer from the hosts file and never send out (RFC 6761
+    /// §6.3). RFC 8252 §8.3 prefers the literal for redirect URIs; the loopback listener binds literals
+    /// only.
     public static func isLoopback(host: String) -> Bool {
         var h = host.lowercased()
         if h.hasPrefix("["), h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
-        if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
-        let octets = h.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCIIDigit) && (Int(part) ?? 256) <= 255
-        }
+        if h == "localhost" { return true }
+        return IPLiteral(h)?.isLoopback == true
     }
 
     /// Checks that an endpoint is absolute, has no fragment, and is https (or http on loopback).
