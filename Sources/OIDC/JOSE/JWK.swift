@@ -17,7 +17,8 @@ public struct JWK: Sendable {
 
     enum Material: Sendable {
         case asymmetric(OpenSSLPublicKey)
-        case symmetric([UInt8])
+        /// An HMAC key: a client secret, never shown (see ``SecretBytes``).
+        case symmetric(SecretBytes)
     }
 
     let material: Material
@@ -89,7 +90,7 @@ public struct JWK: Sendable {
             case "P-256": size = 32
             case "P-384": size = 48
             case "P-521": size = 66
-            default: throw OIDCError(.invalidKey, "The EC key's curve '\(curve ?? "none")' is not supported (P-256, P-384, P-521).")
+            default: throw OIDCError(.invalidKey, "The EC key's curve '\(Display.sanitized(curve ?? "none", limit: 40))' is not supported (P-256, P-384, P-521).")
             }
             let x = try bytes("x")
             let y = try bytes("y")
@@ -99,15 +100,15 @@ public struct JWK: Sendable {
             material = .asymmetric(try OpenSSLPublicKey.ec(curve: curve!, x: x, y: y))
         case "OKP":
             guard curve == "Ed25519" else {
-                throw OIDCError(.invalidKey, "The OKP key's curve '\(curve ?? "none")' is not supported (Ed25519).")
+                throw OIDCError(.invalidKey, "The OKP key's curve '\(Display.sanitized(curve ?? "none", limit: 40))' is not supported (Ed25519).")
             }
             let x = try bytes("x")
             guard x.count == 32 else { throw OIDCError(.invalidKey, "An Ed25519 key must be exactly 32 bytes.") }
             material = .asymmetric(try OpenSSLPublicKey.ed25519(x))
         case "oct":
-            material = .symmetric(try bytes("k"))
+            material = .symmetric(SecretBytes(try bytes("k")))
         default:
-            throw OIDCError(.invalidKey, "The key type '\(keyType)' is not supported (RSA, EC, OKP, oct).")
+            throw OIDCError(.invalidKey, "The key type '\(Display.sanitized(keyType, limit: 40))' is not supported (RSA, EC, OKP, oct).")
         }
     }
 
@@ -119,7 +120,7 @@ public struct JWK: Sendable {
         keyOperations = nil
         algorithm = nil
         curve = nil
-        material = .symmetric(Array(hmacSecret.revealedValue.utf8))
+        material = .symmetric(SecretBytes(Array(hmacSecret.revealedValue.utf8)))
     }
 
     /// Whether this key may verify `algorithm`: type and curve match, and `use`, `key_ops` and `alg`
@@ -132,4 +133,30 @@ public struct JWK: Sendable {
         if let own = self.algorithm, own != algorithm.rawValue { return false }
         return true
     }
+}
+
+extension JWK: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Type, id, curve and algorithm; never the key material (an `oct` key is a client secret).
+    public var description: String {
+        var parts = ["kty: \(Display.sanitized(keyType, limit: 40))"]
+        if let keyID { parts.append("kid: \(Display.sanitized(keyID, limit: 80))") }
+        if let curve { parts.append("crv: \(Display.sanitized(curve, limit: 40))") }
+        if let algorithm { parts.append("alg: \(Display.sanitized(algorithm, limit: 40))") }
+        return "JWK(\(parts.joined(separator: ", ")))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyType": keyType, "keyID": keyID as Any, "curve": curve as Any, "algorithm": algorithm as Any], displayStyle: .struct)
+    }
+}
+
+/// Key bytes that are a secret: shown as `<redacted>` by `print`, `dump` and debuggers.
+struct SecretBytes: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var description: String { "<redacted>" }
+    var debugDescription: String { "<redacted>" }
+    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }

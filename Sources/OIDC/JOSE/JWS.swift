@@ -27,14 +27,14 @@ public enum JWS {
     ) throws(OIDCError) {
         guard key.canVerify(algorithm) else {
             throw OIDCError(
-                .invalidKey, "The key (kty \(key.keyType)\(key.curve.map { ", crv \($0)" } ?? "")) cannot verify \(algorithm.rawValue).",
+                .invalidKey, "The key (kty \(Display.sanitized(key.keyType, limit: 40))\(key.curve.map { ", crv \(Display.sanitized($0, limit: 40))" } ?? "")) cannot verify \(algorithm.rawValue).",
                 context: ["alg": algorithm.rawValue]
             )
         }
         let valid: Bool
         switch key.material {
         case .symmetric(let secret):
-            valid = try verifyHMAC(signature: signature, message: message, secret: secret, algorithm: algorithm)
+            valid = try verifyHMAC(signature: signature, message: message, secret: secret.bytes, algorithm: algorithm)
         case .asymmetric(let publicKey):
             let digest = try digest(for: algorithm)
             switch algorithm {

@@ -39,10 +39,12 @@ public enum FormEncoding {
                 throw OIDCError(.malformedURL, "A parameter has a broken percent-encoding or is not UTF-8.")
             }
             if !allowDuplicates, !seen.insert(name).inserted {
+                // The name is untrusted (anyone can send a callback): shown sanitized and bounded.
+                let shown = Display.sanitized(name, limit: 64)
                 throw OIDCError(
                     .duplicateParameter,
-                    "The parameter '\(name)' appears more than once; OAuth parameters must appear at most once.",
-                    context: ["parameter": name]
+                    "The parameter '\(shown)' appears more than once; OAuth parameters must appear at most once.",
+                    context: ["parameter": shown]
                 )
             }
             result.append(OAuthParameter(name, value))

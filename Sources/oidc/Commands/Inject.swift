@@ -88,6 +88,6 @@ struct Inject: AsyncParsableCommand {
         let subject = tokens.idToken.flatMap { try? UnverifiedJWT($0.revealedValue) }?.claims["sub"]?.stringValue
         let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientId, subject: subject, attributes: attributes)
         try storeOptions.keychain().save(login, for: storeOptions.key)
-        Console.error("oidc: stored the login of \(subject ?? "an unknown subject") as profile '\(storeOptions.profileName)'")
+        Console.error("oidc: stored the login of \(subject.map { Display.sanitized($0) } ?? "an unknown subject") as profile '\(storeOptions.profileName)'")
     }
 }

@@ -1,0 +1,43 @@
+import Foundation
+import OIDC
+import Testing
+
+/// Text from outside (a provider's JWKS, a callback's parameter names) reaches messages only
+/// sanitized and bounded; a JWK never shows its secret material (issue 13, findings 3 and 5).
+@Suite("Untrusted text and secret key material in messages")
+struct UntrustedTextTests {
+    static let escape = "\u{1B}[2J\u{1B}]0;owned\u{07}"
+
+    @Test("a JWKS key type with terminal escapes and a huge length is skipped with a clean, bounded reason")
+    func hostileKeyType() throws {
+        let kty = Self.escape + String(repeating: "A", count: 5000)
+        let json = #"{"keys":[{"kty":"\#(kty.replacingOccurrences(of: "\u{1B}", with: "\\u001b").replacingOccurrences(of: "\u{07}", with: "\\u0007"))"}]}"#
+        let set = try JWKSet(json: Array(json.utf8))
+        let reason = try #require(set.skipped.first)
+        #expect(!reason.unicodeScalars.contains { $0.properties.generalCategory == .control })
+        #expect(reason.count < 400)
+    }
+
+    @Test("a repeated callback parameter's name is sanitized in the error")
+    func repeatedParameterName() {
+        let error = #expect(throws: OIDCError.self) {
+            try FormEncoding.decode("state=S&%1B%5B2J%0Afake=1&%1B%5B2J%0Afake=2")
+        }
+        #expect(error?.code == .duplicateParameter)
+        #expect(!(error?.description.unicodeScalars.contains { $0.properties.generalCategory == .control } ?? true))
+    }
+
+    @Test("print, debugPrint and dump of an HMAC JWK show no secret")
+    func hmacKeyRedacted() {
+        let key = JWK(hmacSecret: Secret("topsecret-client-value"))
+        var dumped = ""
+        dump(key, to: &dumped)
+        var set = ""
+        dump(JWKSet(keys: [key]), to: &set)
+        for text in [String(describing: key), String(reflecting: key), dumped, set, "\(key)"] {
+            #expect(!text.contains("topsecret"), "\(text)")
+            #expect(!text.contains("116, 111, 112"), "\(text)")  // the secret's bytes: "top"
+        }
+        #expect(String(describing: key).contains("kty: oct"))
+    }
+}
