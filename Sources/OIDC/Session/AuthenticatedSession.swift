@@ -96,7 +96,13 @@ public actor AuthenticatedSession {
 
     public func setRequestOptions(_ options: HTTPRequestOptions) { requestOptions = options }
 
+    /// Clamped to 0...86 400 seconds; a value that is not a finite number keeps the default (60 s).
     public func setTemporarilyUnavailableDelay(_ seconds: TimeInterval) { temporarilyUnavailableDelay = seconds }
+
+    /// ``temporarilyUnavailableDelay`` as it is used: within 0...86 400 s, 60 s when not finite.
+    private var clampedUnavailableDelay: TimeInterval {
+        temporarilyUnavailableDelay.isFinite ? min(max(temporarilyUnavailableDelay, 0), 86_400) : 60
+    }
 
     /// The stored login, if any (read from the store once, then kept).
     public var login: StoredLogin? {
@@ -276,7 +282,7 @@ public actor AuthenticatedSession {
                 return login
             case .temporarilyUnavailable(let delay):
                 // A delay that is not a sensible number of seconds gets the default.
-                let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? temporarilyUnavailableDelay
+                let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? clampedUnavailableDelay
                 hostRetryAfter = now().addingTimeInterval(seconds)
                 throw OIDCError(
                     .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",

@@ -276,6 +276,23 @@ struct AuthenticatedSessionTests {
     }
 }
 
+extension AuthenticatedSessionTests {
+    @Test("a delay that is not a finite number does not trap: the default 60 s is used", arguments: [Double.infinity, -Double.infinity, Double.nan, 1e300])
+    func nonFiniteDelay(delay: Double) async throws {
+        try await Self.withFixture { fixture in
+            let host = HostTokens(fixture.provider)
+            let clock = TestClock()
+            let session = fixture.session(source: .host { await host.next() }, now: { clock.now })
+            await session.setTemporarilyUnavailableDelay(delay)
+            await host.answer(.unavailable)
+            let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
+            #expect(error?.code == .temporarilyUnavailable)
+            let retryAfter = try #require(error?.context["retryAfter"].flatMap { Int($0) })
+            #expect(retryAfter == (delay == 1e300 ? 86_400 : 60))
+        }
+    }
+}
+
 final class Delegate: AuthenticatedSessionDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var received: [LogoutReason] = []
