@@ -42,14 +42,13 @@ final class OpenSSLPublicKey: @unchecked Sendable {
         guard let builder = OSSL_PARAM_BLD_new() else { throw failure("OSSL_PARAM_BLD_new") }
         defer { OSSL_PARAM_BLD_free(builder) }
         let point = [0x04] + x + y
-        let pushed = point.withUnsafeBufferPointer { buffer in
-            OSSL_PARAM_BLD_push_utf8_string(builder, coidc_param_group_name(), curveName(curve), 0) == 1
-                && OSSL_PARAM_BLD_push_octet_string(builder, coidc_param_public_key(), buffer.baseAddress, buffer.count) == 1
-        }
-        guard pushed else { throw failure("building EC parameters") }
-        // The builder copies the octet string in to_param, which fromData calls while `point` is alive.
-        let key = try withExtendedLifetime(point) { () throws(OIDCError) -> OpenSSLPublicKey in
-            try fromData(type: "EC", builder: builder)
+        // The builder keeps the octet string's pointer until to_param (in fromData) copies it: both
+        // happen inside the one closure in which the pointer is valid.
+        let key = try point.withUnsafeBufferPointer { (buffer) throws(OIDCError) -> OpenSSLPublicKey in
+            guard OSSL_PARAM_BLD_push_utf8_string(builder, coidc_param_group_name(), curveName(curve), 0) == 1,
+                OSSL_PARAM_BLD_push_octet_string(builder, coidc_param_public_key(), buffer.baseAddress, buffer.count) == 1
+            else { throw failure("building EC parameters") }
+            return try fromData(type: "EC", builder: builder)
         }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw failure("EVP_PKEY_CTX_new_from_pkey") }
         defer { EVP_PKEY_CTX_free(context) }
