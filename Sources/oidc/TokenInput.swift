@@ -16,3 +16,23 @@ enum TokenInput {
         return token
     }
 }
+
+extension TokenInput {
+    /// A secret given as itself, as `@FILE`, or as `-` for standard input: the file and standard
+    /// input keep it out of `ps` and the shell's history.
+    static func secret(_ argument: String, flag: String) throws -> String {
+        guard argument.hasPrefix("@") else { return try read(argument) }
+        let path = String(argument.dropFirst())
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(flag): cannot read '\(path)'") }
+        guard data.count <= maximumLength else { throw ValidationError("\(flag): '\(path)' is over 1 MiB") }
+        let value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !value.isEmpty else { throw ValidationError("\(flag): '\(path)' is empty") }
+        return value
+    }
+
+    /// At most one argument may read standard input.
+    static func checkOneStandardInput(_ arguments: [(flag: String, value: String?)]) throws {
+        let readers = arguments.filter { $0.value == "-" }.map(\.flag)
+        if readers.count > 1 { throw ValidationError("\(readers.joined(separator: " and ")) cannot both read standard input; use @FILE for one") }
+    }
+}

@@ -107,6 +107,28 @@ struct TokenCommandTests {
         }
     }
 
+    @Test("inject takes tokens from files and standard input, keeping them out of ps")
+    func injectFromFiles() async throws {
+        let store = Self.temporaryStore()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("inject-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let refresh = directory.appendingPathComponent("refresh").path
+        #expect(FileManager.default.createFile(atPath: refresh, contents: Data("refresh-from-file\n".utf8)))
+        let result = try await OIDCBinary.run(
+            ["inject", "--store", store, "--profile", "files", "--issuer", "https://i.example", "--client-id", "c", "--access-token", "-",
+             "--refresh-token", "@" + refresh],
+            stdin: "access-from-stdin\n"
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let login = try #require(try FileKeychain(directory: URL(fileURLWithPath: store)).load(TokenStoreKey(service: "oidc", account: "files")))
+        #expect(login.tokens.accessToken == Secret("access-from-stdin"))
+        #expect(login.tokens.refreshToken == Secret("refresh-from-file"))
+        let twice = try await OIDCBinary.run(
+            ["inject", "--store", store, "--issuer", "https://i.example", "--client-id", "c", "--access-token", "-", "--id-token", "-"]
+        )
+        #expect(twice.status == 2)
+    }
+
     @Test("inject usage errors name the flag")
     func injectUsage() async throws {
         let store = Self.temporaryStore()

@@ -102,6 +102,14 @@ struct VerifyCommandTests {
         let wrong = try await fixture.verify(token, ["--access-token", "access-2"])
         #expect(wrong.status == 4)
         #expect(!wrong.stderr.contains("access-2"))
+        // Kept out of ps: from a file, or from standard input.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("access-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("access-1\n".utf8)))
+        #expect(try await fixture.verify(token, ["--access-token", "@" + file]).status == 0)
+        let fromInput = try await fixture.verify(token, ["--access-token", "-"], stdin: "access-1\n")
+        #expect(fromInput.status == 0, "\(fromInput.stderr)")
+        let both = try await fixture.verify("-", ["--access-token", "-"], stdin: token)
+        #expect(both.status == 2)
     }
 
     @Test("usage mistakes exit 2 and name the flag", arguments: [

@@ -30,13 +30,13 @@ struct Inject: AsyncParsableCommand {
     @Option(help: "A token response (JSON with access_token, token_type, expires_in, …): a file, or - for standard input.")
     var tokenResponse: String?
 
-    @Option(help: "The access token (prefer --token-response -).")
+    @Option(help: "The access token: the token, @FILE, or - for standard input (prefer --token-response; on the command line it is visible in ps).")
     var accessToken: String?
 
-    @Option(help: "The refresh token.")
+    @Option(help: "The refresh token: the token, @FILE, or - for standard input.")
     var refreshToken: String?
 
-    @Option(help: "The ID token.")
+    @Option(help: "The ID token: the token, @FILE, or - for standard input.")
     var idToken: String?
 
     @Option(help: "Seconds until the access token expires (negative, as --expires-in=-10: already expired); overrides the response's expires_in.")
@@ -49,6 +49,9 @@ struct Inject: AsyncParsableCommand {
         guard (tokenResponse == nil) != (accessToken == nil) else {
             throw ValidationError("give exactly one of --token-response and --access-token")
         }
+        try TokenInput.checkOneStandardInput([
+            ("--token-response", tokenResponse), ("--access-token", accessToken), ("--refresh-token", refreshToken), ("--id-token", idToken),
+        ])
         if tokenResponse != nil, refreshToken != nil || idToken != nil {
             throw ValidationError("--refresh-token and --id-token go with --access-token, not --token-response")
         }
@@ -78,7 +81,9 @@ struct Inject: AsyncParsableCommand {
             if let expiresIn { tokens.expiresAt = now.addingTimeInterval(TimeInterval(expiresIn)) }
         } else {
             tokens = TokenSet(
-                accessToken: Secret(accessToken ?? ""), refreshToken: refreshToken.map(Secret.init), idToken: idToken.map(Secret.init),
+                accessToken: Secret(try TokenInput.secret(accessToken ?? "", flag: "--access-token")),
+                refreshToken: try refreshToken.map { Secret(try TokenInput.secret($0, flag: "--refresh-token")) },
+                idToken: try idToken.map { Secret(try TokenInput.secret($0, flag: "--id-token")) },
                 expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, receivedAt: now
             )
         }

@@ -38,7 +38,7 @@ struct Verify: AsyncParsableCommand {
     @Option(help: "Clock leeway in seconds for exp, iat, nbf and auth_time.")
     var leeway: Double = 60
 
-    @Option(help: "The access token issued with the ID token, to check at_hash.")
+    @Option(help: "The access token issued with the ID token, to check at_hash: the token, @FILE, or - for standard input (on the command line it is visible in ps).")
     var accessToken: String?
 
     @Option(help: "The max_age sent in the authorization request, to check auth_time.")
@@ -52,6 +52,7 @@ struct Verify: AsyncParsableCommand {
         if !leeway.isFinite || leeway < 0 || leeway > 86_400 { throw ValidationError("--leeway must be 0 to 86400 seconds") }
         if let maxAge, maxAge < 0 { throw ValidationError("--max-age must be zero or more seconds") }
         if let nonce, nonce.isEmpty { throw ValidationError("--nonce must not be empty") }
+        try TokenInput.checkOneStandardInput([("TOKEN", token), ("--access-token", accessToken)])
     }
 
     func run() async throws {
@@ -61,7 +62,7 @@ struct Verify: AsyncParsableCommand {
         if nonce == nil { Console.error("oidc: note: no --nonce given; the nonce is not checked") }
         verifier.leeway = leeway
         verifier.maxAge = maxAge
-        verifier.accessToken = accessToken.map(Secret.init)
+        verifier.accessToken = try accessToken.map { Secret(try TokenInput.secret($0, flag: "--access-token")) }
         verifier.issuerMatching = issuerMatch == .exact ? .exact : .ignoringTrailingSlash
         verifier.maximumTokenLength = TokenInput.maximumLength
         let moment = now.map { Date(timeIntervalSince1970: $0) } ?? Date()
