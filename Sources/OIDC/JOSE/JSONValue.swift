@@ -63,12 +63,16 @@ package struct JSONMembers: Sendable {
         return result
     }
 
-    /// Whether `name`, whose fingerprint is `fingerprint`, is already a member.
+    /// Whether `name`, whose fingerprint is `fingerprint`, is already a member: the same bytes, or
+    /// (for a name that is not ASCII) a canonically equivalent spelling, such as `rôle` in NFC and in
+    /// NFD. Lookups compare `String`s, which are equal when canonically equivalent, so two such names
+    /// would make ``subscript(_:)`` and ``dictionary`` disagree on the value: they count as one.
     func contains(_ name: String, fingerprint: UInt64) -> Bool {
         for (position, other) in fingerprints.enumerated() where other == fingerprint {
             if fingerprint >> 56 <= 7 || names[position] == name { return true }
         }
-        return false
+        guard name.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        return names.contains(name)
     }
 
     mutating func append(_ name: String, fingerprint: UInt64, value: JSONValue) {

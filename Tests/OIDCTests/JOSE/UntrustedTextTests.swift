@@ -41,3 +41,28 @@ struct UntrustedTextTests {
         #expect(String(describing: key).contains("kty: oct"))
     }
 }
+
+/// Member names that are canonically equivalent but not byte-equal are one name: refused as a
+/// duplicate, so no lookup can pick one value and another the other (issue 13, finding 4).
+@Suite("Strict JSON: canonically equivalent member names")
+struct EquivalentNamesTests {
+    @Test("NFC then NFD spellings of one name are a duplicate, short or long, in small and large objects", arguments: [
+        "rôle", "the-rôle-of-this-user",
+    ])
+    func equivalentNamesRefused(name: String) {
+        let nfc = name.precomposedStringWithCanonicalMapping
+        let nfd = name.decomposedStringWithCanonicalMapping
+        #expect(Array(nfc.utf8) != Array(nfd.utf8))
+        let small = #"{"\#(nfc)":"user","\#(nfd)":"admin"}"#
+        #expect(throws: (any Error).self) { try StrictJSON.parseObject(Array(small.utf8)) }
+        let filler = (0..<40).map { #""m\#($0)":0"# }.joined(separator: ",")
+        let large = #"{\#(filler),"\#(nfc)":"user","\#(nfd)":"admin"}"#
+        #expect(throws: (any Error).self) { try StrictJSON.parseObject(Array(large.utf8)) }
+    }
+
+    @Test("distinct non-ASCII names are still accepted")
+    func distinctNamesAccepted() throws {
+        let object = try StrictJSON.parseObject(Array(#"{"rôle":"a","röle":"b","role":"c"}"#.utf8))
+        #expect(object.count == 3)
+    }
+}
