@@ -7,6 +7,8 @@ public import Foundation
 ///   than ``unknownKeyCooldown`` (1 minute): key rotation works, and a flood of tokens with forged
 ///   `kid`s cannot turn into a flood of fetches.
 /// - Concurrent callers share one fetch.
+/// - While fetches fail, the cached set keeps serving for at most ``maximumStaleAge`` (24 hours).
+/// - A published JWKS never supplies an HMAC (`oct`) key: such keys are skipped (RFC 8725 §3.1).
 ///
 /// The fetch is a closure, so any transport can supply the bytes (the library's HTTP client, a file,
 /// a test).
@@ -15,6 +17,10 @@ public actor JWKSCache {
 
     public let maximumAge: TimeInterval
     public let unknownKeyCooldown: TimeInterval
+    /// How long a cached set keeps serving while every fetch fails (24 hours by default): after
+    /// that, verification fails with the fetch's (transient) error rather than trust keys the
+    /// provider may have withdrawn long ago.
+    public let maximumStaleAge: TimeInterval
     private let fetch: Fetch
     private let now: @Sendable () -> Date
 
@@ -24,11 +30,12 @@ public actor JWKSCache {
     public private(set) var fetchCount = 0
 
     public init(
-        maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60,
+        maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60, maximumStaleAge: TimeInterval = 86_400,
         now: @escaping @Sendable () -> Date = { Date() }, fetch: @escaping Fetch
     ) {
         self.maximumAge = maximumAge
         self.unknownKeyCooldown = unknownKeyCooldown
+        self.maximumStaleAge = maximumStaleAge
         self.now = now
         self.fetch = fetch
     }
@@ -38,9 +45,10 @@ public actor JWKSCache {
     /// being its keys during an outage) and no new fetch is tried within ``unknownKeyCooldown``.
     public func keys() async throws -> JWKSet {
         if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.keys }
-        if let cached, let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return cached.keys }
+        let usable = cached.flatMap { now().timeIntervalSince($0.fetchedAt) < maximumStaleAge ? $0.keys : nil }
+        if let usable, let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return usable }
         do { return try await refresh() } catch {
-            if let cached { return cached.keys }
+            if let usable { return usable }
             throw error
         }
     }
@@ -59,7 +67,7 @@ public actor JWKSCache {
     private func refresh() async throws -> JWKSet {
         if let inFlight { return try await inFlight.value }
         let fetch = self.fetch
-        let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch()) }
+        let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch(), allowsSymmetricKeys: false) }
         inFlight = task
         fetchCount += 1
         lastAttempt = now()

@@ -15,8 +15,12 @@ public struct JWKSet: Sendable {
 
     /// Parses a JWKS document.
     ///
+    /// - Parameter allowsSymmetricKeys: whether `oct` (HMAC) keys are kept. A provider's published
+    ///   JWKS must never supply an HMAC key (RFC 8725 §3.1: a public document cannot hold a shared
+    ///   secret, and using it would let anyone forge tokens), so ``JWKSCache`` reads with `false`; a
+    ///   local file may hold one for HS* tests.
     /// - Throws: ``OIDCError/Code/invalidKey`` when the document is not a JSON object with a `keys` array.
-    public init(json: [UInt8]) throws(OIDCError) {
+    public init(json: [UInt8], allowsSymmetricKeys: Bool = true) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSON.parseObject(json) } catch {
             throw OIDCError(.invalidKey, "The JWKS is not a valid JSON object: \(error).")
@@ -29,6 +33,10 @@ public struct JWKSet: Sendable {
         for (index, entry) in entries.enumerated() {
             guard let member = entry.objectValue else {
                 skipped.append("key \(index): not a JSON object")
+                continue
+            }
+            if !allowsSymmetricKeys, member["kty"]?.stringValue == "oct" {
+                skipped.append("key \(index): a symmetric (oct) key in a published JWKS is never used")
                 continue
             }
             do { keys.append(try JWK(object: member)) } catch { skipped.append("key \(index): \(error.message)") }

@@ -128,5 +128,26 @@ struct JWKSCacheTests {
         server.advance(61)
         _ = try await cache.keys()
         #expect(server.fetches == 3)
+        // A day without a successful fetch: the old keys are no longer trusted; the fetch's error shows.
+        server.advance(86_400)
+        await #expect(throws: OIDCError.self) { try await cache.keys() }
+        server.failAlways(false)
+        #expect(try await cache.keys().keys.count == 1)
+    }
+
+    @Test("an HMAC (oct) key in a provider's JWKS is skipped, never offered for HS256")
+    func symmetricKeysSkipped() async throws {
+        let server = KeyServer()
+        let key = try TestSigningKey.generate(.es256, keyID: "k")
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(try key.jwksJSON.utf8)) as? [String: [[String: Any]]])
+        document["keys"]?.insert(["kty": "oct", "kid": "h", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0"], at: 0)
+        server.publish(String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self))
+        let keys = try await server.cache().keys()
+        #expect(keys.keys.count == 1)
+        #expect(keys.keys.allSatisfy { $0.keyType != "oct" })
+        #expect(keys.skipped.contains { $0.contains("oct") })
+        // A local JWKS file may still hold one, for HS* tests.
+        let local = try JWKSet(json: Array(#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.utf8))
+        #expect(local.keys.count == 1)
     }
 }
