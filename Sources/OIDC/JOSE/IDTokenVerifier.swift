@@ -66,6 +66,7 @@ public struct IDTokenVerifier: Sendable {
     }
 
     package func selectKey(for jws: CompactJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
+        try Self.checkType(jws.type)
         guard allowedAlgorithms.contains(jws.algorithm) else {
             throw OIDCError(
                 .algorithmNotAllowed,
@@ -85,6 +86,23 @@ public struct IDTokenVerifier: Sendable {
             throw OIDCError(.keyNotFound, "The token's header names no key (kid), which this provider always sends.")
         }
         return try keys.key(for: jws.algorithm, keyID: jws.keyID)
+    }
+
+    /// RFC 8725 §3.11: a JWT typed as another kind (`at+jwt` access tokens, `logout+jwt` logout
+    /// tokens, `secevent+jwt`, `dpop+jwt`, …) is never accepted as an ID token, even when its
+    /// signature and claims would pass. No `typ`, `JWT` and `JOSE` (any case, with or without
+    /// `application/`) are accepted.
+    static func checkType(_ type: String?) throws(OIDCError) {
+        guard let type else { return }
+        var media = type.lowercased()
+        if media.hasPrefix("application/") { media.removeFirst("application/".count) }
+        guard media == "jwt" || media == "jose" else {
+            throw OIDCError(
+                .malformedToken,
+                "The token is typed '\(Display.sanitized(type, limit: 40))', another kind of JWT than an ID token (RFC 8725 §3.11); it is not accepted as one.",
+                context: ["typ": Display.sanitized(type, limit: 40)]
+            )
+        }
     }
 
     /// Checks the claim rules of OIDC Core §3.1.3.7 on already-verified claims.

@@ -162,6 +162,21 @@ struct IDTokenVerifierTests {
         _ = try verifier().verify(key.sign(claims: standardClaims()), keys: keys, now: testNow)
     }
 
+    @Test("a token typed as another kind of JWT is refused (RFC 8725 §3.11); no typ, JWT and JOSE are accepted", arguments: [
+        ("at+jwt", false), ("application/at+jwt", false), ("logout+jwt", false), ("secevent+jwt", false), ("dpop+jwt", false),
+        ("JWT", true), ("jwt", true), ("application/jwt", true), ("JOSE", true),
+    ])
+    func typedTokens(type: String, accepted: Bool) throws {
+        let key = try TestSigningKey.generate(.es256, keyID: "k1")
+        let keys = try JWKSet(json: key.jwksJSON)
+        let token = try key.sign(claims: standardClaims(), extraHeader: ["typ": type])
+        if accepted {
+            _ = try verifier().verify(token, keys: keys, now: testNow)
+        } else {
+            expectRejection(.malformedToken, token, keys: keys)
+        }
+    }
+
     @Test("crit, padding, whitespace, extra segments and duplicate members are malformed")
     func malformed() throws {
         let key = try TestSigningKey.generate(.es256, keyID: "k1")
