@@ -8,7 +8,7 @@ public import Foundation
 ///   request is retried once. A request never loops.
 /// - Concurrent callers share one refresh. Across processes the refresh runs under the store's lock
 ///   and re-reads the store first, so tokens another process already rotated are used, not spent again.
-/// - A refresh the provider rejects (`invalid_grant` or another client problem) logs the user out:
+/// - A refresh the provider rejects (`invalid_grant`, `invalid_client`) logs the user out:
 ///   the stored login is deleted, ``events`` and the delegate are told. A transient failure (network,
 ///   5xx, timeout) logs nobody out: the caller gets a retryable error, and the next call tries again.
 ///
@@ -207,11 +207,12 @@ public actor AuthenticatedSession {
         try await store.withLock(key) { try await self.refreshLocked(replacing: stale, saveOnly: saveOnly) }
     }
 
-    /// OAuth errors that mean the provider rejects this login's refresh for good (RFC 6749 §5.2).
-    /// Anything else (a 5xx, a timeout, an HTML page from a proxy, a broken body) keeps the user in.
-    static let rejectingErrors: Set<String> = [
-        "invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope", "unsupported_grant_type", "invalid_request",
-    ]
+    /// OAuth errors that mean this login's refresh is rejected for good (RFC 6749 §5.2): the grant
+    /// (refresh token) is dead, or the client is refused. Anything else keeps the user in: a 5xx, a
+    /// timeout, an HTML page from a proxy, a broken body, and also `invalid_request`, `invalid_scope`,
+    /// `unauthorized_client` or `unsupported_grant_type`, which say the request was wrong, not the
+    /// login, and which an intermediary can forge as easily as an HTML page.
+    static let rejectingErrors: Set<String> = ["invalid_grant", "invalid_client"]
 
     /// Under the store's lock: re-read, adopt tokens another process rotated, else refresh.
     private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {

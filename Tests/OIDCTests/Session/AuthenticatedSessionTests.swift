@@ -338,6 +338,9 @@ struct SessionLogoutRulesTests {
     @Test("a refresh answer that is not an OAuth rejection keeps the user logged in", arguments: [
         TestProvider.Fault.htmlError(status: 400), .htmlError(status: 403), .truncatedJSON, .oversizedBody(byteCount: 2 << 20),
         .problemJSON(status: 400), .dropConnection, .oauthError("server_error", status: 500),
+        // The request was wrong, not the login (and an intermediary can forge these): nobody is logged out.
+        .oauthError("invalid_request", status: 400), .oauthError("invalid_scope", status: 400),
+        .oauthError("unsupported_grant_type", status: 400), .oauthError("unauthorized_client", status: 400),
     ])
     func keepsLogin(fault: TestProvider.Fault) async throws {
         try await Outer.withFixture { fixture in
