@@ -57,3 +57,23 @@ struct TestBrowserTests {
         }
     }
 }
+
+@Suite("TestProvider revocation (RFC 7009)")
+struct ProviderRevocationTests {
+    @Test("revoking a spent (rotated) refresh token does nothing; revoking the live one ends the family")
+    func spentTokenRevocation() async throws {
+        try await withTestProvider { provider in
+            try await withNIOHTTPTransport { transport in
+                let metadata = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer)
+                let client = TokenClient(provider: try metadata.configuration(), clientID: "test-client", transport: transport)
+                let tokens = try await provider.issueTokens()
+                let spent = try #require(tokens.refreshToken)
+                let live = try #require(try await client.refresh(spent).refreshToken)
+                try await client.revoke(spent, hint: .refreshToken)  // 200, and nothing happens
+                let next = try #require(try await client.refresh(live).refreshToken)
+                try await client.revoke(next, hint: .refreshToken)
+                await #expect(throws: OIDCError.self) { try await client.refresh(next) }
+            }
+        }
+    }
+}

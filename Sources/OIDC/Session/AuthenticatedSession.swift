@@ -161,17 +161,18 @@ public actor AuthenticatedSession {
 
     /// Logs the user out: revokes the refresh token when the provider can (best effort), deletes the
     /// stored login, tells the observers.
+    ///
+    /// The token revoked is the one the store holds, read under the store's lock: another process
+    /// may have rotated the refresh token since this session read it, and revoking the spent one
+    /// would do nothing (RFC 7009 §2.2) while the live one stayed valid after "logout".
     public func logout(revoke: Bool = true) async throws(OIDCError) {
         // A refresh in flight finishes first, so it cannot bring the login back afterwards.
         if let refreshTask { _ = await refreshTask.result }
-        try await loadIfNeeded()
-        if revoke, case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil,
-            let token = current?.tokens.refreshToken ?? current?.tokens.accessToken
-        {
-            try? await client.revoke(token, hint: current?.tokens.refreshToken == nil ? .accessToken : .refreshToken)
-        }
         do {
-            try await store.withLock(key) { try await self.endLogin(.userInitiated) }
+            try await store.withLock(key) {
+                if revoke { await self.revokeStoredTokens() }
+                try await self.endLogin(.userInitiated)
+            }
         } catch let error as OIDCError {
             throw error
         } catch {
@@ -336,6 +337,14 @@ public actor AuthenticatedSession {
     }
 
     private static let loggedOutMeanwhile = OIDCError(.notLoggedIn, "The user was logged out while the tokens were being refreshed.")
+
+    /// Under the store's lock: revokes the stored refresh token (or access token), best effort.
+    private func revokeStoredTokens() async {
+        guard case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil else { return }
+        let stored = (try? await store.load(key)) ?? nil
+        guard let tokens = (unsaved ?? stored ?? current)?.tokens else { return }
+        try? await client.revoke(tokens.refreshToken ?? tokens.accessToken, hint: tokens.refreshToken == nil ? .accessToken : .refreshToken)
+    }
 
     private func endLogin(_ reason: LogoutReason) async throws(OIDCError) {
         generation += 1

@@ -137,11 +137,13 @@ actor ProviderState {
         for (token, record) in refreshTokens where record.familyID == familyID { refreshTokens[token]?.spent = true }
     }
 
-    /// RFC 7009: a refresh token revokes its family (and so its access tokens), an access token
-    /// itself. Tokens that are unknown or belong to another client are left alone.
+    /// RFC 7009: a live refresh token revokes its family (and so its access tokens), an access token
+    /// itself. Tokens that are unknown, spent (already rotated away: no longer valid, §2.2) or of
+    /// another client are left alone, as real providers do: revoking a spent refresh token does not
+    /// end the login that rotated it.
     func revoke(_ token: String, clientID: String) {
         if let record = refreshTokens[token], let family = families[record.familyID] {
-            if family.clientID == clientID { revokeFamily(record.familyID) }
+            if family.clientID == clientID, !record.spent { revokeFamily(record.familyID) }
         } else if let record = accessTokens[token], record.clientID == clientID {
             accessTokens[token]?.revoked = true
         }

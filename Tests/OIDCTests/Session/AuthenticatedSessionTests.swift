@@ -277,6 +277,26 @@ struct AuthenticatedSessionTests {
 }
 
 extension AuthenticatedSessionTests {
+    @Test("logout revokes the refresh token the store holds now, not a spent one this session read earlier")
+    func logoutRevokesTheLiveToken() async throws {
+        try await Self.withFixture { fixture in
+            try await fixture.logIn()
+            let a = fixture.session()
+            let b = fixture.session()
+            let first = try await a.validTokens()  // A has read RT1
+            let rotated = try await b.validTokens(forceRefresh: true)  // B rotates RT1 → RT2
+            #expect(rotated.refreshToken != first.refreshToken)
+            try await a.logout()
+            #expect(await fixture.store.load(Self.key) == nil)
+            // RT2 was revoked: it no longer refreshes, and its access token no longer opens the API.
+            await #expect(throws: OIDCError.self) { try await fixture.client.refresh(try #require(rotated.refreshToken)) }
+            let response = try await fixture.transport.send(
+                HTTPRequest(url: URL(string: fixture.provider.protectedResourceURL)!, headers: ["Authorization": "Bearer \(rotated.accessToken.revealedValue)"])
+            )
+            #expect(response.status == 401)
+        }
+    }
+
     @Test("a delay that is not a finite number does not trap: the default 60 s is used", arguments: [Double.infinity, -Double.infinity, Double.nan, 1e300])
     func nonFiniteDelay(delay: Double) async throws {
         try await Self.withFixture { fixture in
