@@ -308,9 +308,23 @@ public actor AuthenticatedSession {
         verifier.issuerMatching = client.provider.issuerMatching
         verifier.accessToken = answer.accessToken
         do {
+            // OIDC Core §12.2: the same user as at login, who logged in at the same time.
+            guard let subject = login.subject else {
+                throw OIDCError(
+                    .invalidClaim, "The stored login names no subject, so a refreshed ID token cannot be tied to its user; the login's own is kept.",
+                    context: ["claim": "sub"]
+                )
+            }
             let verified = try await verifier.verify(idToken.revealedValue, keys: idTokenKeys, now: now())
-            if let subject = login.subject, verified.claims.subject != subject {
+            if verified.claims.subject != subject {
                 throw OIDCError(.invalidClaim, "The refreshed ID token is about another user (sub differs).", context: ["claim": "sub"])
+            }
+            let original = login.tokens.idToken.flatMap { try? UnverifiedJWT($0.revealedValue) }?.claims["auth_time"]?.numberValue
+            if let original, let renewed = verified.claims.authTime, renewed.timeIntervalSince1970 != original {
+                throw OIDCError(
+                    .invalidClaim, "The refreshed ID token's auth_time is not the original authentication's (OIDC Core §12.2).",
+                    context: ["claim": "auth_time"]
+                )
             }
             answer.idToken = idToken
         } catch {

@@ -22,6 +22,18 @@ public struct StoredLogin: Sendable, Equatable {
 }
 
 extension StoredLogin {
+    /// The login to keep after ``TokenClient/completeLogin(_:for:keys:now:configure:)``: its
+    /// tokens, with the subject (who is logged in) taken from the verified ID token, so that
+    /// refreshed ID tokens can be tied to the same user later (OIDC Core §12.2).
+    public init(_ verified: VerifiedLogin, clientID: String, attributes: [String: String] = [:]) {
+        self.init(
+            tokens: verified.tokens, issuer: verified.idToken.claims.issuer, clientID: clientID, subject: verified.idToken.claims.subject,
+            attributes: attributes
+        )
+    }
+}
+
+extension StoredLogin {
     /// The storage format's version; a file with a newer one is refused rather than misread.
     package static let formatVersion = 1
 

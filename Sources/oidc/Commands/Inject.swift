@@ -92,7 +92,10 @@ struct Inject: AsyncParsableCommand {
         attributes["revocation_endpoint"] = revocationEndpoint
         let subject = tokens.idToken.flatMap { try? UnverifiedJWT($0.revealedValue) }?.claims["sub"]?.stringValue
         let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientId, subject: subject, attributes: attributes)
-        try storeOptions.keychain().save(login, for: storeOptions.key)
+        // Under the store's lock, like every other writer: a refresh running now cannot overwrite it.
+        let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
+        let key = storeOptions.key
+        try await keychain.withLock(key) { try keychain.save(login, for: key) }
         Console.error("oidc: stored the login of \(subject.map { Display.sanitized($0) } ?? "an unknown subject") as profile '\(storeOptions.profileName)'")
     }
 }

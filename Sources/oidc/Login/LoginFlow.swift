@@ -55,10 +55,12 @@ struct LoginFlow {
             throw OIDCError(.missingParameter, "The provider names no jwks_uri, so the ID token cannot be verified; nothing was stored.")
         }
         let verified = try await client.completeLogin(response, for: request, keys: JWKSCache(transport: transport, jwksURI: jwksURI))
-        let stored = StoredLogin(
-            tokens: verified.tokens, issuer: provider.issuer, clientID: request.clientID, subject: verified.idToken.claims.subject,
+        var login = StoredLogin(
+            verified, clientID: request.clientID,
             attributes: StoredProvider.attributes(of: provider, kind: profile.provider, environment: profile.environment, profile: profileName)
         )
+        login.issuer = provider.issuer  // as configured (Schibsted's may differ from iss by a trailing slash)
+        let stored = login
         let keychain = self.keychain, key = self.key
         try await keychain.withLock(key) { try keychain.save(stored, for: key) }
         return Outcome(stored: stored, verified: verified, provider: provider, callbackToStored: clock.now - start)

@@ -485,6 +485,44 @@ struct RefreshedIDTokenTests {
         }
     }
 
+    @Test("a refreshed ID token is dropped when the stored login names no subject, or when its auth_time is not the original's")
+    func unknownSubjectOrAuthTime() async throws {
+        try await Outer.withFixture { fixture in
+            let keys = JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!)
+            var tokens = try await fixture.provider.issueTokens()
+            tokens.expiresAt = Date().addingTimeInterval(-10)
+            // No subject: the refreshed ID token cannot be tied to anyone.
+            try await fixture.store.save(StoredLogin(tokens: tokens, issuer: fixture.provider.issuer, clientID: "test-client"), for: Outer.key)
+            let session = fixture.session()
+            await session.verifyRefreshedIDTokens(with: keys)
+            let refreshed = try await session.validTokens()
+            #expect(refreshed.idToken == tokens.idToken)
+            var events = session.events.makeAsyncIterator()
+            var rejected = false
+            if case .refreshedIDTokenRejected(let error)? = await events.next() { rejected = error.context["claim"] == "sub" }
+            #expect(rejected)
+
+            // The stored ID token says the user authenticated at another time than the provider's records.
+            var again = try await fixture.provider.issueTokens()
+            again.expiresAt = Date().addingTimeInterval(-10)
+            let stamped = try TestSigningKey.generate(.es256).sign(claims: ["sub": "test-user", "auth_time": 1000])
+            let original = again.idToken
+            again.idToken = Secret(stamped)
+            try await fixture.store.save(
+                StoredLogin(tokens: again, issuer: fixture.provider.issuer, clientID: "test-client", subject: "test-user"), for: Outer.key
+            )
+            let second = fixture.session()
+            await second.verifyRefreshedIDTokens(with: keys)
+            let renewed = try await second.validTokens()
+            #expect(renewed.idToken == Secret(stamped))
+            #expect(original != nil)
+            var secondEvents = second.events.makeAsyncIterator()
+            var authTimeRejected = false
+            if case .refreshedIDTokenRejected(let error)? = await secondEvents.next() { authTimeRejected = error.context["claim"] == "auth_time" }
+            #expect(authTimeRejected)
+        }
+    }
+
     @Test("a refreshed ID token about another user is dropped, reported, and the login's own kept")
     func otherUser() async throws {
         try await Outer.withFixture { fixture in
