@@ -130,7 +130,10 @@ public struct JWK: Sendable {
         if let required = algorithm.curve, curve != required { return false }
         if let use, use != "sig" { return false }
         if let keyOperations, !keyOperations.contains("verify") { return false }
-        if let own = self.algorithm, own != algorithm.rawValue { return false }
+        if let own = self.algorithm, own != algorithm.rawValue {
+            // An Ed25519 key may be labelled with either name of its one algorithm (RFC 9864 §2.2).
+            guard algorithm.isEdDSA, own == JWSAlgorithm.edDSA.rawValue || own == JWSAlgorithm.ed25519.rawValue else { return false }
+        }
         return true
     }
 }

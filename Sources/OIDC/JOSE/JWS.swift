@@ -51,7 +51,7 @@ public enum JWS {
                     throw wrongLength(algorithm, expected: 2 * coordinate)
                 }
                 valid = der.withUnsafeBytes { publicKey.verify(signature: $0, message: message, scheme: .ecdsa(digest!)) }
-            case .edDSA:
+            case .edDSA, .ed25519:
                 guard signature.count == 64 else { throw wrongLength(algorithm, expected: 64) }
                 valid = publicKey.verify(signature: signature, message: message, scheme: .ed25519)
             case .hs256, .hs384, .hs512:
@@ -69,7 +69,7 @@ public enum JWS {
         case .rs256, .ps256, .es256, .hs256: digest = OpenSSLDigest.sha256
         case .rs384, .ps384, .es384, .hs384: digest = OpenSSLDigest.sha384
         case .rs512, .ps512, .es512, .hs512: digest = OpenSSLDigest.sha512
-        case .edDSA: return nil
+        case .edDSA, .ed25519: return nil
         }
         guard let digest else { throw OIDCError(.cryptoFailure, "OpenSSL has no \(algorithm.digestName ?? "") digest available.") }
         return digest

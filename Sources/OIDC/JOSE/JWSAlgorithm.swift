@@ -1,15 +1,21 @@
-/// The JWS algorithms the verifier supports (RFC 7518 §3, RFC 8037). `none` is not one of them.
+/// The JWS algorithms the verifier supports (RFC 7518 §3, RFC 8037, RFC 9864). `none` is not one of
+/// them, nor is `Ed448`.
 public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
     case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
     case ps256 = "PS256", ps384 = "PS384", ps512 = "PS512"
     case es256 = "ES256", es384 = "ES384", es512 = "ES512"
     case edDSA = "EdDSA"
+    /// RFC 9864's fully-specified name for EdDSA with Ed25519: only an OKP key on curve Ed25519.
+    case ed25519 = "Ed25519"
     case hs256 = "HS256", hs384 = "HS384", hs512 = "HS512"
 
     /// The asymmetric algorithms a verifier accepts by default.
     public static let asymmetric: Set<JWSAlgorithm> = [
-        .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .es256, .es384, .es512, .edDSA,
+        .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .es256, .es384, .es512, .edDSA, .ed25519,
     ]
+
+    /// EdDSA under either name: the polymorphic `EdDSA` (RFC 8037) or `Ed25519` (RFC 9864).
+    public var isEdDSA: Bool { self == .edDSA || self == .ed25519 }
 
     /// HS256/384/512: keyed with the client secret, allowed only when explicitly configured.
     public var isHMAC: Bool { self == .hs256 || self == .hs384 || self == .hs512 }
@@ -19,7 +25,7 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: "RSA"
         case .es256, .es384, .es512: "EC"
-        case .edDSA: "OKP"
+        case .edDSA, .ed25519: "OKP"
         case .hs256, .hs384, .hs512: "oct"
         }
     }
@@ -30,7 +36,7 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
         case .es256: "P-256"
         case .es384: "P-384"
         case .es512: "P-521"
-        case .edDSA: "Ed25519"
+        case .edDSA, .ed25519: "Ed25519"
         default: nil
         }
     }
@@ -41,7 +47,7 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
         case .rs256, .ps256, .es256, .hs256: "SHA256"
         case .rs384, .ps384, .es384, .hs384: "SHA384"
         case .rs512, .ps512, .es512, .hs512: "SHA512"
-        case .edDSA: nil
+        case .edDSA, .ed25519: nil
         }
     }
 }

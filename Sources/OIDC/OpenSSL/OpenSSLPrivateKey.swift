@@ -131,7 +131,7 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
         }
         guard !algorithm.isHMAC else { throw OIDCError(.invalidKey, "HMAC tokens are signed with a secret, not a private key.") }
         var keyContext: OpaquePointer?
-        guard EVP_DigestSignInit(context, &keyContext, algorithm == .edDSA ? nil : digest?.pointer, nil, pointer) == 1 else {
+        guard EVP_DigestSignInit(context, &keyContext, algorithm.isEdDSA ? nil : digest?.pointer, nil, pointer) == 1 else {
             throw Self.failure("EVP_DigestSignInit for \(algorithm.rawValue)")
         }
         if algorithm.rawValue.hasPrefix("PS"), let digest {

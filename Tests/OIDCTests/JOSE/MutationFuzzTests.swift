@@ -48,7 +48,7 @@ struct MutationFuzzTests {
         return bytes
     }
 
-    @Test("mutated tokens end in a verified token or a typed rejection", arguments: [JWSAlgorithm.rs256, .es256, .edDSA])
+    @Test("mutated tokens end in a verified token or a typed rejection", arguments: [JWSAlgorithm.rs256, .es256, .edDSA, .ed25519])
     func tokens(algorithm: JWSAlgorithm) async throws {
         let key = try TestSigningKey.generate(algorithm, keyID: "k1")
         let keys = try JWKSet(json: key.jwksJSON)
@@ -87,7 +87,7 @@ struct MutationFuzzTests {
     @Test("mutated JWKS documents parse or are refused with a typed error")
     func jwks() async throws {
         var members: [[String: Any]] = []
-        for (algorithm, id) in [(JWSAlgorithm.rs256, "r"), (.es256, "e"), (.es384, "e3"), (.es512, "e5"), (.edDSA, "o")] {
+        for (algorithm, id) in [(JWSAlgorithm.rs256, "r"), (.es256, "e"), (.es384, "e3"), (.es512, "e5"), (.edDSA, "o"), (.ed25519, "o2")] {
             members.append(try TestSigningKey.generate(algorithm, keyID: id).publicJWK(extra: ["key_ops": ["verify"]]))
         }
         let document = Array(try JSONSerialization.data(withJSONObject: ["keys": members], options: [.sortedKeys]))
