@@ -84,13 +84,23 @@ enum BrowserProcess {
     }
     #else
     private static func closeInheritedDescriptors(_ attributes: inout posix_spawnattr_t, _ actions: inout posix_spawn_file_actions_t) -> Bool {
-        // Every descriptor open now, above 2 (glibc's close action ignores one closed meanwhile).
+        // glibc 2.34+ closes every descriptor from 3 up in the child, atomically with the spawn; its
+        // header hides the function from Swift, so it is looked up by name.
+        if let closeFrom = closeFromAction { return closeFrom(&actions, 3) == 0 }
+        // Else every descriptor open now, above 2 (glibc's close action ignores one closed meanwhile).
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
         for descriptor in names.compactMap({ Int32($0) }) where descriptor > 2 {
             guard posix_spawn_file_actions_addclose(&actions, descriptor) == 0 else { return false }
         }
         return true
     }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    private static let closeFromAction: CloseFrom? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
     #endif
 
     /// `waitpid`: how the child ended, or `nil` while it runs (non-blocking).
