@@ -11,7 +11,7 @@ struct StoreInjectionTests {
             let store = InMemoryTokenStore()
             let login = try await provider.logIn(into: store)
             #expect(login.subject == (await provider.user).subject)
-            let stored = try #require(try await store.load(TokenStoreKey(service: "oidc", account: "test-client")))
+            let stored = try #require(await store.load(TokenStoreKey(service: "oidc", account: "test-client")))
             #expect(stored == login)
             #expect(stored.attributes["token_endpoint"] == provider.tokenEndpoint)
 

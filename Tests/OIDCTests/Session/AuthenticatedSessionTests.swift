@@ -53,7 +53,7 @@ struct AuthenticatedSessionTests {
             #expect(response.status == 200)
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
             #expect(await fixture.provider.requestCount(.protectedResource) == 2)
-            let stored = try #require(try await fixture.store.load(Self.key))
+            let stored = try #require(await fixture.store.load(Self.key))
             #expect(stored.tokens.accessToken != before.tokens.accessToken)
             #expect(stored.tokens.refreshToken != before.tokens.refreshToken)  // rotated, and kept
         }
@@ -492,7 +492,7 @@ struct RefreshedIDTokenTests {
             var tokens = try await fixture.provider.issueTokens()
             tokens.expiresAt = Date().addingTimeInterval(-10)
             // No subject: the refreshed ID token cannot be tied to anyone.
-            try await fixture.store.save(StoredLogin(tokens: tokens, issuer: fixture.provider.issuer, clientID: "test-client"), for: Outer.key)
+            await fixture.store.save(StoredLogin(tokens: tokens, issuer: fixture.provider.issuer, clientID: "test-client"), for: Outer.key)
             let session = fixture.session()
             await session.verifyRefreshedIDTokens(with: keys)
             let refreshed = try await session.validTokens()
@@ -508,7 +508,7 @@ struct RefreshedIDTokenTests {
             let stamped = try TestSigningKey.generate(.es256).sign(claims: ["sub": "test-user", "auth_time": 1000])
             let original = again.idToken
             again.idToken = Secret(stamped)
-            try await fixture.store.save(
+            await fixture.store.save(
                 StoredLogin(tokens: again, issuer: fixture.provider.issuer, clientID: "test-client", subject: "test-user"), for: Outer.key
             )
             let second = fixture.session()
