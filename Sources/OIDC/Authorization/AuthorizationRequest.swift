@@ -13,11 +13,15 @@ public import Foundation
 /// `prompt`. Every value is percent-encoded (a space is `%20`; `+ & = # / %` are escaped), and query
 /// items already in the endpoint are kept in front.
 public struct AuthorizationRequest: Sendable {
+    /// The provider's authorization endpoint: https, or plain http on a loopback host (``url()`` checks).
     public var authorizationEndpoint: URL
+    /// The client identifier registered with the provider (`client_id`); must not be empty.
     public var clientID: String
     /// The redirect URI exactly as registered: `http://127.0.0.1:PORT/callback`,
     /// `com.example.app:/callback`, or an https link the app claims.
     public var redirectURI: String
+    /// The requested scope values, sent space-separated in this order without duplicates (`scope`).
+    /// Each must be a scope token of RFC 6749 §3.3; an empty list sends no `scope`.
     public var scopes: [String]
     /// The CSRF token; the callback must carry it back unchanged.
     public var state: String
@@ -25,17 +29,25 @@ public struct AuthorizationRequest: Sendable {
     public var nonce: String?
     /// PKCE verifier and challenge; `nil` sends no challenge (not recommended).
     public var pkce: PKCE?
+    /// `prompt` (OIDC Core §3.1.2.1), such as `login`, `consent` or `select_account`; `nil` or empty
+    /// sends none.
     public var prompt: String?
+    /// `login_hint`: who is logging in (an email address, say), to prefill the provider's page; `nil`
+    /// or empty sends none.
     public var loginHint: String?
     /// Space-separated requested Authentication Context Class References.
     public var acrValues: String?
     /// Maximum authentication age in seconds; the ID token's `auth_time` is then checked.
     public var maxAge: Int?
+    /// `ui_locales`: the preferred languages of the provider's pages, space-separated BCP 47 tags
+    /// (`sv en`); `nil` or empty sends none.
     public var uiLocales: String?
     /// Any other parameters (`resource`, `assertion`, …), sent in this order.
     public var additionalParameters: [OAuthParameter]
     /// The expected issuer, for the callback's `iss` (RFC 9207) and later the ID token.
     public var issuer: String?
+    /// How ``issuer`` is compared with the callback's `iss` and the ID token's: ``IssuerMatching/exact``
+    /// unless the provider configuration says otherwise.
     public var issuerMatching: IssuerMatching
     /// Whether a callback without `iss` is rejected (the provider advertises
     /// `authorization_response_iss_parameter_supported`).

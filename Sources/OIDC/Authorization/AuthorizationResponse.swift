@@ -9,6 +9,7 @@ public import Foundation
 public struct AuthorizationResponse: Sendable {
     /// The authorization code; single-use, redacted when printed.
     public let code: Secret
+    /// The `state` the callback carried back: the request's own (compared in constant time).
     public let state: String
     /// The `iss` parameter, when the provider sent one (already checked).
     public let issuer: String?

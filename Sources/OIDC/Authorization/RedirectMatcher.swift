@@ -12,9 +12,14 @@ public import Foundation
 public struct RedirectMatcher: Sendable {
     /// What a URL is.
     public enum Match: Sendable, Equatable {
+        /// The redirect URI's own path: an authorization response, to check as an ``AuthorizationResponse``.
         case authorizationResponse
+        /// A path with a `bankId` component (the BankID app returning to the app): not an answer yet, keep
+        /// waiting.
         case ignorable
+        /// A path with a `cancel` component: the user cancelled the login.
         case cancelled
+        /// Another scheme, host, port or path: not this login's redirect.
         case notOurs
     }
 
@@ -23,7 +28,11 @@ public struct RedirectMatcher: Sendable {
     private let port: Int?
     private let path: String
 
-    /// - Throws: ``OIDCError/Code/invalidArgument`` if `redirectURI` is not an absolute URI.
+    /// A matcher for `redirectURI`, the redirect URI exactly as registered.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` if `redirectURI` is not an absolute URI, has a
+    ///   fragment, or is http(s) without a host; ``OIDCError/Code/insecureEndpoint`` for plain http
+    ///   off loopback.
     public init(redirectURI: String) throws(OIDCError) {
         try AuthorizationRequest.validateRedirectURI(redirectURI)
         guard let url = URL(string: redirectURI), let parts = Self.parts(of: url) else {
@@ -32,6 +41,11 @@ public struct RedirectMatcher: Sendable {
         (scheme, host, port, path) = parts
     }
 
+    /// What `url` is for this redirect URI.
+    ///
+    /// Scheme, host and port (default ports filled in) must equal the redirect URI's, scheme and host
+    /// case-insensitively; then the percent-encoded path decides, as the type's overview lists.
+    /// Nothing here looks at the query: ``AuthorizationResponse`` checks it.
     public func match(_ url: URL) -> Match {
         guard let (scheme, host, port, path) = Self.parts(of: url),
             scheme == self.scheme, host == self.host, port == self.port

@@ -6,13 +6,23 @@ public import Foundation
 /// RFC 8414's `https://host/.well-known/oauth-authorization-server{path}`. Concurrent callers for
 /// one issuer share one fetch; a document is reused for ``maximumAge``.
 public actor ProviderDiscovery {
+    /// The transport the metadata documents are fetched through.
     public let transport: any HTTPTransport
+    /// How long a fetched document is reused, in seconds (3600 by default).
     public let maximumAge: TimeInterval
+    /// Timeout, size limit and redirect policy of the document requests, as given at initialization.
     public var requestOptions: HTTPRequestOptions
     private let now: @Sendable () -> Date
     private var cache: [String: (metadata: ProviderMetadata, fetchedAt: Date)] = [:]
     private var inFlight: [String: Task<ProviderMetadata, any Error>] = [:]
 
+    /// A discovery client with an empty cache.
+    ///
+    /// - Parameters:
+    ///   - transport: fetches the documents.
+    ///   - maximumAge: how long a document is reused, in seconds (one hour by default).
+    ///   - requestOptions: timeout, size limit and redirect policy of each request.
+    ///   - now: the clock that dates cached documents (injectable for tests).
     public init(
         transport: any HTTPTransport, maximumAge: TimeInterval = 3600, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
         now: @escaping @Sendable () -> Date = { Date() }

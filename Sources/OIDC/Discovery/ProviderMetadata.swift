@@ -6,19 +6,36 @@ public import Foundation
 /// document for another issuer is an impersonation attempt), and every endpoint is https, or plain
 /// http on a loopback host.
 public struct ProviderMetadata: Sendable {
+    /// `issuer`: equal to the expected issuer, character for character (checked when parsing).
     public let issuer: String
+    /// `authorization_endpoint`, where the browser is sent to log in.
     public let authorizationEndpoint: URL?
+    /// `token_endpoint`, for code exchange and refresh.
     public let tokenEndpoint: URL?
+    /// `jwks_uri`, where the provider publishes its signing keys; a document without the member is
+    /// refused.
     public let jwksURI: URL?
+    /// `userinfo_endpoint` (OIDC Core §5.3), when advertised.
     public let userinfoEndpoint: URL?
+    /// `revocation_endpoint` (RFC 7009), when advertised.
     public let revocationEndpoint: URL?
+    /// `end_session_endpoint` (OpenID Connect RP-Initiated Logout), when advertised.
     public let endSessionEndpoint: URL?
+    /// `registration_endpoint` (dynamic client registration), when advertised; the library does not
+    /// use it.
     public let registrationEndpoint: URL?
+    /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
+    /// `response_types_supported`; a document without the member is refused.
     public let responseTypesSupported: [String]?
+    /// `grant_types_supported`, when advertised.
     public let grantTypesSupported: [String]?
+    /// `code_challenge_methods_supported` (RFC 7636 methods such as `S256`), when advertised.
     public let codeChallengeMethodsSupported: [String]?
+    /// `token_endpoint_auth_methods_supported`, when advertised: ``configuration(confidential:defaultScopes:)``
+    /// chooses the client authentication method from it.
     public let tokenEndpointAuthMethodsSupported: [String]?
+    /// `id_token_signing_alg_values_supported`, when advertised.
     public let idTokenSigningAlgValuesSupported: [String]?
     /// RFC 9207: the provider promises `iss` in every authorization response.
     public let authorizationResponseIssParameterSupported: Bool

@@ -10,10 +10,15 @@ public import Foundation
 /// ``OIDCError/Code/pinMismatch`` for TLS, ``OIDCError/Code/responseTooLarge`` for an oversized body.
 /// Any HTTP status, 4xx and 5xx included, is a response, not an error.
 public protocol HTTPTransport: Sendable {
+    /// Sends `request` within the limits of `options` and returns the whole response, whatever its
+    /// status.
+    ///
+    /// - Throws: only ``OIDCError``, with the codes the protocol's overview lists.
     func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse
 }
 
 extension HTTPTransport {
+    /// Sends `request` with the default ``HTTPRequestOptions``: 30 seconds, 1 MiB, no redirects.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
         try await send(request, options: HTTPRequestOptions())
     }
@@ -31,6 +36,7 @@ public struct HTTPRequestOptions: Sendable, Equatable {
     /// elsewhere.
     public var followRedirects: Bool
 
+    /// Options with these limits; by default 30 seconds, 1 MiB (`1 << 20` bytes) and no redirects.
     public init(timeout: Duration = .seconds(30), maximumResponseSize: Int = 1 << 20, followRedirects: Bool = false) {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
@@ -40,14 +46,18 @@ public struct HTTPRequestOptions: Sendable, Equatable {
 
 /// Header fields in order, names compared case-insensitively.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// Every field in the order it was added, names as given.
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// No fields.
     public init() {}
 
+    /// These fields, in this order; a name may appear more than once.
     public init(_ fields: [(String, String)]) {
         for (name, value) in fields { add(name, value) }
     }
 
+    /// The fields of a literal such as `["Accept": "application/json"]`, in the literal's order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
@@ -62,6 +72,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
     }
 
+    /// Appends a field; fields already named `name` stay (see ``set(_:_:)`` to replace them).
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
     }
@@ -72,12 +83,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         add(name, value)
     }
 
+    /// Removes every field named `name`, compared case-insensitively.
     public mutating func remove(_ name: String) {
         fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
+    /// Iterates over ``fields`` in order.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
+    /// Whether both hold the same fields in the same order; names and values are compared exactly
+    /// (case-sensitively).
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
@@ -85,11 +100,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 /// An HTTP request with its whole body.
 public struct HTTPRequest: Sendable {
+    /// The method, such as `GET` or `POST`; `GET` by default.
     public var method: String
+    /// The absolute URL to send the request to.
     public var url: URL
+    /// The caller's header fields. ``NIOHTTPTransport`` writes `Host` and `Content-Length` itself, and
+    /// a `User-Agent` when there is none.
     public var headers: HTTPHeaders
+    /// The body bytes; empty by default.
     public var body: [UInt8]
 
+    /// A request; a `GET` without header fields or body by default.
     public init(method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method
         self.url = url
@@ -100,10 +121,14 @@ public struct HTTPRequest: Sendable {
 
 /// An HTTP response with its whole body.
 public struct HTTPResponse: Sendable {
+    /// The status code, such as `200` or `401`.
     public var status: Int
+    /// The response's header fields, in order.
     public var headers: HTTPHeaders
+    /// The whole body, within the request's ``HTTPRequestOptions/maximumResponseSize``.
     public var body: [UInt8]
 
+    /// A response (for ``HTTPTransport`` implementations and tests).
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers

@@ -42,6 +42,8 @@ public final class NIOHTTPTransport: HTTPTransport {
         /// 0 closes every connection after its response). Idle connections are dropped after 30 s.
         public var maximumIdleConnectionsPerHost: Int
 
+        /// A configuration; by default the system roots are trusted, nothing is pinned, the user agent is
+        /// `swift-oidc` and up to 2 idle connections per host are kept.
         public init(
             trustsSystemRoots: Bool = true,
             additionalTrustRootsPEM: [String] = [],
@@ -74,6 +76,7 @@ public final class NIOHTTPTransport: HTTPTransport {
     /// pins. Never needs ``shutdown()`` (calling it only closes its idle connections).
     public static let shared = NIOHTTPTransport(configuration: Configuration(), isShared: true)
 
+    /// The configuration the transport was made with.
     public let configuration: Configuration
     private let group: any EventLoopGroup
     private let pool: ConnectionPool

@@ -27,6 +27,9 @@ public struct PublicKeyPin: Sendable, Equatable {
     /// Base64 SHA-256 digests of acceptable SubjectPublicKeyInfos; one match in the chain suffices.
     public var sha256: [String]
 
+    /// A pin for `host` (and its subdomains when `includesSubdomains`) that accepts any of the `sha256`
+    /// digests. Nothing is checked here: ``NIOHTTPTransport/Configuration/validate()`` checks the pins,
+    /// and a transport with a malformed one refuses every request.
     public init(host: String, includesSubdomains: Bool = false, sha256: [String]) {
         self.host = host
         self.includesSubdomains = includesSubdomains

@@ -10,18 +10,24 @@ public struct CompactJWS: Sendable {
     /// Nesting bound for header and claims.
     static let maximumDepth = 16
 
+    /// The header's `alg`: a supported algorithm, never `none`.
     public let algorithm: JWSAlgorithm
+    /// The header's `kid`, if any.
     public let keyID: String?
+    /// The header's `typ`, if any.
     public let type: String?
     /// The whole protected header.
     public var header: [String: JSONValue] { headerMembers.dictionary }
     private let headerMembers: JSONMembers
     /// The decoded payload bytes.
     public let payload: [UInt8]
+    /// The decoded signature bytes.
     public let signature: [UInt8]
     /// `BASE64URL(header) || '.' || BASE64URL(payload)`, the bytes that were signed.
     public let signingInput: [UInt8]
 
+    /// Splits and decodes `token`, at most `maximumLength` bytes long (64 KiB by default).
+    ///
     /// - Throws: ``OIDCError/Code/malformedToken`` for anything not strictly well-formed;
     ///   ``OIDCError/Code/algorithmNotAllowed`` for `none` (any casing) or an unknown `alg`.
     public init(_ token: String, maximumLength: Int = defaultMaximumLength) throws(OIDCError) {

@@ -2,17 +2,31 @@ public import Foundation
 
 /// The claims of a verified ID token (OIDC Core §2), with the raw JSON kept.
 public struct IDTokenClaims: Sendable {
+    /// `iss`: the issuer that made the token (required).
     public let issuer: String
+    /// `sub`: the user's identifier at the issuer (required, not empty).
     public let subject: String
+    /// `aud`: the clients the token is meant for (required); a single string becomes a one-element array.
     public let audience: [String]
+    /// `exp`: when the token expires (required).
     public let expiresAt: Date
+    /// `iat`: when the token was issued (required).
     public let issuedAt: Date
+    /// `nbf`: the token is not valid before this moment, when present.
     public let notBefore: Date?
+    /// `auth_time`: when the user authenticated, when present (the verifier requires it when `max_age`
+    /// was sent).
     public let authTime: Date?
+    /// `nonce`: the value sent in the authorization request, when present.
     public let nonce: String?
+    /// `azp`: the client the token was issued to, when present (the verifier requires it when there are
+    /// several audiences).
     public let authorizedParty: String?
+    /// `at_hash`: base64url of the left half of the access token's hash, when present.
     public let accessTokenHash: String?
+    /// `acr`: the authentication context class the authentication satisfied, when present.
     public let acr: String?
+    /// `amr`: the authentication methods used (RFC 8176), such as `["pwd", "otp"]`, when present.
     public let amr: [String]?
     /// Schibsted's `legacy_user_id`, when present (never required).
     public let legacyUserID: String?
@@ -137,7 +151,10 @@ private enum ClaimName {
 public struct IDToken: Sendable {
     /// The token as received; a secret (it is a bearer credential for some APIs).
     public let token: Secret
+    /// The algorithm the signature was verified with (the header's `alg`).
     public let algorithm: JWSAlgorithm
+    /// The header's `kid`, if any.
     public let keyID: String?
+    /// The verified claims.
     public let claims: IDTokenClaims
 }

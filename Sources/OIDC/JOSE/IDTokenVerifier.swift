@@ -18,9 +18,13 @@ public struct IDTokenVerifier: Sendable {
         case notChecked
     }
 
+    /// The expected issuer: the token's `iss` must match it (see ``issuerMatching``).
     public var issuer: String
+    /// This client's id: `aud` must contain it, and `azp`, when present, must equal it.
     public var clientID: String
+    /// How `iss` is compared with ``issuer``; ``IssuerMatching/exact`` by default.
     public var issuerMatching: IssuerMatching = .exact
+    /// What the token's `nonce` must be.
     public var nonce: NonceRule
     /// Accepted algorithms; the asymmetric ones by default. HMAC also needs ``hmacSecret``.
     public var allowedAlgorithms: Set<JWSAlgorithm> = JWSAlgorithm.asymmetric
@@ -43,6 +47,8 @@ public struct IDTokenVerifier: Sendable {
     /// Bound on the token's length.
     public var maximumTokenLength = CompactJWS.defaultMaximumLength
 
+    /// A verifier with the defaults: the asymmetric algorithms, a 60-second leeway, no clock offset,
+    /// exact issuer matching, and no `max_age`, `at_hash`, `acr` or `amr` requirement.
     public init(issuer: String, clientID: String, nonce: NonceRule) {
         self.issuer = issuer
         self.clientID = clientID

@@ -1,29 +1,39 @@
 /// A JSON value as the strict JOSE reader produces it.
 public enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// Always finite: the reader rejects numbers that overflow a `Double`.
     case number(Double)
+    /// A string, escapes decoded.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
+    /// An object; its member names were unique in the document.
     case object([String: JSONValue])
 
+    /// The string, if this is one; otherwise `nil`.
     public var stringValue: String? {
         if case .string(let value) = self { value } else { nil }
     }
 
+    /// The number, if this is one; otherwise `nil`.
     public var numberValue: Double? {
         if case .number(let value) = self { value } else { nil }
     }
 
+    /// The Boolean, if this is one; otherwise `nil`.
     public var boolValue: Bool? {
         if case .bool(let value) = self { value } else { nil }
     }
 
+    /// The elements, if this is an array; otherwise `nil`.
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { value } else { nil }
     }
 
+    /// The members, if this is an object; otherwise `nil`.
     public var objectValue: [String: JSONValue]? {
         if case .object(let value) = self { value } else { nil }
     }

@@ -4,7 +4,9 @@
 /// exact length), OKP (Ed25519) and, for HMAC with an explicitly configured secret, `oct`. The
 /// OpenSSL key is built once, when the JWK is parsed, and reused for every verification.
 public struct JWK: Sendable {
+    /// `kty`: `RSA`, `EC`, `OKP` or `oct`.
     public let keyType: String
+    /// `kid`, if any.
     public let keyID: String?
     /// `use`: a key whose use is not `sig` never verifies.
     public let use: String?
@@ -148,8 +150,10 @@ extension JWK: CustomStringConvertible, CustomDebugStringConvertible, CustomRefl
         return "JWK(\(parts.joined(separator: ", ")))"
     }
 
+    /// The same as ``description``: never the key material.
     public var debugDescription: String { description }
 
+    /// Type, id, curve and algorithm only, so `dump` and debuggers never show key material.
     public var customMirror: Mirror {
         Mirror(self, children: ["keyType": keyType, "keyID": keyID as Any, "curve": curve as Any, "algorithm": algorithm as Any], displayStyle: .struct)
     }

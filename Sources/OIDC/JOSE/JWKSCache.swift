@@ -13,9 +13,13 @@ public import Foundation
 /// The fetch is a closure, so any transport can supply the bytes (the library's HTTP client, a file,
 /// a test).
 public actor JWKSCache {
+    /// Returns the JWKS document's bytes; an error it throws is a failed fetch.
     public typealias Fetch = @Sendable () async throws -> [UInt8]
 
+    /// How long a fetched set is used before it is fetched again, in seconds (300 by default).
     public let maximumAge: TimeInterval
+    /// The least time, in seconds, between the last fetch attempt and a refetch for an unknown `kid`,
+    /// or a retry while a stale cached set still serves (60 by default).
     public let unknownKeyCooldown: TimeInterval
     /// How long a cached set keeps serving while every fetch fails (24 hours by default): after
     /// that, verification fails with the fetch's (transient) error rather than trust keys the
@@ -29,6 +33,15 @@ public actor JWKSCache {
     /// How many fetches ran (for tests and metrics).
     public private(set) var fetchCount = 0
 
+    /// A cache over any source of JWKS bytes; nothing is fetched before keys are asked for.
+    ///
+    /// - Parameters:
+    ///   - maximumAge: seconds a fetched set is used (5 minutes by default).
+    ///   - unknownKeyCooldown: seconds before a refetch for an unknown `kid`, or a retry while a
+    ///     stale set serves (1 minute).
+    ///   - maximumStaleAge: seconds a cached set keeps serving while fetches fail (24 hours).
+    ///   - now: the clock (injectable for tests).
+    ///   - fetch: returns the JWKS document's bytes.
     public init(
         maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60, maximumStaleAge: TimeInterval = 86_400,
         now: @escaping @Sendable () -> Date = { Date() }, fetch: @escaping Fetch

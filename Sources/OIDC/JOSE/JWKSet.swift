@@ -4,10 +4,12 @@
 /// fatal: one odd key must not break verification with the others (the Schibsted SDK fails the whole
 /// set on one EC key). The set itself must be a JSON object with a `keys` array.
 public struct JWKSet: Sendable {
+    /// The usable keys, in document order.
     public let keys: [JWK]
     /// Why each skipped key was skipped, in order.
     public let skipped: [String]
 
+    /// A set of keys already built; nothing is skipped.
     public init(keys: [JWK]) {
         self.keys = keys
         self.skipped = []
@@ -15,10 +17,12 @@ public struct JWKSet: Sendable {
 
     /// Parses a JWKS document.
     ///
-    /// - Parameter allowsSymmetricKeys: whether `oct` (HMAC) keys are kept. A provider's published
-    ///   JWKS must never supply an HMAC key (RFC 8725 §3.1: a public document cannot hold a shared
-    ///   secret, and using it would let anyone forge tokens), so ``JWKSCache`` reads with `false`; a
-    ///   local file may hold one for HS* tests.
+    /// - Parameters:
+    ///   - json: the document's bytes (UTF-8 JSON).
+    ///   - allowsSymmetricKeys: whether `oct` (HMAC) keys are kept. A provider's published
+    ///     JWKS must never supply an HMAC key (RFC 8725 §3.1: a public document cannot hold a shared
+    ///     secret, and using it would let anyone forge tokens), so ``JWKSCache`` reads with `false`; a
+    ///     local file may hold one for HS* tests.
     /// - Throws: ``OIDCError/Code/invalidKey`` when the document is not a JSON object with a `keys` array.
     public init(json: [UInt8], allowsSymmetricKeys: Bool = true) throws(OIDCError) {
         let object: [String: JSONValue]

@@ -1,13 +1,34 @@
 /// The JWS algorithms the verifier supports (RFC 7518 §3, RFC 8037, RFC 9864). `none` is not one of
 /// them, nor is `Ed448`.
 public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
-    case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
-    case ps256 = "PS256", ps384 = "PS384", ps512 = "PS512"
-    case es256 = "ES256", es384 = "ES384", es512 = "ES512"
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    case rs256 = "RS256"
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
+    case rs384 = "RS384"
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
+    case rs512 = "RS512"
+    /// RSASSA-PSS with SHA-256 (and MGF1 with SHA-256).
+    case ps256 = "PS256"
+    /// RSASSA-PSS with SHA-384 (and MGF1 with SHA-384).
+    case ps384 = "PS384"
+    /// RSASSA-PSS with SHA-512 (and MGF1 with SHA-512).
+    case ps512 = "PS512"
+    /// ECDSA on P-256 with SHA-256; the signature is the raw 64-byte `r‖s`.
+    case es256 = "ES256"
+    /// ECDSA on P-384 with SHA-384; the signature is the raw 96-byte `r‖s`.
+    case es384 = "ES384"
+    /// ECDSA on P-521 with SHA-512; the signature is the raw 132-byte `r‖s`.
+    case es512 = "ES512"
+    /// EdDSA (RFC 8037); verified with an OKP key on curve Ed25519 only (no Ed448).
     case edDSA = "EdDSA"
     /// RFC 9864's fully-specified name for EdDSA with Ed25519: only an OKP key on curve Ed25519.
     case ed25519 = "Ed25519"
-    case hs256 = "HS256", hs384 = "HS384", hs512 = "HS512"
+    /// HMAC with SHA-256, keyed with the client secret; accepted only when explicitly allowed.
+    case hs256 = "HS256"
+    /// HMAC with SHA-384, keyed with the client secret; accepted only when explicitly allowed.
+    case hs384 = "HS384"
+    /// HMAC with SHA-512, keyed with the client secret; accepted only when explicitly allowed.
+    case hs512 = "HS512"
 
     /// The asymmetric algorithms a verifier accepts by default.
     public static let asymmetric: Set<JWSAlgorithm> = [

@@ -7,9 +7,11 @@
 public enum StrictJSON {
     /// Why a document was refused.
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong, such as `duplicate member name 'aud'` or `number out of range`.
         public let reason: String
         /// Byte offset of the problem.
         public let offset: Int
+        /// ``reason`` and ``offset``: `duplicate member name 'aud' at byte 42`.
         public var description: String { "\(reason) at byte \(offset)" }
     }
 

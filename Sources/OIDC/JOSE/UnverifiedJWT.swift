@@ -5,7 +5,9 @@ public struct UnverifiedJWT: Sendable {
     public let headerJSON: String
     /// The claims' JSON text, as sent.
     public let claimsJSON: String
+    /// The header's members; unverified.
     public let header: [String: JSONValue]
+    /// The claims; unverified.
     public let claims: [String: JSONValue]
 
     /// - Throws: ``OIDCError/Code/malformedToken`` unless the token has three base64url segments whose

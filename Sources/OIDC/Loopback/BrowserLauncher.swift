@@ -21,7 +21,7 @@ public protocol BrowserLauncher: Sendable {
 /// command without `%s` gets the URL as its last argument. Bare names are looked up on `$PATH` of
 /// the given environment; a word with a `/` is a path.
 ///
-/// The browser is started with ``environment``, standard input from `/dev/null` and standard output
+/// The browser is started with the given `environment`, standard input from `/dev/null` and standard output
 /// sent to this process's standard error (standard output belongs to the caller's results). It is
 /// not waited for, since a browser may keep running, but a command that exits non-zero within
 /// 2 seconds has failed and the next one is tried.

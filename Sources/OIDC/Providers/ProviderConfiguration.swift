@@ -36,11 +36,18 @@ public enum IssuerMatching: String, Sendable, Hashable, CaseIterable {
 public struct ProviderConfiguration: Sendable, Equatable {
     /// The issuer identifier (`iss`) of the provider.
     public var issuer: String
+    /// Where the user's browser is sent to log in.
     public var authorizationEndpoint: URL
+    /// The token endpoint, for code exchange and refresh; ``TokenClient`` needs it.
     public var tokenEndpoint: URL?
+    /// The provider's key set, for ID-token verification
+    /// (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:)``).
     public var jwksURI: URL?
+    /// The userinfo endpoint, for ``TokenClient/userinfo(accessToken:expectedSubject:)``.
     public var userinfoEndpoint: URL?
+    /// The revocation endpoint (RFC 7009), for ``TokenClient/revoke(_:hint:)``.
     public var revocationEndpoint: URL?
+    /// The end-session endpoint, for ``TokenClient/endSessionURL(idTokenHint:postLogoutRedirectURI:state:)``.
     public var endSessionEndpoint: URL?
     /// The scopes a request gets when the caller names none.
     public var defaultScopes: [String]
@@ -54,6 +61,11 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// callback without `iss` is rejected.
     public var authorizationResponseIssParameterSupported: Bool
 
+    /// A provider from explicit endpoints.
+    ///
+    /// The userinfo, revocation and end-session endpoints start as `nil`, with no extra token-request
+    /// headers, exact issuer matching and no RFC 9207 promise: set those members afterwards when the
+    /// provider needs them.
     public init(
         issuer: String,
         authorizationEndpoint: URL,

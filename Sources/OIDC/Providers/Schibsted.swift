@@ -10,6 +10,8 @@ public enum Schibsted {
 
     /// A Schibsted account environment.
     public enum Environment: Sendable, Hashable, CustomStringConvertible {
+        /// The pre-production environment, `https://identity-pre.schibsted.com`: the one to test with, and
+        /// the only one that offers the country-specific `eid-*` MFA methods.
         case pre
         /// `proCom` in 5.x.
         case sweden
@@ -68,6 +70,8 @@ public enum Schibsted {
             return components.url ?? baseURL
         }
 
+        /// The environment's name (`pre`, `sweden`, `norway`, `finland`, `denmark`), or a custom
+        /// environment's base URL.
         public var description: String {
             switch self {
             case .pre: "pre"
@@ -86,13 +90,21 @@ public enum Schibsted {
 
     /// A multi-factor authentication method, requested through `acr_values`.
     public enum MFAMethod: String, Sendable, Hashable, CaseIterable {
+        /// The user enters the password again (`password`).
         case password
+        /// A one-time code (`otp`).
         case otp
+        /// A one-time code sent by SMS (`sms`).
         case sms
+        /// An electronic ID, such as BankID (`eid`).
         case eid
+        /// A Swedish electronic ID (`eid-se`); `pre` only. The ID token's `amr` shows `eid`.
         case eidSE = "eid-se"
+        /// A Norwegian electronic ID (`eid-no`); `pre` only. The ID token's `amr` shows `eid`.
         case eidNO = "eid-no"
+        /// A Finnish electronic ID (`eid-fi`); `pre` only. The ID token's `amr` shows `eid`.
         case eidFI = "eid-fi"
+        /// A Danish electronic ID (`eid-dk`); `pre` only. The ID token's `amr` shows `eid`.
         case eidDK = "eid-dk"
 
         /// The value the ID token's `amr` must contain: `eid` for every `eid-*` method.

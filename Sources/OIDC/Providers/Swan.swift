@@ -25,11 +25,15 @@ extension ProviderConfiguration {
 public struct SwanConsentCallback: Sendable, Equatable {
     /// Swan's environment.
     public enum Environment: Sendable, Hashable {
+        /// `env=Sandbox`: Swan's sandbox.
         case sandbox
+        /// `env=Live`: Swan's live (production) environment.
         case live
         /// A value this version does not know, kept as sent.
         case unknown(String)
 
+        /// The environment for the `env` value: `Sandbox` or `Live` (case-sensitive), anything else kept
+        /// as ``unknown(_:)``.
         public init(rawValue: String) {
             switch rawValue {
             case "Sandbox": self = .sandbox
@@ -38,6 +42,7 @@ public struct SwanConsentCallback: Sendable, Equatable {
             }
         }
 
+        /// The `env` value as Swan spells it (`Sandbox`, `Live`), or the unknown value as sent.
         public var rawValue: String {
             switch self {
             case .sandbox: "Sandbox"
@@ -49,20 +54,40 @@ public struct SwanConsentCallback: Sendable, Equatable {
 
     /// The consent's status as the redirect reports it (unverified; see the type's note).
     public enum Status: Sendable, Hashable, CaseIterable {
-        case accepted, customerRefused, operationCommitting, credentialRefused
-        case created, started, expired, failed, canceled
+        /// `status=Accepted`.
+        case accepted
+        /// `status=CustomerRefused`.
+        case customerRefused
+        /// `status=OperationCommitting`.
+        case operationCommitting
+        /// `status=CredentialRefused`.
+        case credentialRefused
+        /// `status=Created`.
+        case created
+        /// `status=Started`.
+        case started
+        /// `status=Expired`.
+        case expired
+        /// `status=Failed`.
+        case failed
+        /// `status=Canceled`.
+        case canceled
         /// A status this version does not know, kept as sent.
         case unknown(String)
 
+        /// The statuses this version knows (every case but ``unknown(_:)``).
         public static let allCases: [Status] = [
             .accepted, .customerRefused, .operationCommitting, .credentialRefused,
             .created, .started, .expired, .failed, .canceled,
         ]
 
+        /// The status for the `status` value as Swan spells it (`Accepted`, `CustomerRefused`, …;
+        /// case-sensitive); anything else is kept as ``unknown(_:)``.
         public init(rawValue: String) {
             self = Self.allCases.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
         }
 
+        /// The `status` value as Swan spells it, or the unknown value as sent.
         public var rawValue: String {
             switch self {
             case .accepted: "Accepted"
@@ -79,9 +104,13 @@ public struct SwanConsentCallback: Sendable, Equatable {
         }
     }
 
+    /// `consentId`: the consent to look up in Swan's API before acting on it.
     public var consentID: String
+    /// `env`: the Swan environment the consent belongs to.
     public var environment: Environment
+    /// `status` as the redirect reports it: unverified, see the type's note.
     public var status: Status
+    /// `resourceId`, when present and not empty: the resource the consent was about.
     public var resourceID: String?
 
     /// Parses a Swan consent redirect.

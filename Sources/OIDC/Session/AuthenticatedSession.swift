@@ -28,10 +28,15 @@ public actor AuthenticatedSession {
         case host(@Sendable () async -> TokenProviderOutcome)
     }
 
+    /// Where the login is kept; refreshes run under its lock.
     public let store: any TokenStore
+    /// The login's key in ``store``.
     public let key: TokenStoreKey
+    /// Where new tokens come from.
     public let source: TokenSource
+    /// Sends the resource requests.
     public let transport: any HTTPTransport
+    /// The hosts that may receive the bearer token.
     public let allowlist: HostAllowlist
     /// A token expiring within this many seconds is refreshed before use (60 by default).
     public var refreshMargin: TimeInterval = 60
@@ -54,13 +59,23 @@ public actor AuthenticatedSession {
     /// Refreshed tokens the store could not keep (a full disk): used, and saved again next time,
     /// because the refresh token they replace is already spent.
     private var unsaved: StoredLogin?
-    /// Why the last save failed, while ``unsaved`` waits; the tokens were still returned.
+    /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
+    /// were still returned. `nil` once a save succeeds.
     public private(set) var storageProblem: OIDCError?
     private var refreshTask: Task<StoredLogin, any Error>?
     private var hostRetryAfter: Date?
     private var idTokenKeys: JWKSCache?
     private var hostUnauthenticated = false
 
+    /// A session over the login stored under `key` in `store`; nothing is read before the first use.
+    ///
+    /// - Parameters:
+    ///   - store: where the login is kept and locked.
+    ///   - key: the login's key.
+    ///   - source: where new tokens come from.
+    ///   - transport: sends the resource requests.
+    ///   - allowlist: the hosts that may receive the bearer token.
+    ///   - now: the clock for expiry decisions (injectable for tests).
     public init(
         store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
         now: @escaping @Sendable () -> Date = { Date() }
@@ -85,6 +100,7 @@ public actor AuthenticatedSession {
         return AuthenticatedSession(store: store, key: key, source: source, transport: transport, allowlist: allowlist)
     }
 
+    /// Sets the delegate told about logouts, or removes it with `nil`; the session holds it weakly.
     public func setDelegate(_ delegate: (any AuthenticatedSessionDelegate)?) { self.delegate = delegate }
 
     /// Verifies the ID tokens that refreshes bring with the provider's keys (OIDC Core §12.2: same
@@ -92,8 +108,10 @@ public actor AuthenticatedSession {
     /// ID token is never stored: the one verified at login is kept.
     public func verifyRefreshedIDTokens(with keys: JWKSCache) { idTokenKeys = keys }
 
+    /// Sets ``refreshMargin``, in seconds.
     public func setRefreshMargin(_ seconds: TimeInterval) { refreshMargin = seconds }
 
+    /// Sets ``requestOptions``, the limits of the resource requests.
     public func setRequestOptions(_ options: HTTPRequestOptions) { requestOptions = options }
 
     /// Clamped to 0...86 400 seconds; a value that is not a finite number keeps the default (60 s).

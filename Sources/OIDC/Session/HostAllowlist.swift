@@ -5,18 +5,22 @@ public import Foundation
 /// A request to any other host fails before anything is sent, so a redirect, a link in an API
 /// answer or a typo cannot hand the token to someone else. Plain http is refused except to loopback.
 public struct HostAllowlist: Sendable, Equatable {
+    /// One allowed host, with or without its subdomains.
     public struct Entry: Sendable, Equatable {
         /// A host name or IP literal, compared case-insensitively, without a trailing dot.
         public var domain: String
         /// Whether `api.example.com` is allowed by `example.com`: any depth of subdomain.
         public var includesSubdomains: Bool
 
+        /// An entry for `domain`, lowercased, without brackets or trailing dots; subdomains are included
+        /// unless `includesSubdomains` is `false`.
         public init(_ domain: String, includesSubdomains: Bool = true) {
             self.domain = HostAllowlist.normalized(domain)
             self.includesSubdomains = includesSubdomains
         }
     }
 
+    /// The allowed hosts.
     public var entries: [Entry]
 
     /// An explicit list; it replaces the default.

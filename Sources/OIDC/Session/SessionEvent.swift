@@ -24,6 +24,8 @@ public enum LogoutReason: Sendable, Equatable {
 
 /// A delegate in the style of the Schibsted SDK's `userDidLogout`; held weakly.
 public protocol AuthenticatedSessionDelegate: AnyObject, Sendable {
+    /// Called once the user is logged out and the stored login is deleted, after
+    /// ``SessionEvent/loggedOut(_:)`` went to ``AuthenticatedSession/events``.
     func userDidLogout(reason: LogoutReason)
 }
 

@@ -5,6 +5,7 @@ public actor InMemoryTokenStore: TokenStore {
     private var lockedKeys: Set<TokenStoreKey> = []
     private var waiters: [TokenStoreKey: [CheckedContinuation<Void, Never>]] = [:]
 
+    /// A store holding `logins`; empty by default.
     public init(_ logins: [TokenStoreKey: StoredLogin] = [:]) {
         self.logins = logins
     }

@@ -2,9 +2,11 @@ internal import Foundation
 
 /// One login as a ``TokenStore`` keeps it: the tokens and what is needed to use and refresh them.
 public struct StoredLogin: Sendable, Equatable {
+    /// The login's tokens.
     public var tokens: TokenSet
     /// The issuer the tokens came from.
     public var issuer: String
+    /// The client the tokens were issued to.
     public var clientID: String
     /// The ID token's `sub`, when known: who is logged in.
     public var subject: String?
@@ -12,6 +14,7 @@ public struct StoredLogin: Sendable, Equatable {
     /// secret here: attributes are shown by `oidc status`.
     public var attributes: [String: String]
 
+    /// A login from its parts.
     public init(tokens: TokenSet, issuer: String, clientID: String, subject: String? = nil, attributes: [String: String] = [:]) {
         self.tokens = tokens
         self.issuer = issuer

@@ -3,9 +3,12 @@
 /// The Schibsted preset uses service `com.schibsted.account` and the client id as the account, as
 /// the Schibsted SDK does; the `oidc` command uses `oidc` and the profile name.
 public struct TokenStoreKey: Sendable, Hashable, CustomStringConvertible {
+    /// The service, such as `oidc` or `com.schibsted.account`.
     public var service: String
+    /// The account within the service, such as a profile name or a client id.
     public var account: String
 
+    /// A key from a service and an account.
     public init(service: String, account: String) {
         self.service = service
         self.account = account
@@ -16,5 +19,6 @@ public struct TokenStoreKey: Sendable, Hashable, CustomStringConvertible {
         TokenStoreKey(service: Schibsted.storageService, account: clientID)
     }
 
+    /// `service/account`.
     public var description: String { "\(service)/\(account)" }
 }

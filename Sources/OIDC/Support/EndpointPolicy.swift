@@ -4,7 +4,7 @@ public import Foundation
 /// (RFC 8252 §7.3, DESIGN §5).
 public enum EndpointPolicy {
     /// Whether `host` is a loopback IP literal (`127.0.0.0/8`, `::1`, with or without brackets),
-    /// parsed strictly (``IPLiteral``: `127.0.0.09` is a name, which a resolver would send to DNS), or
+    /// parsed strictly (`127.0.0.09` is a name, which a resolver would send to DNS), or
     /// the name `localhost`, which resolvers answer from the hosts file and never send out (RFC 6761
     /// §6.3). RFC 8252 §8.3 prefers the literal for redirect URIs; the loopback listener binds literals
     /// only.
@@ -17,7 +17,9 @@ public enum EndpointPolicy {
 
     /// Checks that an endpoint is absolute, has no fragment, and is https (or http on loopback).
     ///
-    /// - Parameter role: what the URL is for, named in the error (`authorization endpoint`).
+    /// - Parameters:
+    ///   - url: the endpoint.
+    ///   - role: what the URL is for, named in the error (`authorization endpoint`).
     /// - Throws: ``OIDCError/Code/insecureEndpoint`` or ``OIDCError/Code/invalidArgument``.
     public static func validate(_ url: URL, role: String) throws(OIDCError) {
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {

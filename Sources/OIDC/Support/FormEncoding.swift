@@ -16,8 +16,10 @@ public enum FormEncoding {
 
     /// Decodes a form body or a URL query into its pairs, in order.
     ///
-    /// - Parameter allowDuplicates: when `false` (the default), a name that appears twice is rejected:
-    ///   OAuth parameters "MUST NOT be included more than once" (RFC 6749 §3.1).
+    /// - Parameters:
+    ///   - text: the body or query, still encoded (`+` is a space).
+    ///   - allowDuplicates: when `false` (the default), a name that appears twice is rejected:
+    ///     OAuth parameters "MUST NOT be included more than once" (RFC 6749 §3.1).
     /// - Throws: ``OIDCError/Code/malformedURL`` for a broken escape or invalid UTF-8,
     ///   ``OIDCError/Code/duplicateParameter`` for a repeated name.
     public static func decode(_ text: Substring, allowDuplicates: Bool = false) throws(OIDCError) -> [OAuthParameter] {

@@ -48,6 +48,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
+        /// The code's name, such as `stateMismatch`.
         public var description: String { base.rawValue }
 
         var category: Category {
@@ -95,7 +96,9 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let issuerMismatch = Code(.issuerMismatch)
         /// The provider answered with an OAuth error; see ``OIDCError/providerError``.
         public static let providerError = Code(.providerError)
-        /// The provider could not be reached, timed out or answered 5xx: try again later.
+        /// The host application's token provider has no token now
+        /// (``TokenProviderOutcome/temporarilyUnavailable(retryAfter:)``): try again later; the
+        /// context's `retryAfter` says in how many seconds.
         public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
         /// The token store could not be read or written (permissions, a full disk, a lock).
         public static let storageFailure = Code(.storageFailure)
@@ -164,6 +167,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// The provider's `error_uri`, if any.
         public var errorURI: String?
 
+        /// An OAuth error with its optional description and URI.
         public init(error: String, errorDescription: String? = nil, errorURI: String? = nil) {
             self.error = error
             self.errorDescription = errorDescription
@@ -171,6 +175,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         }
     }
 
+    /// What went wrong, to match against: `error.code == .stateMismatch`.
     public let code: Code
     /// What went wrong and what to do about it.
     public let message: String
@@ -179,8 +184,14 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// The provider's own error, for ``Code/providerError``.
     public let providerError: ProviderError?
 
+    /// What kind of problem this is, which follows from ``code``: decide on it whether to fix the
+    /// configuration, log the user out, or try again later.
     public var category: Category { code.category }
 
+    /// An error with a code, a message saying what went wrong and what to do, non-secret details and
+    /// the provider's own error.
+    ///
+    /// - Important: never put a secret (token, code, verifier, client secret) in `message` or `context`.
     public init(
         _ code: Code, _ message: String, context: [String: String] = [:], providerError: ProviderError? = nil
     ) {
@@ -190,12 +201,14 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         self.providerError = providerError
     }
 
+    /// ``message``, followed by the ``context`` pairs sorted by key: `message (key: value, …)`.
     public var description: String {
         guard !context.isEmpty else { return message }
         let details = context.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
         return "\(message) (\(details))"
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }
 

@@ -2,6 +2,7 @@ public import Foundation
 
 /// A completed login: tokens whose ID token passed every check of OIDC Core §3.1.3.7.
 public struct VerifiedLogin: Sendable {
+    /// The tokens of the code exchange; their ID token is the one verified.
     public let tokens: TokenSet
     /// The verified ID token and its claims.
     public let idToken: IDToken
@@ -16,11 +17,13 @@ extension TokenClient {
     /// - Parameters:
     ///   - response: the checked callback (``AuthorizationRequest/handleRedirect(_:)``).
     ///   - request: the request that started the login; its `issuer` is required.
-    ///   - keys: the provider's keys (``JWKSCache/init(transport:jwksURI:)``): an unknown `kid`
-    ///     refetches them once, for key rotation.
+    ///   - keys: the provider's keys (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:)``):
+    ///     an unknown `kid` refetches them once, for key rotation.
+    ///   - now: the time the ID token is checked at; the client's clock (``now``) when `nil`.
     ///   - configure: a last say over the verifier (leeway, clock offset, allowed algorithms).
-    /// - Throws: what ``exchangeCode(_:codeVerifier:redirectURI:scopes:)`` throws; the verifier's
-    ///   security errors; `missingParameter` when the answer has no ID token (was `openid` asked?).
+    /// - Throws: `invalidArgument` when the request names no issuer; what
+    ///   ``exchangeCode(_:codeVerifier:redirectURI:scopes:)`` throws; the verifier's security errors;
+    ///   `missingParameter` when the answer has no ID token (was `openid` asked?).
     public func completeLogin(
         _ response: AuthorizationResponse, for request: AuthorizationRequest, keys: JWKSCache, now: Date? = nil,
         configure: (inout IDTokenVerifier) -> Void = { _ in }

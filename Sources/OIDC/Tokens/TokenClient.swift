@@ -13,17 +13,29 @@ public import Foundation
 /// followed. A code exchange is never retried: codes are single-use, and a retry could only fail or,
 /// worse, be a replay.
 public struct TokenClient: Sendable {
+    /// The provider: its endpoints, its extra token-request headers, how the client authenticates.
     public var provider: ProviderConfiguration
+    /// This client's `client_id`.
     public var clientID: String
     /// The client secret, for confidential clients (servers). Sent as the provider's
     /// ``ProviderConfiguration/clientAuthentication`` says.
     public var clientSecret: Secret?
+    /// Sends the requests.
     public var transport: any HTTPTransport
     /// Timeout and size limit for every request; redirects are always off here.
     public var requestOptions: HTTPRequestOptions
     /// The clock that dates responses (token expiry is `expires_in` after receipt).
     public var now: @Sendable () -> Date
 
+    /// A client of `provider`'s endpoints.
+    ///
+    /// - Parameters:
+    ///   - provider: the provider's endpoints, headers and client authentication method.
+    ///   - clientID: this client's `client_id`.
+    ///   - clientSecret: the secret of a confidential client; `nil` for a public one.
+    ///   - transport: sends the requests.
+    ///   - requestOptions: timeout and size limit; `followRedirects` is always turned off.
+    ///   - now: the clock that dates responses (injectable for tests).
     public init(
         provider: ProviderConfiguration, clientID: String, clientSecret: Secret? = nil, transport: any HTTPTransport,
         requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() }
@@ -38,7 +50,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
-    /// The ID token in the result is **not verified**: use ``completeLogin(_:for:keys:)`` unless you
+    /// The ID token in the result is **not verified**: use ``completeLogin(_:for:keys:now:configure:)`` unless you
     /// verify it yourself.
     ///
     /// - Throws: ``OIDCError``: `providerError` (`invalid_grant` for a spent, expired or foreign
@@ -79,14 +91,18 @@ public struct TokenClient: Sendable {
 
     /// Which kind of token ``revoke(_:hint:)`` is given (RFC 7009 §2.1).
     public enum TokenTypeHint: String, Sendable {
+        /// `access_token`.
         case accessToken = "access_token"
+        /// `refresh_token`.
         case refreshToken = "refresh_token"
     }
 
     /// The user's claims from the userinfo endpoint (OIDC Core §5.3), with the access token.
     ///
-    /// - Parameter expectedSubject: the verified ID token's `sub`; the answer's `sub` must equal it
-    ///   (§5.3.2: otherwise the response must not be used).
+    /// - Parameters:
+    ///   - accessToken: the access token, sent as `Authorization: Bearer`.
+    ///   - expectedSubject: the verified ID token's `sub`; the answer's `sub` must equal it
+    ///     (§5.3.2: otherwise the response must not be used).
     /// - Throws: `invalidClaim` (category security) when `sub` is missing or differs;
     ///   `providerError` with `invalid_token` when the access token is refused (401);
     ///   `malformedResponse` for a signed (JWT) answer, which is not supported yet, or a body that

@@ -22,6 +22,8 @@ public struct TokenSet: Sendable, Equatable {
     /// When the response was received.
     public var receivedAt: Date
 
+    /// A token set from its parts: for tokens a host application provides, and for tests. The type is
+    /// `Bearer` and the receipt time now unless given.
     public init(
         accessToken: Secret, tokenType: String = "Bearer", refreshToken: Secret? = nil, idToken: Secret? = nil,
         expiresAt: Date? = nil, scopes: [String] = [], receivedAt: Date = Date()
@@ -65,6 +67,7 @@ public struct TokenSet: Sendable, Equatable {
 }
 
 extension TokenSet: CustomStringConvertible {
+    /// The token type, expiry and scopes; each token shows as `<redacted>` (or `none` when absent).
     public var description: String {
         var parts = ["accessToken: <redacted>", "tokenType: \(tokenType)"]
         parts.append("refreshToken: \(refreshToken == nil ? "none" : "<redacted>")")
