@@ -10,7 +10,9 @@ public import OIDC
 /// let token = try key.sign(claims: ["iss": "https://idp.test", "sub": "u1", "aud": "app", "exp": 2_000_000_000, "iat": 1_700_000_000])
 /// ```
 public struct TestSigningKey: Sendable {
+    /// The algorithm the key signs with: the header's `alg`.
     public let algorithm: JWSAlgorithm
+    /// The `kid` of the header and the public JWK, if any.
     public let keyID: String?
     private let key: OpenSSLPrivateKey
 

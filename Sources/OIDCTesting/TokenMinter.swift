@@ -12,9 +12,24 @@ internal import Darwin
 public struct TokenMinter: Sendable {
     /// The algorithms libjwt 1.10 signs.
     public enum Algorithm: String, Sendable, CaseIterable {
-        case hs256 = "HS256", hs384 = "HS384", hs512 = "HS512"
-        case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
-        case es256 = "ES256", es384 = "ES384", es512 = "ES512"
+        /// HMAC with SHA-256.
+        case hs256 = "HS256"
+        /// HMAC with SHA-384.
+        case hs384 = "HS384"
+        /// HMAC with SHA-512.
+        case hs512 = "HS512"
+        /// RSASSA-PKCS1-v1_5 with SHA-256.
+        case rs256 = "RS256"
+        /// RSASSA-PKCS1-v1_5 with SHA-384.
+        case rs384 = "RS384"
+        /// RSASSA-PKCS1-v1_5 with SHA-512.
+        case rs512 = "RS512"
+        /// ECDSA on P-256 with SHA-256.
+        case es256 = "ES256"
+        /// ECDSA on P-384 with SHA-384.
+        case es384 = "ES384"
+        /// ECDSA on P-521 with SHA-512.
+        case es512 = "ES512"
 
         var libjwtValue: jwt_alg_t {
             switch self {
@@ -33,13 +48,19 @@ public struct TokenMinter: Sendable {
 
     /// Why minting failed.
     public struct MintError: Error, Sendable, CustomStringConvertible {
+        /// What failed.
         public let description: String
     }
 
+    /// The algorithm tokens are signed with.
     public let algorithm: Algorithm
     private let key: [UInt8]
 
-    /// - Parameter key: a PEM private key for RS*/ES*, the raw secret bytes for HS*.
+    /// A minter for `algorithm`.
+    ///
+    /// - Parameters:
+    ///   - algorithm: the algorithm tokens are signed with.
+    ///   - key: a PEM private key for RS*/ES*, the raw secret bytes for HS*.
     public init(algorithm: Algorithm, key: [UInt8]) {
         self.algorithm = algorithm
         self.key = key

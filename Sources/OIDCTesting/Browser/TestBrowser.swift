@@ -23,9 +23,13 @@ public struct TestBrowser: Sendable {
 
     /// The last page the browser saw.
     public struct Visit: Sendable {
+        /// The page's URL.
         public var url: URL
+        /// The page's status code.
         public var status: Int
+        /// The page's header fields.
         public var headers: HTTPHeaders
+        /// The page's body, decoded as UTF-8.
         public var body: String
         /// Every URL requested, in order (redirects and form posts included).
         public var history: [URL]
@@ -34,6 +38,7 @@ public struct TestBrowser: Sendable {
     /// Values for the forms' text fields by name, such as `["sub": "alice@example.com"]`; a field
     /// without one keeps its own `value`.
     public var formValues: [String: String]
+    /// Which button to press on sign-in forms; ``Choice/approve`` by default.
     public var choice: Choice
     /// Redirects plus form posts before the browser gives up.
     public var maximumSteps: Int
@@ -42,6 +47,8 @@ public struct TestBrowser: Sendable {
     public var beforeRedirect: (@Sendable (URL) async -> Void)?
     private let transport: any HTTPTransport
 
+    /// A browser that fills text fields from `formValues` (none by default), approves, gives up
+    /// after 20 steps and sends through `NIOHTTPTransport.shared`, unless told otherwise.
     public init(
         formValues: [String: String] = [:], choice: Choice = .approve, maximumSteps: Int = 20,
         transport: any HTTPTransport = NIOHTTPTransport.shared
@@ -54,7 +61,7 @@ public struct TestBrowser: Sendable {
 
     /// Opens `url` and goes on until a page without a form.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` after ``maximumSteps`` steps or for a redirect
+    /// - Throws: an `OIDCError` with code `invalidArgument` after ``maximumSteps`` steps or for a redirect
     ///   without a usable `Location`; the transport's errors.
     public func open(_ url: URL) async throws(OIDCError) -> Visit {
         var request = HTTPRequest(method: "GET", url: url, headers: Self.headers)

@@ -44,6 +44,7 @@ extension TestProvider {
         /// Serve https with this certificate and key; `nil` (default) serves plain http.
         public var tls: TLS?
 
+        /// A configuration; each parameter's default is the one its property names.
         public init(
             host: String = "127.0.0.1",
             port: Int = 0,
@@ -140,6 +141,7 @@ extension TestProvider {
         /// The server certificate's private key, PEM.
         public var privateKeyPEM: String
 
+        /// A certificate chain (server certificate first) and its private key, both PEM.
         public init(certificateChainPEM: String, privateKeyPEM: String) {
             self.certificateChainPEM = certificateChainPEM
             self.privateKeyPEM = privateKeyPEM
@@ -148,6 +150,7 @@ extension TestProvider {
 
     /// A registered client.
     public struct Client: Sendable, Equatable {
+        /// The `client_id`.
         public var id: String
         /// The client secret; `nil` for public clients.
         public var secret: Secret?
@@ -162,6 +165,7 @@ extension TestProvider {
         /// Scope values the client may request; `nil` allows any.
         public var allowedScopes: Set<String>?
 
+        /// A client; a public one (no secret, ``ClientAuthentication/none``) unless told otherwise.
         public init(
             id: String,
             secret: String? = nil,
@@ -211,7 +215,9 @@ extension TestProvider {
 
     /// How ID tokens are signed.
     public enum IDTokenAlgorithm: String, Sendable, Equatable, CaseIterable {
+        /// RS256, with the provider's RSA key (2048 bits); the default.
         case rs256 = "RS256"
+        /// ES256, with the provider's P-256 key.
         case es256 = "ES256"
     }
 

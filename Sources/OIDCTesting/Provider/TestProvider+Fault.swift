@@ -23,6 +23,21 @@ extension TestProvider {
 
     /// The provider's endpoints, for request counters and faults.
     public enum Endpoint: String, Sendable, Hashable, CaseIterable {
-        case discovery, jwks, authorize, token, userinfo, revocation, endSession, protectedResource
+        /// `{issuer}/.well-known/openid-configuration` (and the RFC 8414 metadata).
+        case discovery
+        /// `{issuer}/jwks`.
+        case jwks
+        /// `{issuer}/authorize`, and its sign-in page's form post.
+        case authorize
+        /// `{issuer}/token`.
+        case token
+        /// `{issuer}/userinfo`.
+        case userinfo
+        /// `{issuer}/revoke`.
+        case revocation
+        /// `{issuer}/logout`.
+        case endSession
+        /// `{issuer}/api/me`.
+        case protectedResource
     }
 }

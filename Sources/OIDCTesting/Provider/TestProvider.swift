@@ -18,6 +18,7 @@ public import OIDC
 /// It binds only `127.0.0.1` (or `::1`) and speaks plain HTTP, or https with a test certificate
 /// (``Configuration/tls``): it is a test fixture, not a provider to expose. Call ``shutdown()`` when done, or use ``withTestProvider(_:_:)``, which always does.
 public final class TestProvider: Sendable {
+    /// The configuration the provider was started with.
     public let configuration: Configuration
     /// `http://127.0.0.1:PORT` (`https://` with ``Configuration/tls``) followed by ``Configuration/issuerPath``.
     public let issuer: String
@@ -36,7 +37,7 @@ public final class TestProvider: Sendable {
 
     /// Generates the keys, binds the loopback address and starts serving.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` for a configuration it refuses (a host that is
+    /// - Throws: an `OIDCError` with code `invalidArgument` for a configuration it refuses (a host that is
     ///   not a loopback IP literal, among others: see ``Configuration``); NIO's error when the port
     ///   cannot be bound.
     public static func start(_ configuration: Configuration = .init()) async throws -> TestProvider {
@@ -65,11 +66,17 @@ public final class TestProvider: Sendable {
 
     /// `{issuer}/.well-known/openid-configuration`.
     public var discoveryURL: String { issuer + ProviderPaths.discovery }
+    /// `{issuer}/authorize`.
     public var authorizationEndpoint: String { issuer + ProviderPaths.authorize }
+    /// `{issuer}/token`.
     public var tokenEndpoint: String { issuer + ProviderPaths.token }
+    /// `{issuer}/jwks`.
     public var jwksURI: String { issuer + ProviderPaths.jwks }
+    /// `{issuer}/userinfo`: the user's claims for a valid access token.
     public var userinfoEndpoint: String { issuer + ProviderPaths.userinfo }
+    /// `{issuer}/revoke` (RFC 7009).
     public var revocationEndpoint: String { issuer + ProviderPaths.revocation }
+    /// `{issuer}/logout` (RP-Initiated Logout).
     public var endSessionEndpoint: String { issuer + ProviderPaths.endSession }
     /// `{issuer}/api/me`: 200 with a valid access token, 401 otherwise.
     public var protectedResourceURL: String { issuer + ProviderPaths.protectedResource }
@@ -128,7 +135,7 @@ public final class TestProvider: Sendable {
     /// refresh token at its token endpoint, exactly as after a code flow. The ID token carries
     /// `nonce` when one is given.
     ///
-    /// - Throws: ``OIDCError`` (`invalidArgument`) when the client is not registered.
+    /// - Throws: `OIDCError` (`invalidArgument`) when the client is not registered.
     public func issueTokens(
         clientID: String = Client.default.id, scope: String = "openid offline_access", nonce: String? = nil
     ) async throws -> TokenSet {

@@ -5,8 +5,11 @@ public import OIDC
 public struct TestUser: Sendable, Equatable {
     /// `sub`: the stable identifier of the user at this provider.
     public var subject: String
+    /// `name`, when set.
     public var name: String?
+    /// `email`, when set.
     public var email: String?
+    /// `email_verified`, when set.
     public var emailVerified: Bool?
     /// `amr`: how the user authenticated, such as `["pwd", "otp"]` (RFC 8176).
     public var amr: [String]?
@@ -16,6 +19,7 @@ public struct TestUser: Sendable, Equatable {
     /// They do not override the registered claims (`iss`, `sub`, `aud`, `exp`, …).
     public var extraClaims: [String: JSONValue]
 
+    /// A user; only the subject is required.
     public init(
         subject: String,
         name: String? = nil,
