@@ -46,7 +46,9 @@ public actor AuthenticatedSession {
     /// Timeout and size limit for the resource requests.
     public var requestOptions = HTTPRequestOptions()
 
-    /// Session events, for any number of observers over the session's lifetime; buffers the latest 64.
+    /// Session events over the session's lifetime; the latest 64 are buffered until read. Read it
+    /// from one task: an `AsyncStream` hands each event to one of its iterators, so several
+    /// observers would each see only some of the events.
     public nonisolated let events: AsyncStream<SessionEvent>
     private let eventSink: AsyncStream<SessionEvent>.Continuation
     private weak var delegate: (any AuthenticatedSessionDelegate)?

@@ -12,6 +12,7 @@ public struct OAuthParameter: Sendable, Hashable {
     }
 }
 
+/// Looking up a parameter of a decoded query or form body by name.
 extension Array where Element == OAuthParameter {
     /// The value of the parameter with this name, if present.
     public subscript(name: String) -> String? {
