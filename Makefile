@@ -1,7 +1,7 @@
 # The two entry points of the README: `make demo` (the main job) and `make test` (the whole suite).
 SWIFT ?= swift
 
-.PHONY: deps build test demo clean
+.PHONY: deps build test test-package demo examples clean
 
 deps:
 	@scripts/install-deps.sh
@@ -9,13 +9,20 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The whole suite: the package's tests, then every example's (built, tested, README commands run).
+test: test-package examples
+
 # The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400; it is stopped whatever happens.
-test: deps
+test-package: deps
 	@scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null
 	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
 
 demo: deps
 	@scripts/demo.sh
 
+# Every package under Examples/: built, tested, and each README's command run (one shared build).
+examples: deps
+	@scripts/examples.sh
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-examples

@@ -1,0 +1,159 @@
+import Foundation
+import Hummingbird
+import OIDC
+
+/// Swan's server-side login and consent redirects, as Hummingbird routes:
+///
+/// - `GET /auth`: a new login bound to this browser by an HttpOnly, SameSite=Lax cookie (Secure on
+///   https); redirects to Swan's authorization URL (state, nonce and PKCE S256).
+/// - `GET /auth/callback`: only in the browser that started the login; checks the state (and
+///   `iss`), exchanges the code with the client secret (`client_secret_post`), verifies the ID
+///   token, keeps the tokens server-side under a new session id and redirects to the app's deep
+///   link with that id. The tokens never leave the server.
+/// - `GET /consent/callback`: parses `consentId`, `env`, `status`, `resourceId`, then asks Swan's
+///   API for the consent's status with the session's access token, and tells the app what Swan
+///   says, never what the URL says.
+public struct SwanBackend: Sendable {
+    public let settings: SwanSettings
+    public let provider: ProviderConfiguration
+    public let transport: any HTTPTransport
+    /// The tokens of every session, by session id (service `swan-backend`, account = session id).
+    public let sessions: any TokenStore
+    let keys: JWKSCache
+    let pending = PendingLogins()
+
+    /// The cookie that binds a login in progress to its browser; path `/auth`, 10 minutes.
+    public static let loginCookie = "swan_login"
+    /// The cookie that names the session for redirects through the browser (consents); path `/consent`.
+    public static let sessionCookie = "swan_session"
+
+    /// Discovers Swan's endpoints and keys and prepares the routes.
+    public static func start(
+        _ settings: SwanSettings, transport: any HTTPTransport, sessions: any TokenStore = InMemoryTokenStore()
+    ) async throws -> SwanBackend {
+        let provider = try await settings.provider(transport: transport)
+        guard let jwksURI = provider.jwksURI else { throw ConsentAPI.Failure.unreadable }
+        return SwanBackend(
+            settings: settings, provider: provider, transport: transport, sessions: sessions,
+            keys: JWKSCache(transport: transport, jwksURI: jwksURI)
+        )
+    }
+
+    public func key(forSession id: String) -> TokenStoreKey { TokenStoreKey(service: "swan-backend", account: id) }
+
+    /// The session's tokens in use: the bearer token goes to Swan's API host only, refreshed before
+    /// expiry and once on a 401 (with the client secret); a refused refresh ends the session.
+    public func session(_ id: String) -> AuthenticatedSession {
+        AuthenticatedSession(
+            store: sessions, key: key(forSession: id), source: .refreshToken(tokenClient), transport: transport,
+            allowlist: .default(for: settings.apiURL)
+        )
+    }
+
+    var tokenClient: TokenClient {
+        TokenClient(provider: provider, clientID: settings.clientID, clientSecret: settings.clientSecret, transport: transport)
+    }
+
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("auth") { _, _ in try await self.startLogin() }
+        router.get("auth/callback") { request, _ in await self.finishLogin(request) }
+        router.get("consent/callback") { request, _ in await self.confirmConsent(request) }
+    }
+
+    // MARK: - Login
+
+    func startLogin() async throws -> Response {
+        let browser = try RandomToken.generate()
+        let request = try AuthorizationRequest(
+            provider: provider, clientID: settings.clientID, redirectURI: settings.redirectURI, scopes: settings.scopes
+        )
+        await pending.add(request, for: browser)
+        var response = Response.redirect(to: try request.url().absoluteString, type: .found)
+        response.headers[.cacheControl] = "no-store"
+        response.setCookie(cookie(Self.loginCookie, browser, path: "/auth", maxAge: Int(PendingLogins.lifetime)))
+        return response
+    }
+
+    func finishLogin(_ request: Request) async -> Response {
+        guard let browser = request.cookies[Self.loginCookie]?.value, let login = await pending.take(for: browser) else {
+            return Self.page(.badRequest, "This login was not started in this browser, or it has expired. Start again at /auth.")
+        }
+        // The callback as the browser was sent to it: the registered redirect URI with this query.
+        guard let callback = URL(string: settings.redirectURI + "?" + (request.uri.query ?? "")) else {
+            return Self.page(.badRequest, "The callback's query is not valid.")
+        }
+        do {
+            guard case .authorized(let response) = try login.handleRedirect(callback) else {
+                return Self.page(.badRequest, "This is not an authorization response.")
+            }
+            let verified = try await tokenClient.completeLogin(response, for: login, keys: keys)
+            let sessionID = try RandomToken.generate()
+            try await sessions.save(StoredLogin(verified, clientID: settings.clientID), for: key(forSession: sessionID))
+
+            var answer = Response.redirect(to: Self.link(settings.appLoginLink, ["session": sessionID]), type: .found)
+            answer.headers[.cacheControl] = "no-store"
+            answer.setCookie(cookie(Self.loginCookie, "", path: "/auth", maxAge: 0))
+            answer.setCookie(cookie(Self.sessionCookie, sessionID, path: "/consent", maxAge: 30 * 86_400))
+            return answer
+        } catch let error as OIDCError {
+            if error.code == .providerError, let provider = error.providerError {
+                // Swan said no (the user refused, …): the app shows it.
+                return Response.redirect(to: Self.link(settings.appLoginLink, ["error": provider.error]), type: .found)
+            }
+            return Self.page(.badRequest, "The login failed: \(error.description)")
+        } catch {
+            return Self.page(.internalServerError, "The login could not be stored.")
+        }
+    }
+
+    // MARK: - Consent
+
+    func confirmConsent(_ request: Request) async -> Response {
+        let callback: SwanConsentCallback
+        do {
+            guard let url = URL(string: settings.publicBaseURL.absoluteString + "/consent/callback?" + (request.uri.query ?? "")) else {
+                return Self.page(.badRequest, "The consent redirect's query is not valid.")
+            }
+            callback = try SwanConsentCallback(url: url)
+        } catch {
+            return Self.page(.badRequest, "Not a consent redirect: \(error.description)")
+        }
+        guard let sessionID = request.cookies[Self.sessionCookie]?.value,
+            (try? await sessions.load(key(forSession: sessionID))) != nil
+        else {
+            return Self.page(.unauthorized, "No session in this browser: log in at /auth first.")
+        }
+        do {
+            let status = try await ConsentAPI(url: settings.apiURL).status(of: callback.consentID, session: session(sessionID))
+            var parameters = ["consentId": callback.consentID, "status": status.rawValue]
+            if let resource = callback.resourceID { parameters["resourceId"] = resource }
+            return Response.redirect(to: Self.link(settings.appConsentLink, parameters), type: .found)
+        } catch let error as OIDCError where error.category == .provider {
+            // The refresh was refused: the session is over (the session deleted it).
+            return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
+        } catch {
+            return Self.page(.badGateway, "Swan's API could not confirm the consent; try again.")
+        }
+    }
+
+    // MARK: - Helpers
+
+    func cookie(_ name: String, _ value: String, path: String, maxAge: Int) -> Cookie {
+        // Lax, not Strict: the browser comes back from Swan's site, a cross-site top-level navigation.
+        Cookie(name: name, value: value, maxAge: maxAge, path: path, secure: settings.usesHTTPS, httpOnly: true, sameSite: .lax)
+    }
+
+    static func link(_ base: String, _ parameters: [String: String]) -> String {
+        var components = URLComponents(string: base) ?? URLComponents()
+        components.queryItems = (components.queryItems ?? []) + parameters.sorted { $0.key < $1.key }.map(URLQueryItem.init)
+        return components.string ?? base
+    }
+
+    static func page(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n"))
+        )
+    }
+}

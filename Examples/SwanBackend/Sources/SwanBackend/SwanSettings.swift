@@ -1,0 +1,59 @@
+import Foundation
+import OIDC
+
+/// What the backend needs to know about itself and about Swan.
+public struct SwanSettings: Sendable {
+    /// The Swan OAuth client id (`SANDBOX_…` or `LIVE_…`).
+    public var clientID: String
+    /// The client secret; it never leaves the server (`client_secret_post` at the token endpoint).
+    public var clientSecret: Secret
+    /// Where browsers reach this server, such as `https://backend.example.com`. Cookies get
+    /// `Secure` when it is https.
+    public var publicBaseURL: URL
+    /// The app's deep link that receives the session id after a login, such as
+    /// `com.example.app://swan/logged-in`.
+    public var appLoginLink: String
+    /// The app's deep link that receives a confirmed consent.
+    public var appConsentLink: String
+    /// Swan's issuer; discovery there gives the endpoints and the JWKS. A test points it elsewhere.
+    public var issuer: String
+    /// Swan's partner GraphQL API, where consents are read.
+    public var apiURL: URL
+    public var scopes: [String]
+
+    public init(
+        clientID: String, clientSecret: Secret, publicBaseURL: URL,
+        appLoginLink: String = "com.example.app://swan/logged-in", appConsentLink: String = "com.example.app://swan/consent",
+        issuer: String = ProviderConfiguration.swan.issuer,
+        apiURL: URL = URL(string: "https://api.swan.io/sandbox-partner/graphql")!,
+        scopes: [String] = ProviderConfiguration.swan.defaultScopes
+    ) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.publicBaseURL = publicBaseURL
+        self.appLoginLink = appLoginLink
+        self.appConsentLink = appConsentLink
+        self.issuer = issuer
+        self.apiURL = apiURL
+        self.scopes = scopes
+    }
+
+    /// The redirect URI registered with Swan: `{publicBaseURL}/auth/callback`.
+    public var redirectURI: String { publicBaseURL.appendingPathComponent("auth/callback").absoluteString }
+
+    var usesHTTPS: Bool { publicBaseURL.scheme?.lowercased() == "https" }
+
+    /// Swan's preset (`client_secret_post`, `openid offline`) with the endpoints and the JWKS that
+    /// discovery at ``issuer`` publishes.
+    public func provider(transport: any HTTPTransport) async throws -> ProviderConfiguration {
+        let discovered = try await ProviderDiscovery(transport: transport).metadata(for: issuer).configuration()
+        var provider = ProviderConfiguration.swan
+        provider.issuer = discovered.issuer
+        provider.authorizationEndpoint = discovered.authorizationEndpoint
+        provider.tokenEndpoint = discovered.tokenEndpoint
+        provider.jwksURI = discovered.jwksURI
+        provider.revocationEndpoint = discovered.revocationEndpoint
+        provider.authorizationResponseIssParameterSupported = discovered.authorizationResponseIssParameterSupported
+        return provider
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+import OIDC
+import OIDCTesting
+import SwanBackend
+import SwanStandIns
+
+/// The whole server-side flow on 127.0.0.1: a provider configured like Swan, a stand-in for Swan's
+/// consent API, the backend, and a browser played over HTTP.
+enum Demo {
+    static let clientID = "SANDBOX_DEMO_CLIENT"
+
+    static func run(port: Int?, transport: NIOHTTPTransport) async throws {
+        let port = try port ?? reserveLoopbackPort()
+        let secret = try RandomToken.generate()
+        let swanLike = TestProvider.Configuration(clients: [
+            .confidential(id: clientID, secret: secret, authentication: .clientSecretPost, redirectURIs: ["http://127.0.0.1/auth/callback"])
+        ])
+        try await withTestProvider(swanLike) { provider in
+            let api = ConsentAPIStandIn(provider: provider, transport: transport, statuses: ["demo-consent": "Accepted"])
+            let apiRouter = Router()
+            api.addRoutes(to: apiRouter)
+            try await serve(apiRouter, port: 0) { apiPort in
+                let settings = SwanSettings(
+                    clientID: clientID, clientSecret: Secret(secret), publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!,
+                    issuer: provider.issuer, apiURL: URL(string: "http://127.0.0.1:\(apiPort)/graphql")!
+                )
+                let backend = try await SwanBackend.start(settings, transport: transport)
+                let router = Router()
+                backend.addRoutes(to: router)
+                try await serve(router, port: port) { _ in
+                    try await walkThrough(settings, transport: transport)
+                }
+            }
+        }
+    }
+
+    /// Plays the browser: `/auth`, the provider, `/auth/callback`, then a consent redirect that lies.
+    static func walkThrough(_ settings: SwanSettings, transport: NIOHTTPTransport) async throws {
+        let base = settings.publicBaseURL.absoluteString
+        print("1. GET \(base)/auth")
+        let start = try await transport.send(OIDC.HTTPRequest(url: URL(string: base + "/auth")!))
+        let loginCookie = cookiePair(start.headers.values("Set-Cookie"), named: SwanBackend.loginCookie)
+        print("   → \(start.status), Set-Cookie: \(start.headers.values("Set-Cookie").first.map(redacted) ?? "none")")
+        print("   → the authorization URL at the provider (client_secret_post client, scope openid offline)")
+
+        let atProvider = try await transport.send(OIDC.HTTPRequest(url: URL(string: start.headers["Location"]!)!))
+        let callback = atProvider.headers["Location"]!
+        print("2. the provider signs the user in and redirects to /auth/callback?code=…&state=…&iss=…")
+
+        let finish = try await transport.send(OIDC.HTTPRequest(url: URL(string: callback)!, headers: ["Cookie": loginCookie ?? ""]))
+        let deepLink = finish.headers["Location"] ?? ""
+        print("3. GET /auth/callback (with the login cookie) → \(finish.status), to the app: \(deepLink.prefix(while: { $0 != "=" }))=<session id>")
+        let sessionCookie = cookiePair(finish.headers.values("Set-Cookie"), named: SwanBackend.sessionCookie) ?? ""
+
+        let forged = base + "/consent/callback?consentId=demo-consent&env=Sandbox&status=Canceled"
+        print("4. a consent redirect arrives saying status=Canceled")
+        let consent = try await transport.send(OIDC.HTTPRequest(url: URL(string: forged)!, headers: ["Cookie": sessionCookie]))
+        print("   → \(consent.status), the app is told what Swan's API says: \(consent.headers["Location"] ?? "")")
+        let replay = try await transport.send(OIDC.HTTPRequest(url: URL(string: callback)!, headers: ["Cookie": loginCookie ?? ""]))
+        print("5. the same /auth/callback again → \(replay.status): \(String(decoding: replay.body, as: UTF8.self).trimmingCharacters(in: .newlines))")
+    }
+
+    static func cookiePair(_ headers: [String], named name: String) -> String? {
+        headers.lazy.compactMap { $0.split(separator: ";").first.map(String.init) }.first { $0.hasPrefix(name + "=") }
+    }
+
+    static func redacted(_ header: String) -> String {
+        guard let equals = header.firstIndex(of: "="), let semicolon = header.firstIndex(of: ";") else { return header }
+        return header[...equals] + "…" + header[semicolon...]
+    }
+}
+

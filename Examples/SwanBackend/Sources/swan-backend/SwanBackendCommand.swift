@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import OIDC
+import OIDCTesting
+import SwanBackend
+import SwanStandIns
+
+@main
+struct SwanBackendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "swan-backend",
+        abstract: "Serves Swan's server-side login (/auth, /auth/callback) and consent redirects (/consent/callback).",
+        discussion: """
+            With --demo, a provider configured like Swan (a confidential client, client_secret_post, \
+            scope openid offline) and a stand-in for Swan's consent API run on 127.0.0.1, and the demo \
+            plays a browser through a login and a consent redirect.
+            """
+    )
+
+    @Option(help: "Your Swan client id (SANDBOX_… or LIVE_…).")
+    var clientID: String?
+
+    @Option(help: "A file holding the client secret (never a flag: flags are visible to other users).")
+    var clientSecretFile: String?
+
+    @Option(help: "Where browsers reach this server; the redirect URI is {URL}/auth/callback.")
+    var publicURL: String?
+
+    @Option(help: "The port to listen on, on 127.0.0.1 (put a TLS proxy in front); 8080, or a free one with --demo.")
+    var port: Int?
+
+    @Flag(help: "Run against local stand-ins for Swan and walk through a login and a consent.")
+    var demo = false
+
+    func run() async throws {
+        try await withNIOHTTPTransport { transport in
+            if demo {
+                try await Demo.run(port: port, transport: transport)
+                return
+            }
+            guard let clientID, let clientSecretFile, let publicURL, let base = URL(string: publicURL) else {
+                throw ValidationError("Give --client-id, --client-secret-file and --public-url, or --demo.")
+            }
+            let secret = try String(contentsOfFile: clientSecretFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let backend = try await SwanBackend.start(
+                SwanSettings(clientID: clientID, clientSecret: Secret(secret), publicBaseURL: base), transport: transport
+            )
+            let router = Router()
+            backend.addRoutes(to: router)
+            let port = port ?? 8080
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
+            print("Listening on http://127.0.0.1:\(port); register \(backend.settings.redirectURI) with Swan.")
+            try await app.runService()
+        }
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds and tests every package under Examples/ and runs each README's command, in one shared
+# build directory (.build-examples), so swift-nio and the library are compiled once for all four.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+scratch=$root/.build-examples
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
+
+examples=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens)
+for example in "${examples[@]}"; do
+    echo "== Examples/$example: build and test"
+    (cd "Examples/$example" && swift build --scratch-path "$scratch" --build-tests && swift test --scratch-path "$scratch" --skip-build)
+done
+
+# Each README's command, as written there (run inside the example's directory).
+run() {
+    local example=$1; shift
+    echo "== Examples/$example: $*"
+    (cd "Examples/$example" && timeout 300 swift run --scratch-path "$scratch" "$@")
+}
+run TerminalLogin terminal-login --demo
+run SwanBackend swan-backend --demo
+run SchibstedLogin schibsted-login --demo --mfa otp
+echo "== all examples built, tested and run"
