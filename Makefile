@@ -1,7 +1,7 @@
 # The two entry points of the README: `make demo` (the main job) and `make test` (the whole suite).
 SWIFT ?= swift
 
-.PHONY: deps build test test-package demo examples clean
+.PHONY: deps build test test-package docs demo examples clean
 
 deps:
 	@scripts/install-deps.sh
@@ -9,8 +9,13 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The whole suite: the package's tests, then every example's (built, tested, README commands run).
-test: test-package examples
+# The whole suite: the package's tests, the documentation check, then every example's (built,
+# tested, README commands run).
+test: test-package docs examples
+
+# DocC archives of OIDC and OIDCTesting without a warning; a doc comment on every public symbol.
+docs: deps
+	@scripts/check-docs.sh
 
 # The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400; it is stopped whatever happens.
 test-package: deps

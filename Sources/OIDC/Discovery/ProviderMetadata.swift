@@ -88,10 +88,17 @@ public struct ProviderMetadata: Sendable {
         }
         // OIDC Discovery §3 REQUIRED (jwks_uri and response_types_supported; RFC 8414 also
         // requires the latter). Without keys no ID token can be verified.
-        guard object["response_types_supported"] != nil else {
+        // A member whose value is null is as absent as a missing one.
+        func present(_ name: String) -> Bool {
+            switch object[name] {
+            case nil, .null?: false
+            default: true
+            }
+        }
+        guard present("response_types_supported") else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks the required 'response_types_supported'.")
         }
-        guard object["jwks_uri"] != nil else {
+        guard present("jwks_uri") else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks 'jwks_uri'; ID tokens could not be verified.")
         }
         self.issuer = issuer

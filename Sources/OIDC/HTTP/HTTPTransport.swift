@@ -91,10 +91,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Iterates over ``fields`` in order.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
-    /// Whether both hold the same fields in the same order; names and values are compared exactly
-    /// (case-sensitively).
+    /// Whether both hold the same fields in the same order: names compared case-insensitively
+    /// (RFC 9110 §5.1), values exactly.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+        lhs.fields.elementsEqual(rhs.fields) { $0.name.caseInsensitiveCompare($1.name) == .orderedSame && $0.value == $1.value }
     }
 }
 

@@ -27,7 +27,7 @@ public enum Schibsted {
         /// The named environments.
         public static let all: [Environment] = [.pre, .sweden, .norway, .finland, .denmark]
 
-        /// Accepts the SDKs' spellings: `pre`; `com`, `procom`, `sweden`; `no`, `prono`, `norway`;
+        /// Accepts the SDKs' spellings: `pre`; `com`, `procom`, `sweden`, `se`; `no`, `prono`, `norway`;
         /// `fi`, `profi`, `finland`; `dk`, `prodk`, `denmark`; or an https base URL.
         public init?(name: String) {
             switch name.lowercased() {

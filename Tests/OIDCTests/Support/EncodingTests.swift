@@ -80,3 +80,17 @@ struct SecretTests {
         #expect(secret != Secret("tok-123-SECREX"))
     }
 }
+
+@Suite("HTTP header fields")
+struct HTTPHeadersTests {
+    @Test("names are compared case-insensitively everywhere, equality included; values and order exactly")
+    func caseInsensitiveNames() {
+        var headers: HTTPHeaders = ["Content-Type": "application/json", "X-OIDC": "v1"]
+        #expect(headers["content-type"] == "application/json")
+        #expect(headers == ["content-type": "application/json", "x-oidc": "v1"])
+        #expect(headers != ["Content-Type": "APPLICATION/JSON", "X-OIDC": "v1"])
+        #expect(headers != ["X-OIDC": "v1", "Content-Type": "application/json"])
+        headers.set("x-oidc", "v2")
+        #expect(headers.values("X-OIDC") == ["v2"])
+    }
+}
