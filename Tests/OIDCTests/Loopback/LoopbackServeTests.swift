@@ -8,7 +8,7 @@ import Testing
 struct LoopbackServeTests {
     typealias Client = LoopbackTestClient
 
-    @Test("after serve, GET / redirects at once; a callback before the wait is kept for it")
+    @Test("after serve, the start URL redirects at once; a callback before the wait is kept for it")
     func earlyBrowser() async throws {
         let listener = try await LoopbackRedirectListener.start()
         let request = try LoopbackRedirectListenerTests.request(for: listener)

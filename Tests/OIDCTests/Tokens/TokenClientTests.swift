@@ -197,6 +197,15 @@ struct TokenClientTests {
             }
             #expect(error?.code == .invalidClaim)
             #expect(error?.context["claim"] == "amr")
+
+            // The provider puts the nonce it was sent into the ID token; a login expecting another fails.
+            let (sent, answer, _) = try await Self.authorize(provider, transport)
+            var expecting = sent
+            expecting.nonce = String(repeating: "n", count: 43)
+            let nonceError = await #expect(throws: OIDCError.self) {
+                try await Self.client(providerConfiguration, transport).completeLogin(answer, for: expecting, keys: Self.keys(provider, transport))
+            }
+            #expect(nonceError?.code == .nonceMismatch)
         }
     }
 
