@@ -1,4 +1,4 @@
-/// Unguessable, URL-safe values for `state` and `nonce` (DESIGN §3).
+/// Unguessable, URL-safe values for `state` and `nonce`.
 public enum RandomToken {
     /// The default amount of randomness: 256 bits, 43 characters.
     public static let defaultByteCount = 32

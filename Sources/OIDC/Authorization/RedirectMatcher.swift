@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Says what a URL that reached the app is, compared with the configured redirect URI (DESIGN §4).
+/// Says what a URL that reached the app is, compared with the configured redirect URI.
 ///
 /// Apps hand the library whatever URL opened them: a custom scheme (`com.example.app:/callback`),
 /// an https link the app claims, or a loopback URL. Scheme, host and port must equal the redirect

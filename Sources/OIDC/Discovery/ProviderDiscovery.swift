@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Loads provider metadata (DESIGN §5) and keeps it per issuer.
+/// Loads provider metadata and keeps it per issuer.
 ///
 /// Tries `{issuer}/.well-known/openid-configuration` (OpenID Connect Discovery §4), then, on 404,
 /// RFC 8414's `https://host/.well-known/oauth-authorization-server{path}`. Concurrent callers for

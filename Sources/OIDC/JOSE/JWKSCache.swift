@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The provider's JWKS, fetched on demand and cached (DESIGN §6).
+/// The provider's JWKS, fetched on demand and cached.
 ///
 /// - A cached set is used for ``maximumAge`` (5 minutes by default), then fetched again.
 /// - A token whose `kid` is not in the set triggers one refetch, but only if the cached set is older

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Performs requests with `Authorization: Bearer <access token>` and keeps the token fresh
-/// (RFC 6750, DESIGN §7).
+/// (RFC 6750).
 ///
 /// - The token goes only to hosts on the ``HostAllowlist``, over https (http only to loopback).
 /// - It is refreshed shortly before it expires, and on a 401 from the resource: once, then the

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The hosts that may receive the bearer token (DESIGN §7, the Swedbank Pay SDK's domain whitelist).
+/// The hosts that may receive the bearer token (the Swedbank Pay SDK's domain whitelist).
 ///
 /// A request to any other host fails before anything is sent, so a redirect, a link in an API
 /// answer or a typo cannot hand the token to someone else. Plain http is refused except to loopback.

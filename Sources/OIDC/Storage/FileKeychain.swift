@@ -8,7 +8,7 @@ internal import Musl
 internal import Darwin
 #endif
 
-/// A ``TokenStore`` in files: the keychain substitute for Linux and servers (DESIGN §8).
+/// A ``TokenStore`` in files: the keychain substitute for Linux and servers.
 ///
 /// Each login is one JSON file, named after its key's service and account, in a directory that
 /// only you can enter. By default that is `$XDG_STATE_HOME/oidc`, or `~/.local/state/oidc`.

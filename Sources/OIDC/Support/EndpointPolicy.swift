@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Which URLs may carry OAuth traffic: https everywhere, plain http only to loopback hosts
-/// (RFC 8252 §7.3, DESIGN §5).
+/// (RFC 8252 §7.3).
 public enum EndpointPolicy {
     /// Whether `host` is a loopback IP literal (`127.0.0.0/8`, `::1`, with or without brackets),
     /// parsed strictly (`127.0.0.09` is a name, which a resolver would send to DNS), or

@@ -1,6 +1,6 @@
 internal import Foundation
 
-/// Turns a provider endpoint's unsuccessful answer into a typed error (DESIGN §5): RFC 6749 §5.2
+/// Turns a provider endpoint's unsuccessful answer into a typed error: RFC 6749 §5.2
 /// JSON, RFC 9457 problem details, or anything else, classed as a client problem
 /// (``OIDCError/Category/provider``: fix the request or log the user out) or a server problem
 /// (``OIDCError/Category/transient``: try again later, log nobody out).

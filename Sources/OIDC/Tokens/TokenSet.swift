@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The tokens of one login, with absolute times (RFC 6749 §5.1, DESIGN §5).
+/// The tokens of one login, with absolute times (RFC 6749 §5.1).
 ///
 /// Every token is a ``Secret``: printing a `TokenSet` shows `<redacted>` for each of them.
 public struct TokenSet: Sendable, Equatable {

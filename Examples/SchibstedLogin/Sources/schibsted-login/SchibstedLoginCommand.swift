@@ -20,11 +20,11 @@ struct SchibstedLoginCommand: AsyncParsableCommand {
     @Option(help: "pre, sweden, norway, finland, denmark (or their SDK names), or an https base URL.")
     var environment = "pre"
 
-    @Option(help: "Your client id.")
+    @Option(help: "Your client id (default: the Schibsted SDK's example client on pre).")
     var clientID = "602525f2b41fa31789a95aa8"
 
-    @Option(help: "The redirect URI registered for the client.")
-    var redirectURI = "com.example.app:/login"
+    @Option(help: "The redirect URI registered for the client (default: the SDK example client's).")
+    var redirectURI = "com.sdk-example.pre.602525f2b41fa31789a95aa8:/login"
 
     @Option(help: "MFA method: password, otp, sms, eid (eid-se, eid-no, eid-fi, eid-dk on pre).")
     var mfa: String?

@@ -4,15 +4,16 @@ import OIDC
 
 /// Swan's server-side login and consent redirects, as Hummingbird routes:
 ///
-/// - `GET /auth`: a new login bound to this browser by an HttpOnly, SameSite=Lax cookie (Secure on
-///   https); redirects to Swan's authorization URL (state, nonce and PKCE S256).
+/// - `GET /auth`: a new login bound to this browser by an HttpOnly, SameSite=Lax cookie (on https a
+///   `__Host-` cookie: Secure, host-only, so a sibling subdomain cannot plant one); redirects to
+///   Swan's authorization URL (state, nonce and PKCE S256).
 /// - `GET /auth/callback`: only in the browser that started the login; checks the state (and
 ///   `iss`), exchanges the code with the client secret (`client_secret_post`), verifies the ID
 ///   token, keeps the tokens server-side under a new session id and redirects to the app's deep
 ///   link with that id. The tokens never leave the server.
-/// - `GET /consent/callback`: parses `consentId`, `env`, `status`, `resourceId`, then asks Swan's
-///   API for the consent's status with the session's access token, and tells the app what Swan
-///   says, never what the URL says.
+/// - `GET /consent/callback`: parses `consentId`, `env`, `status`, `resourceId`, refuses another
+///   environment's consent, then asks Swan's API for the consent's status with the session's access
+///   token, and tells the app the consent id and what Swan says, nothing the URL says.
 public struct SwanBackend: Sendable {
     public let settings: SwanSettings
     public let provider: ProviderConfiguration
@@ -22,17 +23,19 @@ public struct SwanBackend: Sendable {
     let keys: JWKSCache
     let pending = PendingLogins()
 
-    /// The cookie that binds a login in progress to its browser; path `/auth`, 10 minutes.
-    public static let loginCookie = "swan_login"
-    /// The cookie that names the session for redirects through the browser (consents); path `/consent`.
-    public static let sessionCookie = "swan_session"
+    /// The cookie that binds a login in progress to its browser, 10 minutes: `swan_login` (path
+    /// `/auth`), or `__Host-swan_login` (path `/`) on https.
+    public var loginCookie: String { settings.usesHTTPS ? "__Host-swan_login" : "swan_login" }
+    /// The cookie that names the session for redirects through the browser (consents):
+    /// `swan_session` (path `/consent`), or `__Host-swan_session` (path `/`) on https.
+    public var sessionCookie: String { settings.usesHTTPS ? "__Host-swan_session" : "swan_session" }
 
     /// Discovers Swan's endpoints and keys and prepares the routes.
     public static func start(
         _ settings: SwanSettings, transport: any HTTPTransport, sessions: any TokenStore = InMemoryTokenStore()
     ) async throws -> SwanBackend {
         let provider = try await settings.provider(transport: transport)
-        guard let jwksURI = provider.jwksURI else { throw ConsentAPI.Failure.unreadable }
+        guard let jwksURI = provider.jwksURI else { throw SwanBackendError.noJWKS(settings.issuer) }
         return SwanBackend(
             settings: settings, provider: provider, transport: transport, sessions: sessions,
             keys: JWKSCache(transport: transport, jwksURI: jwksURI)
@@ -70,12 +73,12 @@ public struct SwanBackend: Sendable {
         await pending.add(request, for: browser)
         var response = Response.redirect(to: try request.url().absoluteString, type: .found)
         response.headers[.cacheControl] = "no-store"
-        response.setCookie(cookie(Self.loginCookie, browser, path: "/auth", maxAge: Int(PendingLogins.lifetime)))
+        response.setCookie(cookie(loginCookie, browser, path: "/auth", maxAge: Int(PendingLogins.lifetime)))
         return response
     }
 
     func finishLogin(_ request: Request) async -> Response {
-        guard let browser = request.cookies[Self.loginCookie]?.value, let login = await pending.take(for: browser) else {
+        guard let browser = request.cookies[loginCookie]?.value, let login = await pending.take(for: browser) else {
             return Self.page(.badRequest, "This login was not started in this browser, or it has expired. Start again at /auth.")
         }
         // The callback as the browser was sent to it: the registered redirect URI with this query.
@@ -92,15 +95,17 @@ public struct SwanBackend: Sendable {
 
             var answer = Response.redirect(to: Self.link(settings.appLoginLink, ["session": sessionID]), type: .found)
             answer.headers[.cacheControl] = "no-store"
-            answer.setCookie(cookie(Self.loginCookie, "", path: "/auth", maxAge: 0))
-            answer.setCookie(cookie(Self.sessionCookie, sessionID, path: "/consent", maxAge: 30 * 86_400))
+            answer.setCookie(cookie(loginCookie, "", path: "/auth", maxAge: 0))
+            answer.setCookie(cookie(sessionCookie, sessionID, path: "/consent", maxAge: 30 * 86_400))
             return answer
         } catch let error as OIDCError {
-            if error.code == .providerError, let provider = error.providerError {
-                // Swan said no (the user refused, …): the app shows it.
+            if error.code == .providerError, let provider = error.providerError, request.uri.queryParameters["error"] != nil {
+                // Swan's authorization response said no (the user refused, …): the app shows it.
                 return Response.redirect(to: Self.link(settings.appLoginLink, ["error": provider.error]), type: .found)
             }
-            return Self.page(.badRequest, "The login failed: \(error.description)")
+            // The details (never a secret: OIDCError's texts carry none) are for the server's log.
+            print("swan-backend: login failed: \(error.description)")
+            return Self.page(.badRequest, "The login failed. Start again at /auth.")
         } catch {
             return Self.page(.internalServerError, "The login could not be stored.")
         }
@@ -118,20 +123,27 @@ public struct SwanBackend: Sendable {
         } catch {
             return Self.page(.badRequest, "Not a consent redirect: \(error.description)")
         }
-        guard let sessionID = request.cookies[Self.sessionCookie]?.value,
+        guard callback.environment == settings.environment else {
+            return Self.page(.badRequest, "This consent belongs to Swan's \(callback.environment.rawValue) environment, not to this server's.")
+        }
+        guard let sessionID = request.cookies[sessionCookie]?.value,
             (try? await sessions.load(key(forSession: sessionID))) != nil
         else {
             return Self.page(.unauthorized, "No session in this browser: log in at /auth first.")
         }
         do {
             let status = try await ConsentAPI(url: settings.apiURL).status(of: callback.consentID, session: session(sessionID))
-            var parameters = ["consentId": callback.consentID, "status": status.rawValue]
-            if let resource = callback.resourceID { parameters["resourceId"] = resource }
+            // Only what Swan confirmed: the consent id the API answered for, and its status there.
+            // (The URL's resourceId is not passed on: read the resource from the API when you need it.)
+            let parameters = ["consentId": callback.consentID, "status": status.rawValue]
             return Response.redirect(to: Self.link(settings.appConsentLink, parameters), type: .found)
-        } catch let error as OIDCError where error.category == .provider {
-            // The refresh was refused: the session is over (the session deleted it).
-            return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
+        } catch ConsentAPI.Failure.notFound {
+            return Self.page(.notFound, "Swan knows no such consent.")
         } catch {
+            // A refused refresh deletes the session; anything else leaves it.
+            if (try? await sessions.load(key(forSession: sessionID))) == nil {
+                return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
+            }
             return Self.page(.badGateway, "Swan's API could not confirm the consent; try again.")
         }
     }
@@ -140,7 +152,11 @@ public struct SwanBackend: Sendable {
 
     func cookie(_ name: String, _ value: String, path: String, maxAge: Int) -> Cookie {
         // Lax, not Strict: the browser comes back from Swan's site, a cross-site top-level navigation.
-        Cookie(name: name, value: value, maxAge: maxAge, path: path, secure: settings.usesHTTPS, httpOnly: true, sameSite: .lax)
+        // On https, __Host- cookies: Secure, no Domain, path `/` (RFC 6265bis §4.1.3.2).
+        Cookie(
+            name: name, value: value, maxAge: maxAge, path: settings.usesHTTPS ? "/" : path, secure: settings.usesHTTPS, httpOnly: true,
+            sameSite: .lax
+        )
     }
 
     static func link(_ base: String, _ parameters: [String: String]) -> String {
@@ -152,8 +168,19 @@ public struct SwanBackend: Sendable {
     static func page(_ status: HTTPResponse.Status, _ message: String) -> Response {
         Response(
             status: status,
-            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store", .xContentTypeOptions: "nosniff"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n"))
         )
+    }
+}
+
+/// Why the backend cannot start.
+public enum SwanBackendError: Error, CustomStringConvertible {
+    case noJWKS(String)
+
+    public var description: String {
+        switch self {
+        case .noJWKS(let issuer): "\(issuer)'s discovery document names no jwks_uri: ID tokens could not be verified."
+        }
     }
 }

@@ -17,7 +17,8 @@ public struct SwanSettings: Sendable {
     public var appConsentLink: String
     /// Swan's issuer; discovery there gives the endpoints and the JWKS. A test points it elsewhere.
     public var issuer: String
-    /// Swan's partner GraphQL API, where consents are read.
+    /// Swan's partner GraphQL API, where consents are read: the sandbox or the live one, as the
+    /// client id's `SANDBOX_`/`LIVE_` prefix says, unless given.
     public var apiURL: URL
     public var scopes: [String]
 
@@ -25,7 +26,7 @@ public struct SwanSettings: Sendable {
         clientID: String, clientSecret: Secret, publicBaseURL: URL,
         appLoginLink: String = "com.example.app://swan/logged-in", appConsentLink: String = "com.example.app://swan/consent",
         issuer: String = ProviderConfiguration.swan.issuer,
-        apiURL: URL = URL(string: "https://api.swan.io/sandbox-partner/graphql")!,
+        apiURL: URL? = nil,
         scopes: [String] = ProviderConfiguration.swan.defaultScopes
     ) {
         self.clientID = clientID
@@ -34,8 +35,17 @@ public struct SwanSettings: Sendable {
         self.appLoginLink = appLoginLink
         self.appConsentLink = appConsentLink
         self.issuer = issuer
-        self.apiURL = apiURL
+        self.apiURL = apiURL ?? Self.partnerAPI(for: clientID)
         self.scopes = scopes
+    }
+
+    /// Swan's environment for this client: `Live` for a `LIVE_…` client id, else `Sandbox`.
+    public var environment: SwanConsentCallback.Environment {
+        clientID.hasPrefix("LIVE_") ? .live : .sandbox
+    }
+
+    static func partnerAPI(for clientID: String) -> URL {
+        URL(string: clientID.hasPrefix("LIVE_") ? "https://api.swan.io/live-partner/graphql" : "https://api.swan.io/sandbox-partner/graphql")!
     }
 
     /// The redirect URI registered with Swan: `{publicBaseURL}/auth/callback`.

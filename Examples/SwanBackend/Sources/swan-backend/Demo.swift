@@ -29,18 +29,18 @@ enum Demo {
                 let router = Router()
                 backend.addRoutes(to: router)
                 try await serve(router, port: port) { _ in
-                    try await walkThrough(settings, transport: transport)
+                    try await walkThrough(backend, transport: transport)
                 }
             }
         }
     }
 
     /// Plays the browser: `/auth`, the provider, `/auth/callback`, then a consent redirect that lies.
-    static func walkThrough(_ settings: SwanSettings, transport: NIOHTTPTransport) async throws {
-        let base = settings.publicBaseURL.absoluteString
+    static func walkThrough(_ backend: SwanBackend, transport: NIOHTTPTransport) async throws {
+        let base = backend.settings.publicBaseURL.absoluteString
         print("1. GET \(base)/auth")
         let start = try await transport.send(OIDC.HTTPRequest(url: URL(string: base + "/auth")!))
-        let loginCookie = cookiePair(start.headers.values("Set-Cookie"), named: SwanBackend.loginCookie)
+        let loginCookie = cookiePair(start.headers.values("Set-Cookie"), named: backend.loginCookie)
         print("   → \(start.status), Set-Cookie: \(start.headers.values("Set-Cookie").first.map(redacted) ?? "none")")
         print("   → the authorization URL at the provider (client_secret_post client, scope openid offline)")
 
@@ -51,7 +51,7 @@ enum Demo {
         let finish = try await transport.send(OIDC.HTTPRequest(url: URL(string: callback)!, headers: ["Cookie": loginCookie ?? ""]))
         let deepLink = finish.headers["Location"] ?? ""
         print("3. GET /auth/callback (with the login cookie) → \(finish.status), to the app: \(deepLink.prefix(while: { $0 != "=" }))=<session id>")
-        let sessionCookie = cookiePair(finish.headers.values("Set-Cookie"), named: SwanBackend.sessionCookie) ?? ""
+        let sessionCookie = cookiePair(finish.headers.values("Set-Cookie"), named: backend.sessionCookie) ?? ""
 
         let forged = base + "/consent/callback?consentId=demo-consent&env=Sandbox&status=Canceled"
         print("4. a consent redirect arrives saying status=Canceled")

@@ -31,7 +31,7 @@ struct SwanBackendTests {
         func startLogin() async throws -> (callback: String, cookie: String, authorize: URLComponents) {
             let start = try await get(base + "/auth")
             #expect(start.status == 302)
-            let cookie = try #require(Self.pair(start.headers.values("Set-Cookie"), SwanBackend.loginCookie))
+            let cookie = try #require(Self.pair(start.headers.values("Set-Cookie"), backend.loginCookie))
             let location = try #require(start.headers["Location"])
             let atProvider = try await get(location)
             return (try #require(atProvider.headers["Location"]), cookie, try #require(URLComponents(string: location)))
@@ -45,7 +45,7 @@ struct SwanBackendTests {
             let location = try #require(finish.headers["Location"])
             let link = try #require(URLComponents(string: location))
             let session = try #require(link.queryItems?.first { $0.name == "session" }?.value)
-            let sessionCookie = try #require(Self.pair(finish.headers.values("Set-Cookie"), SwanBackend.sessionCookie))
+            let sessionCookie = try #require(Self.pair(finish.headers.values("Set-Cookie"), backend.sessionCookie))
             return (session, sessionCookie)
         }
 
@@ -88,7 +88,7 @@ struct SwanBackendTests {
             let start = try await swan.get(swan.base + "/auth")
             #expect(start.status == 302)
             #expect(start.headers["Cache-Control"] == "no-store")
-            let cookie = try #require(start.headers.values("Set-Cookie").first { $0.hasPrefix(SwanBackend.loginCookie + "=") })
+            let cookie = try #require(start.headers.values("Set-Cookie").first { $0.hasPrefix(swan.backend.loginCookie + "=") })
             #expect(cookie.contains("HttpOnly"))
             #expect(cookie.contains("SameSite=Lax"))
             #expect(cookie.contains("Path=/auth"))
@@ -123,8 +123,8 @@ struct SwanBackendTests {
             #expect(await swan.provider.grantCount("authorization_code") == 1)
 
             let cookies = finish.headers.values("Set-Cookie")
-            #expect(cookies.contains { $0.hasPrefix(SwanBackend.loginCookie + "=;") && $0.contains("Max-Age=0") })
-            let sessionCookie = try #require(cookies.first { $0.hasPrefix(SwanBackend.sessionCookie + "=") })
+            #expect(cookies.contains { $0.hasPrefix(swan.backend.loginCookie + "=;") && $0.contains("Max-Age=0") })
+            let sessionCookie = try #require(cookies.first { $0.hasPrefix(swan.backend.sessionCookie + "=") })
             #expect(sessionCookie.contains("HttpOnly") && sessionCookie.contains("Path=/consent"))
         }
     }
@@ -135,7 +135,7 @@ struct SwanBackendTests {
             let (callback, _, _) = try await swan.startLogin()
             let stranger = try await swan.get(callback)
             #expect(stranger.status == 400)
-            let otherBrowser = try await swan.get(callback, cookie: SwanBackend.loginCookie + "=not-a-login")
+            let otherBrowser = try await swan.get(callback, cookie: swan.backend.loginCookie + "=not-a-login")
             #expect(otherBrowser.status == 400)
             #expect(await swan.provider.grantCount("authorization_code") == 0)
         }
@@ -162,7 +162,7 @@ struct SwanBackendTests {
             let finish = try await swan.get(callback, cookie: cookie)
             #expect(finish.status == 302)
             #expect(finish.headers["Location"] == "com.example.app://swan/logged-in?error=access_denied")
-            #expect(!finish.headers.values("Set-Cookie").contains { $0.hasPrefix(SwanBackend.sessionCookie) })
+            #expect(!finish.headers.values("Set-Cookie").contains { $0.hasPrefix(swan.backend.sessionCookie) })
         }
     }
 
@@ -173,7 +173,8 @@ struct SwanBackendTests {
             let url = swan.base + "/consent/callback?consentId=consent-1&env=Sandbox&status=Canceled&resourceId=account-9"
             let answer = try await swan.get(url, cookie: cookie)
             #expect(answer.status == 302)
-            #expect(answer.headers["Location"] == "com.example.app://swan/consent?consentId=consent-1&resourceId=account-9&status=Accepted")
+            // Only what Swan confirmed reaches the app: not the URL's status, nor its resourceId.
+            #expect(answer.headers["Location"] == "com.example.app://swan/consent?consentId=consent-1&status=Accepted")
             let stored = try await swan.backend.sessions.load(swan.backend.key(forSession: session))
             #expect(await swan.api.tokensSeen == [try #require(stored?.tokens.accessToken.revealedValue)])
 
@@ -196,7 +197,9 @@ struct SwanBackendTests {
             let noSession = try await swan.get(swan.base + "/consent/callback?consentId=consent-1&env=Sandbox&status=Accepted")
             #expect(noSession.status == 401)
             let unknown = try await swan.get(swan.base + "/consent/callback?consentId=nope&env=Sandbox&status=Accepted", cookie: cookie)
-            #expect(unknown.status == 502)
+            #expect(unknown.status == 404)
+            let live = try await swan.get(swan.base + "/consent/callback?consentId=consent-1&env=Live&status=Accepted", cookie: cookie)
+            #expect(live.status == 400)  // a sandbox client's server takes no live consent
             #expect(await swan.api.tokensSeen.count == 1)
         }
     }
@@ -206,7 +209,7 @@ struct SwanBackendTests {
         try await withSwan { swan in
             let (_, cookie) = try await swan.logIn()
             await swan.provider.expireAccessTokens()
-            let answer = try await swan.get(swan.base + "/consent/callback?consentId=consent-1&env=Live&status=Accepted", cookie: cookie)
+            let answer = try await swan.get(swan.base + "/consent/callback?consentId=consent-1&env=Sandbox&status=Accepted", cookie: cookie)
             #expect(answer.status == 302)
             #expect(await swan.api.unauthorizedCount == 1)
             #expect(await swan.provider.grantCount("refresh_token") == 1)
@@ -225,7 +228,7 @@ struct SwanBackendTests {
         }
     }
 
-    @Test("behind https, the cookies are Secure")
+    @Test("behind https, the cookies are __Host- cookies: Secure, host-only, path /")
     func secureCookies() async throws {
         try await withSwan { swan in
             var settings = swan.backend.settings
@@ -233,8 +236,20 @@ struct SwanBackendTests {
             let https = try await SwanBackend.start(settings, transport: swan.transport)
             let response = try await https.startLogin()
             let cookie = try #require(response.headers[values: .setCookie].first)
+            #expect(cookie.hasPrefix("__Host-swan_login="))
             #expect(cookie.contains("; Secure"))
+            #expect(cookie.contains("Path=/;") || cookie.hasSuffix("Path=/"))
+            #expect(!cookie.contains("Domain"))
             #expect(cookie.contains("SameSite=Lax"))
         }
+    }
+
+    @Test("the partner API follows the client id: sandbox for SANDBOX_, live for LIVE_")
+    func environmentFromClientID() {
+        let sandbox = SwanSettings(clientID: "SANDBOX_X", clientSecret: Secret("s"), publicBaseURL: URL(string: "https://b.example")!)
+        let live = SwanSettings(clientID: "LIVE_X", clientSecret: Secret("s"), publicBaseURL: URL(string: "https://b.example")!)
+        #expect(sandbox.apiURL.absoluteString == "https://api.swan.io/sandbox-partner/graphql")
+        #expect(live.apiURL.absoluteString == "https://api.swan.io/live-partner/graphql")
+        #expect(sandbox.environment == .sandbox && live.environment == .live)
     }
 }
