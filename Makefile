@@ -1,7 +1,8 @@
 # The two entry points of the README: `make demo` (the main job) and `make test` (the whole suite).
 SWIFT ?= swift
+PREFIX ?= /usr/local
 
-.PHONY: deps build test test-package docs demo examples clean
+.PHONY: deps build release install test test-package test-installed docs demo examples bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -9,9 +10,18 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The whole suite: the package's tests, the documentation check, then every example's (built,
-# tested, README commands run).
-test: test-package docs examples
+# The oidc users run: release, the Swift standard library and Foundation linked statically, stripped
+# (.build/install/bin/oidc). `make install PREFIX=~/.local` for a user's own bin directory.
+release: deps
+	@scripts/build-release.sh
+
+install: release
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 .build/install/bin/oidc "$(DESTDIR)$(PREFIX)/bin/oidc"
+
+# The whole suite: the package's tests, the command's tests again against the binary users install,
+# the documentation check, then every example's (built, tested, README commands run).
+test: test-package test-installed docs examples
 
 # DocC archives of OIDC and OIDCTesting without a warning; a doc comment on every public symbol.
 docs: deps
@@ -22,8 +32,16 @@ test-package: deps
 	@scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null
 	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
 
-demo: deps
+# The CLI tests, run against the installed build instead of the debug one.
+test-installed: release
+	@OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(SWIFT) test --filter OIDCCLITests
+
+demo: release
 	@scripts/demo.sh
+
+# Start-up of `oidc token` (cached) against a minimal static Swift program: medians, peak memory, ratios.
+bench: release
+	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
 
 # Every package under Examples/: built, tested, and each README's command run (one shared build).
 examples: deps

@@ -5,7 +5,8 @@
 # one, oidc signs in on the provider's page itself, over HTTP, and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build --product oidc >&2
-oidc=$(swift build --show-bin-path)/oidc
+# The same build `make install` installs (release, static Swift runtime, stripped).
+[ -x .build/install/bin/oidc ] || scripts/build-release.sh >&2
+oidc=.build/install/bin/oidc
 "$oidc" --version
 exec "$oidc" demo "$@"

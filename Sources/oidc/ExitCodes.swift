@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The documented, stable exit codes of `oidc` (DESIGN §9).
+/// The documented, stable exit codes of `oidc`.
 enum ExitCodes {
     static let success: Int32 = 0
     static let unexpected: Int32 = 1

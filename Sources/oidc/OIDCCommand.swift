@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OIDC
 
 /// `oidc`: log in to OpenID Connect providers from a terminal and hand tokens to scripts.
@@ -23,6 +28,7 @@ struct OIDCCommand: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
+        if let code = FastPath.run(CommandLine.arguments.dropFirst()) { exit(code) }
         do {
             var command = try OIDCCommand.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -13,7 +13,34 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The profile name (default: $OIDC_PROFILE, else 'default').")
     var profile: String?
 
+    static let service = StoreSelection.service
+
+    /// The choice these options make, as a plain value (the fast path of `oidc token` builds one
+    /// without the argument parser).
+    var selection: StoreSelection { StoreSelection(store: store, profile: profile) }
+
+    var profileName: String { selection.profileName }
+    var key: TokenStoreKey { selection.key }
+    var explicitStore: String? { selection.explicitStore }
+
+    func validate() throws {
+        if let profile, profile.isEmpty { throw ValidationError("--profile must not be empty") }
+        if let profile, profile.utf8.count > 100 { throw ValidationError("--profile must be at most 100 bytes") }
+        if let store, store.isEmpty { throw ValidationError("--store must not be empty") }
+    }
+
+    func savedProfile() throws -> Profile? { try selection.savedProfile() }
+
+    func keychain(profile saved: Profile? = nil) throws -> FileKeychain { try selection.keychain(profile: saved) }
+}
+
+/// Which profile and which token store a command works on: `--store`, `--profile`, `OIDC_STORE`,
+/// `OIDC_PROFILE`, and the profile's remembered store.
+struct StoreSelection {
     static let service = "oidc"
+
+    var store: String?
+    var profile: String?
 
     var profileName: String {
         profile ?? Self.environment("OIDC_PROFILE") ?? "default"
@@ -23,12 +50,6 @@ struct StoreOptions: ParsableArguments {
 
     /// The store directory named by `--store` or `$OIDC_STORE`, if any (what a login remembers).
     var explicitStore: String? { store ?? Self.environment("OIDC_STORE") }
-
-    func validate() throws {
-        if let profile, profile.isEmpty { throw ValidationError("--profile must not be empty") }
-        if let profile, profile.utf8.count > 100 { throw ValidationError("--profile must be at most 100 bytes") }
-        if let store, store.isEmpty { throw ValidationError("--store must not be empty") }
-    }
 
     /// The saved settings of the profile, or `nil` when it has none.
     func savedProfile() throws -> Profile? {

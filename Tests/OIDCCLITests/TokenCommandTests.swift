@@ -84,6 +84,35 @@ struct TokenCommandTests {
         }
     }
 
+    @Test("the fast path (before the argument parser) answers exactly as the token subcommand, for every spelling it takes")
+    func fastPathMatchesTheSubcommand() async throws {
+        try await withTestProvider { provider in
+            let store = Self.temporaryStore()
+            _ = try await Self.inject(provider, store: store, expiresIn: 3600)
+            let kubectl = ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}}"#]
+            let cases: [([String], [String: String])] = [
+                (["token", "--store", store, "--profile", "work"], [:]),
+                (["token", "--profile=work", "--store=\(store)"], [:]),
+                (["token", "--store", store, "--profile", "work", "--output", "json"], [:]),
+                (["token", "--store", store, "--profile", "work", "--output", "id-token"], [:]),
+                (["token", "--store", store, "--profile", "work", "--output", "exec-credential"], kubectl),
+                (["token", "--store", store, "--profile", "work", "--output", "exec-credential", "--token-type", "access"], [:]),
+                (["token", "--store", store], ["OIDC_PROFILE": "work"]),
+                (["token", "--store", store, "--profile", "nobody"], [:]),  // not logged in: exit 4, same message
+                (["token", "--store", store, "--profile", "work", "--token-type", "access"], [:]),  // usage error: exit 2
+                (["--version"], [:]),
+            ]
+            for (arguments, environment) in cases {
+                let fast = try await OIDCBinary.run(arguments, environment: environment)
+                let parsed = try await OIDCBinary.run(arguments, environment: environment.merging(["OIDC_FAST_PATH": "0"]) { $1 })
+                #expect(fast.status == parsed.status, "\(arguments)")
+                #expect(fast.stdout == parsed.stdout, "\(arguments)")
+                #expect(fast.stderr == parsed.stderr, "\(arguments)")
+            }
+            #expect(await provider.grantCount("refresh_token") == 0)
+        }
+    }
+
     @Test("a rejected refresh logs the profile out (exit 4); an unavailable provider exits 5 and keeps it; no login exits 4")
     func failures() async throws {
         try await withTestProvider { provider in

@@ -67,7 +67,7 @@ struct Logout: AsyncParsableCommand {
             guard let login = try keychain.load(key) else { return nil }
             var note = "not revoked (--no-revoke)"
             if revoke {
-                let stored = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+                let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
                 do {
                     note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
                 } catch let error as OIDCError {
@@ -79,7 +79,7 @@ struct Logout: AsyncParsableCommand {
             return note
         }
         guard let outcome else {
-            if !all { throw ProfileLogin.notLoggedIn(options, known: profile != nil) }
+            if !all { throw ProfileLogin.notLoggedIn(options.selection, known: profile != nil) }
             return
         }
         Console.error("oidc: logged out profile '\(options.profileName)'; \(outcome)")

@@ -68,7 +68,7 @@ struct Status: AsyncParsableCommand {
         entry["client_id"] = login.clientID
         entry["subject"] = login.subject.map { Display.sanitized($0) }
         entry["scopes"] = login.tokens.scopes
-        let stored = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+        let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
         entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
             entry["expires_at"] = ExecCredential.rfc3339(expiry)

@@ -53,10 +53,11 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         let execVersion = output == .execCredential ? try ExecCredential.requestedVersion() : nil
         let stored = try ProfileLogin.load(storeOptions)
-        let wantsIDToken = output == .idToken || (output == .execCredential && (tokenType ?? (stored.login.tokens.idToken == nil ? .access : .id)) == .id)
-        // The fast path: a fresh token straight from the store; no network, no event loop.
+        let wantsIDToken = Self.wantsIDToken(output: output, tokenType: tokenType, tokens: stored.login.tokens)
+        // A fresh token straight from the store; no network, no event loop. (FastPath answers this
+        // case before the argument parser runs; this is the same answer for the other spellings.)
         if !forceRefresh, !Self.needsRefresh(stored.login.tokens, idToken: wantsIDToken) {
-            try emit(stored.login, wantsIDToken: wantsIDToken, execVersion: execVersion)
+            try Self.emit(stored.login, output: output, wantsIDToken: wantsIDToken, execVersion: execVersion, profile: storeOptions.profileName)
             return
         }
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
@@ -77,12 +78,18 @@ struct Token: AsyncParsableCommand {
         }
         try? await transport.shutdown()
         let (login, storageProblem) = try outcome.get()
-        try emit(login, wantsIDToken: wantsIDToken, execVersion: execVersion)
+        try Self.emit(login, output: output, wantsIDToken: wantsIDToken, execVersion: execVersion, profile: storeOptions.profileName)
         if let storageProblem {
             // The token printed works, but the store still holds the spent refresh token.
             Console.error("oidc: error: the refreshed tokens could not be stored: \(storageProblem.description)")
             throw ExitCode(ExitCodes.storage)
         }
+    }
+
+    /// Whether the output is the ID token: `--output id-token`, or kubectl's credential unless it
+    /// asks for the access token or the login has no ID token.
+    static func wantsIDToken(output: Output, tokenType: TokenType?, tokens: TokenSet) -> Bool {
+        output == .idToken || (output == .execCredential && (tokenType ?? (tokens.idToken == nil ? .access : .id)) == .id)
     }
 
     /// Whether the access token (or, for kubectl, the ID token) expires within the margin.
@@ -100,18 +107,19 @@ struct Token: AsyncParsableCommand {
         return Date(timeIntervalSince1970: exp)
     }
 
-    private func emit(_ login: StoredLogin, wantsIDToken: Bool, execVersion: String?) throws {
+    /// Prints what `output` asks for, from `login` as it is.
+    static func emit(_ login: StoredLogin, output: Output, wantsIDToken: Bool, execVersion: String?, profile: String) throws {
         let tokens = login.tokens
         let idToken: Secret?
         if wantsIDToken {
             guard let token = tokens.idToken else {
-                throw OIDCError(.missingParameter, "The login of profile '\(storeOptions.profileName)' has no ID token; use --token-type access, or log in with the openid scope.")
+                throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; use --token-type access, or log in with the openid scope.")
             }
             if let expiry = Self.idTokenExpiry(tokens), expiry.timeIntervalSinceNow <= 0 {
                 throw OIDCError(
                     .notLoggedIn,
-                    "The ID token of profile '\(storeOptions.profileName)' has expired and the provider sent no new one with the refresh; log in again (or use --token-type access).",
-                    context: ["profile": storeOptions.profileName]
+                    "The ID token of profile '\(profile)' has expired and the provider sent no new one with the refresh; log in again (or use --token-type access).",
+                    context: ["profile": profile]
                 )
             }
             idToken = token
@@ -125,7 +133,7 @@ struct Token: AsyncParsableCommand {
             Console.output(idToken?.revealedValue ?? "")
         case .execCredential:
             let token = idToken ?? tokens.accessToken
-            let expiry = idToken != nil ? Self.idTokenExpiry(tokens) : tokens.expiresAt
+            let expiry = idToken != nil ? idTokenExpiry(tokens) : tokens.expiresAt
             Console.output(try ExecCredential.json(version: execVersion ?? ExecCredential.v1beta1, token: token, expiresAt: expiry))
         case .json:
             var object: [String: Any] = [

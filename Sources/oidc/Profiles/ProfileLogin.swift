@@ -5,7 +5,7 @@ import OIDC
 /// A profile's stored login and what it takes to keep it fresh: the commands that use a login
 /// (`token`, `refresh`, `request`, `logout`, `status`) start here.
 struct ProfileLogin {
-    let options: StoreOptions
+    let options: StoreSelection
     let profile: Profile?
     let keychain: FileKeychain
     let login: StoredLogin
@@ -14,14 +14,16 @@ struct ProfileLogin {
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` (exit 4) naming the profile and what to do when no
     ///   login is stored; the store's errors (exit 7) for an unreadable or corrupt one.
-    static func load(_ options: StoreOptions) throws -> ProfileLogin {
+    static func load(_ options: StoreOptions) throws -> ProfileLogin { try load(options.selection) }
+
+    static func load(_ options: StoreSelection) throws -> ProfileLogin {
         let profile = try options.savedProfile()
         let keychain = try options.keychain(profile: profile)
         guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, known: profile != nil) }
         return ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
     }
 
-    static func notLoggedIn(_ options: StoreOptions, known: Bool) -> OIDCError {
+    static func notLoggedIn(_ options: StoreSelection, known: Bool) -> OIDCError {
         let name = options.profileName
         let flag = name == "default" ? "" : " --profile \(name)"
         if known {
