@@ -27,10 +27,10 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // libjwt 1.10; only OIDCTesting's token minter imports it (never used to verify).
+        // libjwt 1.10's header; only OIDCTesting's token minter uses it (never to verify), and loads
+        // the library with dlopen on first use: nothing links libjwt (see Sources/OIDCTesting/LibJWT.swift).
         .systemLibrary(
             name: "CJWT",
-            pkgConfig: "libjwt",
             providers: [.apt(["libjwt-dev"])]
         ),
         .target(

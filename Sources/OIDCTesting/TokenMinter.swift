@@ -5,7 +5,7 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// Signs JWTs for tests with libjwt 1.10.
+/// Signs JWTs for tests with libjwt 1.10 (loaded on the first ``mint(claimsJSON:headers:)``).
 ///
 /// For minting only: libjwt's own verification accepts an HS256 token keyed with an RSA public key
 /// (algorithm confusion), so this package never verifies with it.
@@ -75,23 +75,24 @@ public struct TokenMinter: Sendable {
     ///
     /// libjwt writes the header members `alg` and `typ` itself.
     public func mint(claimsJSON: String, headers: [String: String] = [:]) throws(MintError) -> String {
+        let libjwt = try LibJWT.shared.get()
         var handle: OpaquePointer?
-        guard jwt_new(&handle) == 0, let jwt = handle else { throw MintError(description: "libjwt could not allocate a JWT") }
-        defer { jwt_free(jwt) }
+        guard libjwt.new(&handle) == 0, let jwt = handle else { throw MintError(description: "libjwt could not allocate a JWT") }
+        defer { libjwt.free(jwt) }
 
-        let status = key.withUnsafeBufferPointer { jwt_set_alg(jwt, algorithm.libjwtValue, $0.baseAddress, Int32($0.count)) }
+        let status = key.withUnsafeBufferPointer { libjwt.setAlgorithm(jwt, algorithm.libjwtValue, $0.baseAddress, Int32($0.count)) }
         guard status == 0 else {
             throw MintError(description: "libjwt refused the \(algorithm.rawValue) key (error \(status)); RS*/ES* need a PEM private key")
         }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            guard jwt_add_header(jwt, name, value) == 0 else {
+            guard libjwt.addHeader(jwt, name, value) == 0 else {
                 throw MintError(description: "libjwt refused the header '\(name)'")
             }
         }
-        guard jwt_add_grants_json(jwt, claimsJSON) == 0 else {
+        guard libjwt.addGrantsJSON(jwt, claimsJSON) == 0 else {
             throw MintError(description: "libjwt refused the claims: they must be a JSON object")
         }
-        guard let encoded = jwt_encode_str(jwt) else {
+        guard let encoded = libjwt.encode(jwt) else {
             throw MintError(description: "libjwt could not sign the token with \(algorithm.rawValue)")
         }
         defer { free(encoded) }

@@ -35,7 +35,7 @@ enum FastPath {
         var tokenType: Token.TokenType?
 
         init?(_ arguments: ArraySlice<String>) {
-            var seen: Set<String> = []
+            var seen: [Substring] = []  // not a Set: hashing costs this path a runtime conformance lookup
             var remaining = arguments[...]
             while let argument = remaining.popFirst() {
                 let name: Substring
@@ -49,7 +49,8 @@ enum FastPath {
                     value = next
                 }
                 // An empty value, or one that looks like an option, is the parser's to explain.
-                guard !value.isEmpty, !value.hasPrefix("-"), seen.insert(String(name)).inserted else { return nil }
+                guard !value.isEmpty, !value.hasPrefix("-"), !seen.contains(name) else { return nil }
+                seen.append(name)
                 switch name {
                 case "--profile":
                     guard value.utf8.count <= 100 else { return nil }

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
 import OIDC
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `--store DIR` and `--profile NAME`, with `OIDC_STORE` and `OIDC_PROFILE` as defaults.
 ///
@@ -62,6 +67,7 @@ struct StoreSelection {
     }
 
     private static func environment(_ name: String) -> String? {
-        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        guard let value = getenv(name) else { return nil }
+        return value.pointee == 0 ? nil : String(cString: value)
     }
 }

@@ -14,6 +14,11 @@ enum OIDCBinary {
     /// or `$OIDC_BINARY`.
     static var url: URL {
         if let override = ProcessInfo.processInfo.environment["OIDC_BINARY"] { return URL(fileURLWithPath: override) }
+        return built
+    }
+
+    /// The `oidc` of this build, beside the test helpers.
+    static var built: URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         // Swift Testing may run from inside the .xctest bundle on some platforms.
         for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("oidc").path) {
@@ -39,7 +44,9 @@ enum OIDCBinary {
     }
 
     /// A sibling executable built with `oidc` (the test browser, the store writer).
-    static func sibling(_ name: String) -> String { url.deletingLastPathComponent().appendingPathComponent(name).path }
+    /// A helper executable of this build (`oidc-test-browser`, `oidc-store-writer`), wherever the
+    /// `oidc` under test comes from.
+    static func sibling(_ name: String) -> String { built.deletingLastPathComponent().appendingPathComponent(name).path }
 
     private static func runBlocking(
         _ arguments: [String], stdin: String?, environment: [String: String], timeout: Duration, executable: URL,

@@ -260,6 +260,13 @@ struct LoginCommandTests {
             let loose = try await sandbox.run(["token", "--profile", "work"])
             #expect(loose.status == 7, "\(loose.stderr)")
             #expect(loose.stderr.contains(profile))
+            // A profile that is a symbolic link (here to a proper profile of this user) is refused too.
+            let linked = sandbox.profileDirectory + "/linked.json"
+            try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: sandbox.profileDirectory + "/other.json")
+            let viaLink = try await sandbox.run(["token", "--profile", "linked"])
+            #expect(viaLink.status == 7, "\(viaLink.stderr)")
+            #expect(viaLink.stderr.contains(linked))
+            try FileManager.default.removeItem(atPath: linked)
             let statusAll = try await sandbox.run(["status", "--all"])
             #expect(statusAll.status == 0, "\(statusAll.stderr)")
             #expect(statusAll.stdout.contains("profile other: logged in"))

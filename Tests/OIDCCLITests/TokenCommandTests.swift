@@ -38,7 +38,7 @@ struct TokenCommandTests {
             // A start barrier: another process holds the store's lock while the 8 start, so all of
             // them find the expired token and wait for the lock at the same moment.
             let barrier = Process()
-            barrier.executableURL = OIDCBinary.url.deletingLastPathComponent().appendingPathComponent("oidc-store-writer")
+            barrier.executableURL = URL(fileURLWithPath: OIDCBinary.sibling("oidc-store-writer"))
             barrier.arguments = [store, "oidc", "work", "block", "1500"]
             let barrierOutput = Pipe()
             barrier.standardOutput = barrierOutput

@@ -65,13 +65,23 @@ public struct FileKeychain: TokenStore {
     ///   and neither `XDG_STATE_HOME` nor `HOME` is an absolute path; or `lockTimeout` is negative.
     public init(directory: URL? = nil, lockTimeout: Duration = .seconds(90)) throws(OIDCError) {
         let chosen: URL
-        if let directory { chosen = directory } else { chosen = try Self.defaultDirectory() }
+        if let directory { chosen = directory } else { chosen = try Self.defaultDirectory(environment: Self.processEnvironment()) }
         guard chosen.isFileURL else {
             throw .invalidArgument("The token store directory must be a file path, not \(chosen.absoluteString).")
         }
         guard lockTimeout >= .zero else { throw .invalidArgument("The lock timeout must not be negative.") }
         self.directory = chosen.standardizedFileURL
         self.lockTimeout = lockTimeout
+    }
+
+    /// The two variables ``defaultDirectory(environment:)`` reads, without copying the whole
+    /// environment (`oidc token` runs this on every call).
+    private static func processEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        for name in ["XDG_STATE_HOME", "HOME"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        return environment
     }
 
     /// `$XDG_STATE_HOME/oidc` when that variable is an absolute path, else `$HOME/.local/state/oidc`.
@@ -397,7 +407,9 @@ struct FileNames {
 
     static func encode(_ text: String) -> String {
         var bytes: [UInt8] = []
-        for byte in text.precomposedStringWithCanonicalMapping.utf8 {
+        // NFC leaves ASCII as it is; skipping it spares the hot path of `oidc token` Unicode's tables.
+        let canonical = text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping
+        for byte in canonical.utf8 {
             if isLiteral(byte) {
                 bytes.append(byte)
             } else {

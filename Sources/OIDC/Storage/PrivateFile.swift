@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
 /// Small private files beside the token store, such as the `oidc` command's profiles: written the
 /// way ``FileKeychain`` writes logins (directory 0700, file 0600 from creation, atomic replace).
 package enum PrivateFile {
@@ -7,6 +15,31 @@ package enum PrivateFile {
     package static func write(_ bytes: [UInt8], named name: String, in directory: String) throws(OIDCError) {
         try KeychainIO.makeDirectories(directory)
         try KeychainIO.replace(directory + "/" + name, with: bytes, directory: directory)
+    }
+
+    /// The contents of the file at `path`, read through one descriptor opened without following a
+    /// link, so what is checked is what is read: `nil` when there is no file. At most `limit` bytes.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` naming the path when it is a link or not a regular
+    ///   file, belongs to another user, is writable by others, or cannot be read;
+    ///   ``OIDCError/Code/corruptStore`` when it is over `limit`.
+    package static func read(_ path: String, limit: Int) throws(OIDCError) -> [UInt8]? {
+        guard let fd = try KeychainIO.openIfPresent(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, "reading") else {
+            return nil
+        }
+        defer { KeychainIO.closeQuietly(fd) }
+        let info = try KeychainIO.status(of: fd, path)
+        guard KeychainIO.isRegularFile(info), info.st_uid == KeychainIO.userID, KeychainIO.permissions(info) & 0o022 == 0 else {
+            throw OIDCError(
+                .storageFailure,
+                "\(path) is refused: it must be a regular file (not a link) of yours that no one else can write (chmod 600).",
+                context: ["path": path]
+            )
+        }
+        guard let bytes = try KeychainIO.readAll(fd, limit: limit, path) else {
+            throw OIDCError(.corruptStore, "\(path) is over \(limit) bytes: it is not what it should be; remove it.", context: ["path": path])
+        }
+        return bytes
     }
 
     /// The percent-encoded file-name form of `text` that ``FileKeychain`` uses: never contains `/`,
