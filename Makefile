@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build release install test test-package test-installed docs demo examples bench clean
+.PHONY: deps build release install uninstall test test-package test-installed docs demo examples bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -10,14 +10,21 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The oidc users run: release, the Swift standard library and Foundation linked statically, stripped
-# (.build/install/bin/oidc). `make install PREFIX=~/.local` for a user's own bin directory.
+# The oidc users run: release, the Swift standard library, Foundation and libcrypto linked
+# statically, stripped (.build/install/bin/oidc). Install it with, for yourself:
+#   make install PREFIX="$$HOME/.local"
+# or system-wide (build as yourself, install as root, which then builds nothing):
+#   make release && sudo make install
 release: deps
 	@scripts/build-release.sh
 
-install: release
+install:
+	@[ -x .build/install/bin/oidc ] || scripts/build-release.sh
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	install -m 0755 .build/install/bin/oidc "$(DESTDIR)$(PREFIX)/bin/oidc"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/oidc"
 
 # The whole suite: the package's tests, the command's tests again against the binary users install,
 # the documentation check, then every example's (built, tested, README commands run).

@@ -7,6 +7,7 @@
 # Prints, from one run: the median wall time (hyperfine) and the median peak memory (maximum
 # resident set size, /usr/bin/time) of
 #   - `oidc token` reading a cached login,
+#   - `oidc token --output exec-credential` as kubectl runs it (KUBERNETES_EXEC_INFO set),
 #   - `oidc --version`,
 #   - a minimal Swift program linked like oidc (static Swift standard library and Foundation) that
 #     reads and decodes the same stored-login file and prints the token (Benchmarks/startup-baseline),
@@ -41,7 +42,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-unset OIDC_STORE OIDC_PROFILE
+unset OIDC_STORE OIDC_PROFILE OIDC_FAST_PATH
 # A login as `oidc login` leaves it: access, refresh and ID tokens, valid for an hour.
 token=$(head -c 48 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
 printf '{"access_token":"%s","token_type":"Bearer","expires_in":3600,"refresh_token":"r-%s","scope":"openid offline_access"}' \
@@ -50,9 +51,14 @@ printf '{"access_token":"%s","token_type":"Bearer","expires_in":3600,"refresh_to
 store_file=$(ls "$XDG_STATE_HOME"/oidc/*.json)
 [ "$("$OIDC" token --profile bench)" = "$token" ] || { echo "bench-startup: oidc token did not print the cached token" >&2; exit 1; }
 [ "$("$baseline" "$store_file")" = "$token" ] || { echo "bench-startup: the baseline did not print the token" >&2; exit 1; }
+# What is measured is the shortcut that answers cached tokens (it exits 98 if it did not answer).
+OIDC_FAST_PATH=require "$OIDC" token --profile bench >/dev/null
+export KUBERNETES_EXEC_INFO='{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}}'
+OIDC_FAST_PATH=require "$OIDC" token --profile bench --output exec-credential --token-type access >/dev/null
 
 hyperfine -N --warmup 5 --runs "$runs" --export-json "$work/times.json" --style none \
     -n "oidc token" "$OIDC token --profile bench" \
+    -n "exec-credential" "$OIDC token --profile bench --output exec-credential --token-type access" \
     -n "oidc --version" "$OIDC --version" \
     -n "baseline" "$baseline $store_file" >/dev/null
 
@@ -61,22 +67,26 @@ peak() {
     for _ in $(seq "$runs"); do /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 memory_token=$(peak "$OIDC" token --profile bench)
+memory_exec=$(peak "$OIDC" token --profile bench --output exec-credential --token-type access)
 memory_version=$(peak "$OIDC" --version)
 memory_baseline=$(peak "$baseline" "$store_file")
 
-python3 - "$work/times.json" "$memory_token" "$memory_version" "$memory_baseline" "$check" "$OIDC" <<'PY'
+python3 - "$work/times.json" "$memory_token" "$memory_exec" "$memory_version" "$memory_baseline" "$check" "$OIDC" <<'PY'
 import json, os, statistics, sys
+names = ["oidc token", "exec-credential", "oidc --version", "baseline"]
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-memory = dict(zip(["oidc token", "oidc --version", "baseline"], map(int, sys.argv[2:5])))
-check, binary = sys.argv[5] == "true", sys.argv[6]
+memory = dict(zip(names, map(int, sys.argv[2:6])))
+check, binary = sys.argv[6] == "true", sys.argv[7]
 median = {name: statistics.median(r["times"]) * 1000 for name, r in results.items()}
 print(f"binary: {binary} ({os.path.getsize(binary) / 1e6:.1f} MB); {len(results['baseline']['times'])} runs each")
 print(f"{'command':<16} {'median ms':>10} {'min ms':>8} {'peak RSS MiB':>13}")
-for name in ["oidc token", "oidc --version", "baseline"]:
+for name in names:
     print(f"{name:<16} {median[name]:>10.2f} {min(results[name]['times']) * 1000:>8.2f} {memory[name] / 1024:>13.1f}")
-time_ratio = median["oidc token"] / median["baseline"]
-memory_ratio = memory["oidc token"] / memory["baseline"]
-print(f"oidc token / baseline: time {time_ratio:.2f}x, memory {memory_ratio:.2f}x (target: at most 1.5x each)")
-if check and (time_ratio > 1.5 or memory_ratio > 1.5):
+ratios = []
+for name in ["oidc token", "exec-credential"]:
+    time_ratio, memory_ratio = median[name] / median["baseline"], memory[name] / memory["baseline"]
+    ratios += [time_ratio, memory_ratio]
+    print(f"{name} / baseline: time {time_ratio:.2f}x, memory {memory_ratio:.2f}x (target: at most 1.5x each)")
+if check and max(ratios) > 1.5:
     sys.exit(1)
 PY

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The same build `make install` installs (release, static Swift runtime, stripped).
-[ -x .build/install/bin/oidc ] || scripts/build-release.sh >&2
+scripts/build-release.sh >&2
 oidc=.build/install/bin/oidc
 "$oidc" --version
 exec "$oidc" demo "$@"

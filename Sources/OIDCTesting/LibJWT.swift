@@ -18,8 +18,14 @@ struct LibJWT: @unchecked Sendable {
     let addGrantsJSON: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
     let encode: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
 
-    /// The library's names on Linux and macOS, the versioned one first.
-    static let names = ["libjwt.so.0", "libjwt.so", "libjwt.0.dylib", "libjwt.dylib"]
+    /// Where to look: on Linux the soname of libjwt 1.x, found by the loader's usual search; on
+    /// macOS absolute paths only (a bare name would let dyld take a copy from the current
+    /// directory), Homebrew's and /usr/local's.
+    #if canImport(Darwin)
+    static let names = ["/opt/homebrew/lib/libjwt.dylib", "/usr/local/lib/libjwt.dylib"]
+    #else
+    static let names = ["libjwt.so.0"]
+    #endif
 
     /// libjwt's functions, or why they could not be loaded (once per process).
     static let shared: Result<LibJWT, TokenMinter.MintError> = load()

@@ -14,11 +14,19 @@ import Darwin
 /// `token` subcommand would; for anything else (another flag, `--help`, a token that needs a
 /// refresh, a usage error) it returns `nil` having done nothing visible, and the parser runs as
 /// usual. Errors reading the store are the same the subcommand reports, so they are reported here.
-/// `OIDC_FAST_PATH=0` turns it off (the tests compare both paths).
+/// `OIDC_FAST_PATH=0` turns it off (the tests compare both paths); `OIDC_FAST_PATH=require` makes
+/// `oidc` exit with ``notTakenExitCode`` instead of running the parser (the tests and the benchmark
+/// check that the shortcut really answered).
 enum FastPath {
+    static let notTakenExitCode: Int32 = 98
+
+    private static var setting: String? { getenv("OIDC_FAST_PATH").map { String(cString: $0) } }
+
+    static var isRequired: Bool { setting == "require" }
+
     /// The exit code, or `nil` when the full command must run.
     static func run(_ arguments: ArraySlice<String>) -> Int32? {
-        if let switchValue = getenv("OIDC_FAST_PATH"), String(cString: switchValue) == "0" { return nil }
+        if setting == "0" { return nil }
         if arguments.elementsEqual(["--version"]) {
             Console.output(Version.description)
             return ExitCodes.success

@@ -29,6 +29,11 @@ struct OIDCCommand: AsyncParsableCommand {
 enum Main {
     static func main() async {
         if let code = FastPath.run(CommandLine.arguments.dropFirst()) { exit(code) }
+        if FastPath.isRequired {
+            // OIDC_FAST_PATH=require: for tests and benchmarks that must know the shortcut answered.
+            Console.error("oidc: the fast path did not answer (OIDC_FAST_PATH=require)")
+            exit(FastPath.notTakenExitCode)
+        }
         do {
             var command = try OIDCCommand.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

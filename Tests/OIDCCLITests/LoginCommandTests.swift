@@ -72,6 +72,9 @@ struct LoginCommandTests {
             #expect(status["token"] as? String == stored.tokens.idToken!.revealedValue)
             let timestamp = try #require(status["expirationTimestamp"] as? String)
             #expect(timestamp.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil, "\(timestamp)")
+            // The ID token's own exp, to the second.
+            let exp = try #require(try UnverifiedJWT(stored.tokens.idToken!.revealedValue).claims["exp"]?.numberValue)
+            #expect(ISO8601DateFormatter().date(from: timestamp)?.timeIntervalSince1970 == exp.rounded(.down))
             let beta = try await sandbox.run(["token", "--profile", "work", "--output", "exec-credential", "--token-type", "access"])
             let betaObject = try #require(try JSONSerialization.jsonObject(with: Data(beta.stdout.utf8)) as? [String: Any])
             #expect(betaObject["apiVersion"] as? String == "client.authentication.k8s.io/v1beta1")

@@ -90,24 +90,34 @@ struct TokenCommandTests {
             let store = Self.temporaryStore()
             _ = try await Self.inject(provider, store: store, expiresIn: 3600)
             let kubectl = ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}}"#]
-            let cases: [([String], [String: String])] = [
-                (["token", "--store", store, "--profile", "work"], [:]),
-                (["token", "--profile=work", "--store=\(store)"], [:]),
-                (["token", "--store", store, "--profile", "work", "--output", "json"], [:]),
-                (["token", "--store", store, "--profile", "work", "--output", "id-token"], [:]),
-                (["token", "--store", store, "--profile", "work", "--output", "exec-credential"], kubectl),
-                (["token", "--store", store, "--profile", "work", "--output", "exec-credential", "--token-type", "access"], [:]),
-                (["token", "--store", store], ["OIDC_PROFILE": "work"]),
-                (["token", "--store", store, "--profile", "nobody"], [:]),  // not logged in: exit 4, same message
-                (["token", "--store", store, "--profile", "work", "--token-type", "access"], [:]),  // usage error: exit 2
-                (["--version"], [:]),
+            // (arguments, environment, whether the fast path answers: else it hands over to the parser)
+            let cases: [([String], [String: String], Bool)] = [
+                (["token", "--store", store, "--profile", "work"], [:], true),
+                (["token", "--profile=work", "--store=\(store)"], [:], true),
+                (["token", "--store", store, "--profile", "work", "--output", "json"], [:], true),
+                (["token", "--store", store, "--profile", "work", "--output=json"], [:], true),
+                (["token", "--store", store, "--profile", "work", "--output", "id-token"], [:], true),
+                (["token", "--store", store, "--profile", "work", "--output", "exec-credential"], kubectl, true),
+                (["token", "--store", store, "--profile", "work", "--output", "exec-credential", "--token-type", "access"], [:], true),
+                (["token", "--store", store], ["OIDC_PROFILE": "work"], true),
+                (["token", "--store", store, "--profile", "nobody"], [:], true),  // not logged in: exit 4, same message
+                (["--version"], [:], true),
+                (["token", "--store", store, "--profile", "work", "--token-type", "access"], [:], false),  // usage error: exit 2
+                (["token", "--store", store, "--profile", "work", "--profile", "work"], [:], false),
+                (["token", "--store", store, "--profile="], [:], false),
+                (["token", "--store", store, "--profile", "work", "-h"], [:], false),
+                (["token", "--store", store, "--profile", "work", "--"], [:], false),
+                (["token", "--store", store, "--profile", "work", "--output", "exec-credential"], ["KUBERNETES_EXEC_INFO": "{}"], false),
             ]
-            for (arguments, environment) in cases {
+            for (arguments, environment, fastPathAnswers) in cases {
                 let fast = try await OIDCBinary.run(arguments, environment: environment)
                 let parsed = try await OIDCBinary.run(arguments, environment: environment.merging(["OIDC_FAST_PATH": "0"]) { $1 })
                 #expect(fast.status == parsed.status, "\(arguments)")
                 #expect(fast.stdout == parsed.stdout, "\(arguments)")
                 #expect(fast.stderr == parsed.stderr, "\(arguments)")
+                // OIDC_FAST_PATH=require exits 98 when the shortcut did not answer: it did where it should.
+                let required = try await OIDCBinary.run(arguments, environment: environment.merging(["OIDC_FAST_PATH": "require"]) { $1 })
+                #expect((required.status != 98) == fastPathAnswers, "\(arguments): \(required.status)")
             }
             #expect(await provider.grantCount("refresh_token") == 0)
         }
