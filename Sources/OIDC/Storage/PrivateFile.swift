@@ -24,7 +24,8 @@ package enum PrivateFile {
     ///   file, belongs to another user, is writable by others, or cannot be read;
     ///   ``OIDCError/Code/corruptStore`` when it is over `limit`.
     package static func read(_ path: String, limit: Int) throws(OIDCError) -> [UInt8]? {
-        guard let fd = try KeychainIO.openIfPresent(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, "reading") else {
+        // O_NONBLOCK and O_NOCTTY: a FIFO or a terminal put in the file's place is opened harmlessly, then refused.
+        guard let fd = try KeychainIO.openIfPresent(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, "reading") else {
             return nil
         }
         defer { KeychainIO.closeQuietly(fd) }
