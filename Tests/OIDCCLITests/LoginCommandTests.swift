@@ -68,6 +68,9 @@ struct LoginCommandTests {
             let credential = try #require(try JSONSerialization.jsonObject(with: Data(v1.stdout.utf8)) as? [String: Any])
             #expect(credential["apiVersion"] as? String == "client.authentication.k8s.io/v1")
             #expect(credential["kind"] as? String == "ExecCredential")
+            // Written by hand, byte for byte what JSONSerialization writes (sorted, compact, `/` as is).
+            let reserialized = try JSONSerialization.data(withJSONObject: credential, options: [.sortedKeys, .withoutEscapingSlashes])
+            #expect(v1.stdout == String(decoding: reserialized, as: UTF8.self) + "\n")
             let status = try #require(credential["status"] as? [String: Any])
             #expect(status["token"] as? String == stored.tokens.idToken!.revealedValue)
             let timestamp = try #require(status["expirationTimestamp"] as? String)
