@@ -65,6 +65,8 @@ public actor AuthenticatedSession {
     /// were still returned. `nil` once a save succeeds.
     public private(set) var storageProblem: OIDCError?
     private var refreshTask: Task<StoredLogin, any Error>?
+    /// Whether ``refreshTask`` only saves again tokens the store refused (it refreshes nothing).
+    private var refreshTaskSavesOnly = false
     private var hostRetryAfter: Date?
     private var idTokenKeys: JWKSCache?
     private var hostUnauthenticated = false
@@ -214,13 +216,22 @@ public actor AuthenticatedSession {
     /// One refresh for everyone: callers during a refresh wait for it; callers after it, whose
     /// token was already replaced, get the new one without another refresh.
     private func refresh(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {
-        if let refreshTask { return try await Self.value(of: refreshTask) }
+        if let running = refreshTask {
+            let runningSavesOnly = refreshTaskSavesOnly
+            let result = try await Self.value(of: running)
+            // A task that only saved again tokens the store had refused brings nothing new: a caller
+            // whose token was just refused (a 401) still needs a refresh, once that save is done.
+            guard !saveOnly, runningSavesOnly, let stale, result.tokens.accessToken == stale else { return result }
+            if refreshTask == running { refreshTask = nil }
+            return try await refresh(replacing: stale)
+        }
         if let current, let stale, current.tokens.accessToken != stale, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current
         }
         let task = Task { try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly) }
         refreshTask = task
-        defer { refreshTask = nil }
+        refreshTaskSavesOnly = saveOnly
+        defer { if refreshTask == task { refreshTask = nil } }
         return try await Self.value(of: task)
     }
 

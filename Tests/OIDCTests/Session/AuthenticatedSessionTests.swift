@@ -420,6 +420,33 @@ struct SessionLogoutRulesTests {
         }
     }
 
+    @Test("a 401 while the session re-saves tokens the store refused still refreshes, instead of taking the re-saved ones")
+    func unauthorizedDuringResave() async throws {
+        try await Outer.withFixture { fixture in
+            let store = FlakyStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            let session = AuthenticatedSession(
+                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
+                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
+            )
+            await store.failSaves(1)
+            #expect(try await session.send(fixture.resource).status == 200)  // refreshed; the store refused them
+            await fixture.provider.expireAccessTokens()  // those tokens are now refused by the resource
+
+            await store.holdSaves()
+            let resaving = Task { try await session.validTokens() }  // starts saving them again; held
+            for _ in 0..<400 where !(await store.isHoldingASave) { try await Task.sleep(for: .milliseconds(5)) }
+            let request = Task { try await session.send(fixture.resource) }  // 401, then a refresh while the save runs
+            for _ in 0..<400 where await fixture.provider.requestCount(.protectedResource) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(200))
+            await store.release()
+
+            #expect(try await request.value.status == 200)
+            _ = try await resaving.value
+            #expect(await fixture.provider.grantCount("refresh_token") == 2)
+        }
+    }
+
     @Test("logging out while a refresh is in flight: the refresh does not bring the login back")
     func logoutDuringRefresh() async throws {
         try await Outer.withFixture { fixture in
@@ -449,10 +476,21 @@ struct SessionLogoutRulesTests {
 actor FlakyStore: TokenStore {
     let inner: InMemoryTokenStore
     private var failures = 0
+    private var holding = false
+    private var held: CheckedContinuation<Void, Never>?
     init(_ inner: InMemoryTokenStore) { self.inner = inner }
     func failSaves(_ count: Int) { failures = count }
+    /// The next save waits until ``release()``.
+    func holdSaves() { holding = true }
+    var isHoldingASave: Bool { held != nil }
+    func release() {
+        holding = false
+        held?.resume()
+        held = nil
+    }
     func load(_ key: TokenStoreKey) async throws -> StoredLogin? { await inner.load(key) }
     func save(_ login: StoredLogin, for key: TokenStoreKey) async throws {
+        if holding { await withCheckedContinuation { held = $0 } }
         if failures > 0 {
             failures -= 1
             throw OIDCError(.storageFailure, "The disk is full.")
