@@ -47,13 +47,6 @@ enum KeychainIO {
         return (-1, EINTR)
     }
 
-    /// `open(2)`; the descriptor is the caller's to close.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0, _ action: String) throws(OIDCError) -> Int32 {
-        let (fd, error) = retrying { systemOpen(path, flags, mode) }
-        guard fd >= 0 else { throw failure(error, action, path) }
-        return fd
-    }
-
     /// `open(2)`, or `nil` when nothing is at `path`.
     static func openIfPresent(_ path: String, _ flags: Int32, _ action: String) throws(OIDCError) -> Int32? {
         let (fd, error) = retrying { systemOpen(path, flags, 0) }
@@ -62,7 +55,7 @@ enum KeychainIO {
         throw failure(error, action, path)
     }
 
-    private static func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    static func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
         #if canImport(Glibc) || canImport(Musl)
         Glibc.open(path, flags, mode)
         #else
@@ -77,17 +70,7 @@ enum KeychainIO {
         return info
     }
 
-    /// `lstat(2)`, or `nil` when nothing is at `path`.
-    static func linkStatus(_ path: String) throws(OIDCError) -> stat? {
-        var info = stat()
-        if lstat(path, &info) == 0 { return info }
-        let code = errno
-        if code == ENOENT { return nil }
-        throw failure(code, "examining", path)
-    }
-
     static func isRegularFile(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFREG }
-    static func isDirectory(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFDIR }
     static func permissions(_ info: stat) -> mode_t { info.st_mode & 0o7777 }
 
     /// Writes every byte, across partial writes and interruptions.
@@ -152,57 +135,6 @@ enum KeychainIO {
         #else
         _ = Darwin.close(fd)
         #endif
-    }
-
-    /// Makes a rename or unlink in `directory` durable: `fsync` of the directory itself.
-    static func syncDirectory(_ directory: String) throws(OIDCError) {
-        let fd = try open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, "opening the directory")
-        defer { closeQuietly(fd) }
-        let (_, error) = retrying { fsync(fd) }
-        // Some file systems cannot sync a directory; their renames are as durable as they get.
-        if error != 0, error != EINVAL, error != ENOTSUP { throw failure(error, "flushing to disk", directory) }
-    }
-
-    /// `rename(2)`.
-    static func rename(_ from: String, _ to: String) throws(OIDCError) {
-        #if canImport(Glibc) || canImport(Musl)
-        let result = Glibc.rename(from, to)
-        #else
-        let result = Darwin.rename(from, to)
-        #endif
-        if result != 0 { throw failure(errno, "replacing", to) }
-    }
-
-    /// `unlink(2)`; `false` when there was nothing to remove.
-    @discardableResult
-    static func remove(_ path: String) throws(OIDCError) -> Bool {
-        if unlink(path) == 0 { return true }
-        let code = errno
-        if code == ENOENT { return false }
-        throw failure(code, "removing", path)
-    }
-
-    /// Replaces `path` atomically with `bytes`, mode 0600 from creation: a temporary file beside it,
-    /// written, fsynced, renamed over `path`, then the directory fsynced. A crash at any moment leaves
-    /// the old or the new content, never a mix.
-    static func replace(_ path: String, with bytes: [UInt8], directory: String) throws(OIDCError) {
-        let temporary = path + ".tmp-" + randomSuffix()
-        let fd = try open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode: 0o600, "creating a temporary file")
-        var isOpen = true
-        var renamed = false
-        defer {
-            if isOpen { closeQuietly(fd) }
-            if !renamed { _ = unlink(temporary) }
-        }
-        // The umask may have taken bits away (never added any): make it exactly 0600.
-        guard fchmod(fd, 0o600) == 0 else { throw failure(errno, "setting the permissions of", temporary) }
-        try writeAll(fd, bytes, temporary)
-        try sync(fd, temporary)
-        isOpen = false
-        try close(fd, temporary)
-        try rename(temporary, path)
-        renamed = true
-        try syncDirectory(directory)
     }
 
     /// Creates `path` and its missing parents, each with mode 0700 (the XDG rule for state

@@ -42,6 +42,9 @@ internal import Darwin
 ///   locks and it works only when the server supports them. ``load(_:)``, ``save(_:for:)`` and
 ///   ``delete(_:)`` do not take the lock, so call them freely inside `withLock`. Lock files are kept
 ///   (removing one while another process waits on it would break the exclusion).
+/// - **One directory.** Each call opens the directory once and reaches every file through that
+///   descriptor (`openat`, `renameat`, `unlinkat`), so a directory renamed or replaced meanwhile
+///   cannot split a call, or a lock and the calls made under it, between two directories.
 ///
 /// File operations are short blocking system calls made on the calling thread. `FileKeychain` is a
 /// value with immutable configuration; copies share the files, not any state.
@@ -113,11 +116,11 @@ public struct FileKeychain: TokenStore {
     ///   refused (a symbolic link, not a regular file, not yours, readable by other users).
     public func load(_ key: TokenStoreKey) throws(OIDCError) -> StoredLogin? {
         let names = try FileNames(key)
-        guard try checkDirectory(create: false) else { return nil }
-        let path = self.path(names.data)
+        guard let directory = try openDirectory() else { return nil }
+        let path = directory.path(names.data)
         // A second pass only when another process replaced the corrupt file while we looked at it.
         for _ in 0..<3 {
-            guard let file = try readDataFile(path) else { return nil }
+            guard let file = try readDataFile(names.data, in: directory) else { return nil }
             let login: StoredLogin
             do throws(OIDCError) {
                 guard let bytes = file.bytes else {
@@ -127,7 +130,7 @@ public struct FileKeychain: TokenStore {
             } catch {
                 // A login written by a newer version is not corrupt: leave it for that version.
                 guard error.code == .corruptStore else { throw error }
-                guard let destination = try moveAside(path, names: names, identity: file.identity) else { continue }
+                guard let destination = try moveAside(names, in: directory, identity: file.identity) else { continue }
                 throw OIDCError(
                     .corruptStore,
                     "\(error.message) It was moved aside to \(destination) (kept for you to inspect or delete); log in again.",
@@ -148,12 +151,10 @@ public struct FileKeychain: TokenStore {
     public func save(_ login: StoredLogin, for key: TokenStoreKey) throws(OIDCError) {
         let names = try FileNames(key)
         let bytes = try login.serialized()
-        _ = try checkDirectory(create: true)
-        let path = self.path(names.data)
-        try preserveCorruptFile(path, names: names)
-        removeStaleTemporaryFiles(names)
-
-        try KeychainIO.replace(path, with: bytes, directory: directoryPath)
+        let directory = try createDirectory()
+        try preserveCorruptFile(names, in: directory)
+        removeStaleTemporaryFiles(names, in: directory)
+        try directory.replace(names.data, with: bytes)
     }
 
     /// Removes the login under `key`; nothing happens when there is none. The lock file stays.
@@ -161,9 +162,9 @@ public struct FileKeychain: TokenStore {
     /// - Throws: ``OIDCError/Code/storageFailure`` when the file cannot be removed.
     public func delete(_ key: TokenStoreKey) throws(OIDCError) {
         let names = try FileNames(key)
-        guard try checkDirectory(create: false) else { return }
-        guard try KeychainIO.remove(path(names.data)) else { return }
-        try KeychainIO.syncDirectory(directoryPath)
+        guard let directory = try openDirectory() else { return }
+        guard try directory.remove(names.data) else { return }
+        try directory.sync()
     }
 
     /// Runs `body` while holding the exclusive lock of `key`, across processes and tasks.
@@ -173,77 +174,69 @@ public struct FileKeychain: TokenStore {
     /// holder never leaves a stale lock. Do not nest `withLock` for the same key: the inner call
     /// waits for the outer one and times out.
     ///
+    /// The lock belongs to the directory it was taken in: when the directory's path names another
+    /// directory by the time `body` calls ``load(_:)``, ``save(_:for:)`` or ``delete(_:)`` (it was
+    /// renamed or replaced meanwhile), those calls fail with ``OIDCError/Code/storageFailure``
+    /// rather than work on files the lock does not cover.
+    ///
     /// - Throws: ``OIDCError/Code/storageFailure`` when the lock is not free within ``lockTimeout``
     ///   or its file cannot be opened; `CancellationError` when the task is cancelled while waiting;
     ///   whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         let names = try FileNames(key)
-        _ = try checkDirectory(create: true)
-        let lockPath = path(names.lock)
-        let fd = try openLockFile(lockPath)
+        let directory = try createDirectory()
+        let fd = try await acquireLock(names.lock, in: directory)
         defer { KeychainIO.closeQuietly(fd) }  // closing the only descriptor releases the lock
-        try await acquire(fd, lockPath)
-        return try await body()
+        var held = Self.lockedDirectories
+        held[directoryPath] = directory.identity
+        return try await Self.$lockedDirectories.withValue(held) { try await body() }
     }
 
     /// Every key with a stored login, sorted; lock, temporary and moved-aside files are not logins.
     ///
     /// - Throws: ``OIDCError/Code/storageFailure`` when the directory cannot be read or is refused.
     public func keys() throws(OIDCError) -> [TokenStoreKey] {
-        guard try checkDirectory(create: false) else { return [] }
-        let entries: [String]
-        do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
-        } catch {
-            throw OIDCError(
-                .storageFailure, "Could not list the token store \(directoryPath): \(error.localizedDescription).",
-                context: ["path": directoryPath])
-        }
-        return entries.compactMap(FileNames.key(fromDataFile:)).sorted {
+        guard let directory = try openDirectory() else { return [] }
+        return try directory.entries().compactMap(FileNames.key(fromDataFile:)).sorted {
             ($0.service, $0.account) < ($1.service, $1.account)
         }
     }
 
     // MARK: - Files
 
-    private func path(_ name: String) -> String { directoryPath + "/" + name }
+    /// The directories whose locks this task holds (by path), and which directory each lock is in.
+    @TaskLocal private static var lockedDirectories: [String: FileIdentity] = [:]
 
-    /// Checks the directory (creating it when asked); `false` when it does not exist.
-    private func checkDirectory(create: Bool) throws(OIDCError) -> Bool {
+    /// Opens and checks the directory; `nil` when it does not exist.
+    private func openDirectory() throws(OIDCError) -> StoreDirectory? {
+        guard let directory = try StoreDirectory.open(directoryPath) else { return nil }
+        return try checked(directory)
+    }
+
+    /// Opens and checks the directory, creating it (0700, with missing parents) first when needed.
+    private func createDirectory() throws(OIDCError) -> StoreDirectory {
+        try checked(StoreDirectory.create(directoryPath))
+    }
+
+    /// `directory`, once it is private to this user and is the one any lock this task holds is in.
+    private func checked(_ directory: StoreDirectory) throws(OIDCError) -> StoreDirectory {
         let path = directoryPath
-        var info = stat()
-        if stat(path, &info) != 0 {
-            let code = errno
-            guard code == ENOENT else { throw KeychainIO.failure(code, "examining the directory", path) }
-            guard create else { return false }
-            try KeychainIO.makeDirectories(path)
-            guard stat(path, &info) == 0 else { throw KeychainIO.failure(errno, "examining the directory", path) }
-        }
-        let context = ["path": path]
-        guard KeychainIO.isDirectory(info) else {
-            throw OIDCError(.storageFailure, "The token store \(path) exists but is not a directory: move it away or choose another directory.", context: context)
-        }
-        guard info.st_uid == KeychainIO.userID else {
+        try directory.requirePrivate("token store directory")
+        if let locked = Self.lockedDirectories[path], locked != directory.identity {
             throw OIDCError(
                 .storageFailure,
-                "The token store directory \(path) belongs to user id \(info.st_uid), not to you (\(KeychainIO.userID)): use your own directory.",
-                context: context)
+                "The token store directory \(path) was replaced (renamed, or another directory put in its place) while this task held a lock in it: nothing was read or written; try again.",
+                context: ["path": path])
         }
-        let mode = KeychainIO.permissions(info)
-        guard mode & 0o077 == 0 else {
-            throw OIDCError(
-                .storageFailure,
-                "The token store directory \(path) is open to other users (mode \(String(mode, radix: 8))): run `chmod 700 \(path)` or choose another directory.",
-                context: context)
-        }
-        return true
+        return directory
     }
 
     /// The bytes of the data file (`nil` bytes when too large) and its identity, or `nil` when
     /// there is no file.
-    private func readDataFile(_ path: String) throws(OIDCError) -> (bytes: [UInt8]?, identity: FileIdentity)? {
+    private func readDataFile(_ name: String, in directory: StoreDirectory) throws(OIDCError) -> (bytes: [UInt8]?, identity: FileIdentity)? {
+        let path = directory.path(name)
         // O_NONBLOCK: a FIFO put in the file's place must not hang the open.
-        guard let fd = try KeychainIO.openIfPresent(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, "reading") else {
+        guard let fd = try directory.openFileIfPresent(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, "reading") else {
             return nil
         }
         defer { KeychainIO.closeQuietly(fd) }
@@ -268,44 +261,76 @@ public struct FileKeychain: TokenStore {
         return (bytes, FileIdentity(info))
     }
 
-    /// Moves the corrupt file at `path` aside, if `path` still is the file that was read; returns
-    /// where it went, or `nil` when another process replaced or moved it meanwhile.
-    private func moveAside(_ path: String, names: FileNames, identity: FileIdentity) throws(OIDCError) -> String? {
-        guard let current = try KeychainIO.linkStatus(path), FileIdentity(current) == identity else { return nil }
+    /// Moves the corrupt data file aside, if it still is the file that was read; returns where it
+    /// went, or `nil` when another process replaced or moved it meanwhile.
+    private func moveAside(_ names: FileNames, in directory: StoreDirectory, identity: FileIdentity) throws(OIDCError) -> String? {
+        guard let current = try directory.linkStatus(names.data), FileIdentity(current) == identity else { return nil }
         let base = names.data + ".corrupt-" + KeychainIO.timestamp()
         for attempt in 0..<100 {
-            let destination = self.path(attempt == 0 ? base : "\(base)-\(attempt)")
-            guard try KeychainIO.linkStatus(destination) == nil else { continue }
-            try KeychainIO.rename(path, destination)
-            try KeychainIO.syncDirectory(directoryPath)
-            return destination
+            let destination = attempt == 0 ? base : "\(base)-\(attempt)"
+            guard try directory.linkStatus(destination) == nil else { continue }
+            try directory.rename(names.data, to: destination)
+            try directory.sync()
+            return directory.path(destination)
         }
-        throw OIDCError(.storageFailure, "Too many moved-aside copies of \(path): clean up the directory.", context: ["path": path])
+        throw OIDCError(
+            .storageFailure, "Too many moved-aside copies of \(directory.path(names.data)): clean up the directory.",
+            context: ["path": directory.path(names.data)])
     }
 
     /// Before a save: keeps an existing file that is not a login, by moving it aside.
-    private func preserveCorruptFile(_ path: String, names: FileNames) throws(OIDCError) {
+    private func preserveCorruptFile(_ names: FileNames, in directory: StoreDirectory) throws(OIDCError) {
         // A file that cannot be read (refused, unreadable) holds nothing to keep that we could see.
-        guard let file = try? readDataFile(path) else { return }
+        guard let file = try? readDataFile(names.data, in: directory) else { return }
         if let bytes = file.bytes, (try? StoredLogin(serialized: bytes)) != nil { return }
-        _ = try moveAside(path, names: names, identity: file.identity)
+        _ = try moveAside(names, in: directory, identity: file.identity)
     }
 
     /// Removes temporary files of this key left by writers that died long enough ago (best effort).
-    private func removeStaleTemporaryFiles(_ names: FileNames) {
+    private func removeStaleTemporaryFiles(_ names: FileNames, in directory: StoreDirectory) {
         let prefix = names.data + ".tmp-"
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directoryPath) else { return }
-        for entry in entries.prefix(10_000) where entry.hasPrefix(prefix) {
-            let path = self.path(entry)
-            guard let info = try? KeychainIO.linkStatus(path), KeychainIO.isRegularFile(info),
+        guard let entries = try? directory.entries() else { return }
+        for entry in entries where entry.hasPrefix(prefix) {
+            guard let info = try? directory.linkStatus(entry), KeychainIO.isRegularFile(info),
                 KeychainIO.isOlder(info, than: Self.staleTemporaryAge)
             else { continue }
-            _ = unlink(path)
+            _ = try? directory.remove(entry)
         }
     }
 
-    private func openLockFile(_ path: String) throws(OIDCError) -> Int32 {
-        let fd = try KeychainIO.open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode: 0o600, "opening the lock file")
+    /// Opens the lock file `name` in `directory` and takes its exclusive lock; returns the
+    /// descriptor that holds it. Taken only when `name` still names the locked file and the
+    /// directory is still at its path afterwards, so two processes never hold locks on two files.
+    private func acquireLock(_ name: String, in directory: StoreDirectory) async throws -> Int32 {
+        let clock = ContinuousClock()
+        let deadline = clock.now + lockTimeout
+        // Another pass only when the lock file or the directory was replaced while we waited.
+        for _ in 0..<10 {
+            let fd = try openLockFile(name, in: directory)
+            do {
+                try await acquire(fd, directory.path(name), deadline: deadline)
+                let locked = try KeychainIO.status(of: fd, directory.path(name))
+                guard directory.isStillAtPath() else {
+                    throw OIDCError(
+                        .storageFailure,
+                        "The token store directory \(directory.path) was replaced while waiting for its lock: try again.",
+                        context: ["path": directory.path])
+                }
+                if let current = try directory.linkStatus(name), FileIdentity(current) == FileIdentity(locked) { return fd }
+                KeychainIO.closeQuietly(fd)
+            } catch {
+                KeychainIO.closeQuietly(fd)
+                throw error
+            }
+        }
+        throw OIDCError(
+            .storageFailure, "The lock file \(directory.path(name)) kept being replaced while it was locked: check what else uses the directory.",
+            context: ["path": directory.path(name)])
+    }
+
+    private func openLockFile(_ name: String, in directory: StoreDirectory) throws(OIDCError) -> Int32 {
+        let path = directory.path(name)
+        let fd = try directory.openFile(name, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode: 0o600, "opening the lock file")
         do throws(OIDCError) {
             let info = try KeychainIO.status(of: fd, path)
             guard KeychainIO.isRegularFile(info), info.st_uid == KeychainIO.userID else {
@@ -322,11 +347,10 @@ public struct FileKeychain: TokenStore {
         }
     }
 
-    /// Takes the exclusive lock on `fd`, polling so that no thread ever blocks in `flock`.
-    private func acquire(_ fd: Int32, _ path: String) async throws {
+    /// Takes the exclusive lock on `fd` by `deadline`, polling so that no thread ever blocks in `flock`.
+    private func acquire(_ fd: Int32, _ path: String, deadline: ContinuousClock.Instant) async throws {
         try Task.checkCancellation()
         let clock = ContinuousClock()
-        let deadline = clock.now + lockTimeout
         var delay = Duration.milliseconds(1)
         // Bounded by the deadline: every pass either returns, throws, or sleeps towards it.
         while true {

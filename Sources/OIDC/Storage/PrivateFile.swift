@@ -13,8 +13,7 @@ package enum PrivateFile {
     ///
     /// - Throws: ``OIDCError/Code/storageFailure`` naming the path and what failed.
     package static func write(_ bytes: [UInt8], named name: String, in directory: String) throws(OIDCError) {
-        try KeychainIO.makeDirectories(directory)
-        try KeychainIO.replace(directory + "/" + name, with: bytes, directory: directory)
+        try StoreDirectory.create(directory).replace(name, with: bytes)
     }
 
     /// The contents of the file at `path`, read through one descriptor opened without following a

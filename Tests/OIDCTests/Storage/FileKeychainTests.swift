@@ -327,6 +327,75 @@ struct FileKeychainTests {
         }
     }
 
+    @Test("a directory replaced while its lock is held: load, save and delete under the lock refuse and touch neither directory",
+          .timeLimit(.minutes(3)))
+    func directoryReplacedUnderLock() async throws {
+        try await withStore { store, root in
+            let other = try FileKeychain(directory: root.appendingPathComponent("other"))
+            try other.save(Self.login("other-directory"), for: Self.key)
+            try store.save(Self.login("locked-directory"), for: Self.key)
+            let moved = root.appendingPathComponent("moved")
+
+            try await store.withLock(Self.key) {
+                // Someone swaps the store's directory while we hold its lock.
+                try FileManager.default.moveItem(at: store.directory, to: moved)
+                try FileManager.default.moveItem(at: other.directory, to: store.directory)
+                for (name, attempt) in [
+                    ("load", { _ = try store.load(Self.key) }),
+                    ("save", { try store.save(Self.login("written-under-a-split-lock"), for: Self.key) }),
+                    ("delete", { try store.delete(Self.key) }),
+                ] as [(String, () throws -> Void)] {
+                    let error = try #require(throws: OIDCError.self, "\(name)") { try attempt() }
+                    #expect(error.code == .storageFailure && error.message.contains("replaced"), "\(name): \(error)")
+                }
+            }
+            // Neither directory changed; outside the lock the store is the directory now at its path.
+            #expect(try store.load(Self.key)?.tokens.accessToken == Secret("other-directory"))
+            #expect(try FileKeychain(directory: moved).load(Self.key)?.tokens.accessToken == Secret("locked-directory"))
+        }
+    }
+
+    @Test("a lock file removed while others wait: a waiter that then gets the old file's lock takes the new one instead",
+          .timeLimit(.minutes(3)))
+    func lockFileReplacedWhileWaiting() async throws {
+        try await withStore { store, _ in
+            let state = LockState()
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let first = Task {
+                // Not counted: removing its lock file took its exclusion away (which is why lock files are kept).
+                try await store.withLock(Self.key) {
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+            // Waits on the lock file that is about to be removed.
+            let waiter = Task {
+                try await store.withLock(Self.key) {
+                    state.enter()
+                    try await Task.sleep(for: .milliseconds(20))
+                    state.leave()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(150))
+            let lockFile = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: store.directory.path).first { $0.hasSuffix(".lock") })
+            try FileManager.default.removeItem(atPath: store.directory.appendingPathComponent(lockFile).path)
+            // A newcomer creates a new lock file and holds it while the first holder lets go of the old one.
+            try await store.withLock(Self.key) {
+                state.enter()
+                releasing.yield()
+                try await first.value
+                try await Task.sleep(for: .milliseconds(200))  // the waiter now has the old file's lock
+                state.leave()
+            }
+            try await waiter.value
+            let final = state.snapshot
+            #expect(final.maximum == 1 && final.entries == 2, "\(final)")
+        }
+    }
+
     // MARK: Crashes
 
     @Test("a writer killed at any moment leaves the old or the new login, never a mix; modes hold under umask 0",
