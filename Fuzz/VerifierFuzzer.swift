@@ -29,7 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? UnverifiedJWT(token)
     case 1:  // a JWKS document
         if let set = try? JWKSet(json: Array(body)) {
-            for key in set.keys { _ = key.canVerify(.es256) }
+            for key in set.keys { for algorithm in [JWSAlgorithm.es256, .edDSA, .ed25519, .rs256] { _ = key.canVerify(algorithm) } }
         }
     case 2:  // strict JSON and base64url
         _ = try? StrictJSON.parseObject(Array(body), maximumDepth: 16)

@@ -15,9 +15,14 @@ done)
 swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name OIDCFuzz -package-name swift_oidc \
     -I Sources/COpenSSL $sources Fuzz/VerifierFuzzer.swift \
     -Xlinker -lcrypto -enable-upcoming-feature MemberImportVisibility -enable-upcoming-feature InternalImportsByDefault -o fuzz-out/verifier-fuzzer
-# Seeds: a real token, a JWKS, a callback URL.
+# Seeds: tokens, JWKS documents, JSON, a callback URL.
 printf '\000%s' 'eyJhbGciOiJFUzI1NiIsImtpZCI6ImUifQ.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwic3ViIjoiMSIsImF1ZCI6ImMiLCJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMH0.AAAA' > fuzz-out/corpus/token
+# RFC 9864's Ed25519 and the polymorphic EdDSA, signed with RFC 8037's example key (the harness's key "o"):
+# both verify, so mutations start from a token that reaches every check.
+printf '\000%s' 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoibyJ9.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwic3ViIjoiMSIsImF1ZCI6ImMiLCJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMH0.jHoWnI_dIWLhXzNJ8lMhBt4YTK-GxFAFeXRpEK_8xZpznGu7gjz_SccWHhiYKnAe2_JCKp2VZZKKN474olXZDg' > fuzz-out/corpus/token-ed25519
+printf '\000%s' 'eyJhbGciOiJFZERTQSIsImtpZCI6Im8ifQ.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwic3ViIjoiMSIsImF1ZCI6ImMiLCJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMH0.vxHEf8XJOJYxwT9pY89HJeig4DDdIO4iugSZSgcsDIW3GzhZV2avnxHRG_GRs9VG5PTHwrddQgb5LwtJjMd_AA' > fuzz-out/corpus/token-eddsa
 printf '\001%s' '{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB"},{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}' > fuzz-out/corpus/jwks
+printf '\001%s' '{"keys":[{"kty":"OKP","crv":"Ed25519","alg":"Ed25519","kid":"o","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}' > fuzz-out/corpus/jwks-okp
 printf '\002%s' '{"a":[1,2.5e3,"\u00e4",{"b":null}],"c":true}' > fuzz-out/corpus/json
 printf '\003%s' 'com.example.app:/callback?code=x&state=s&iss=https%3A%2F%2Fidp.example' > fuzz-out/corpus/callback
 exec fuzz-out/verifier-fuzzer -max_total_time="$seconds" -max_len=8192 -timeout=5 -print_final_stats=1 fuzz-out/corpus
