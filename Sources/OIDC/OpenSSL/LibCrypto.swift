@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// The OpenSSL primitives the request side needs: random bytes and SHA-256.
+/// The OpenSSL primitives the request side needs: random bytes, SHA-256, HMAC, wiping buffers.
 ///
 /// Everything that touches OpenSSL lives in this folder; callers see Swift values only.
 package enum LibCrypto {
@@ -64,6 +64,15 @@ package enum LibCrypto {
             throw OIDCError(.cryptoFailure, "OpenSSL's HMAC-\(digest) failed: \(drainErrorQueue())")
         }
         return Array(out.prefix(length))
+    }
+
+    /// Overwrites `bytes` with zeros in a way the compiler cannot remove (`OPENSSL_cleanse`), for
+    /// plaintext and key scratch buffers. Only the array's own storage is wiped: copies made
+    /// earlier (copy-on-write) are not reached.
+    package static func cleanse(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { OPENSSL_cleanse(base, buffer.count) }
+        }
     }
 
     /// The OpenSSL version string, such as `OpenSSL 3.0.19 …`.

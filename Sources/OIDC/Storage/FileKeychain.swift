@@ -32,10 +32,22 @@ internal import Darwin
 ///   moment leaves the old or the new login, never a mix. A killed writer may leave a
 ///   `*.json.tmp-*` file behind (0600); a later save of the same key removes those older than ten
 ///   minutes, and nothing ever reads them as a login.
-/// - **Corruption.** A file that is not a stored login (bad JSON, a format version this library
-///   does not know) is moved aside to `<name>.json.corrupt-<UTC time>`, never deleted or
-///   overwritten, and ``load(_:)`` reports ``OIDCError/Code/corruptStore`` naming both paths. A save
-///   over such a file moves it aside too.
+/// - **Corruption.** A file that is not a stored login (bad JSON, missing members), or an encrypted
+///   one that fails authentication, is moved aside to `<name>.json.corrupt-<UTC time>`, never
+///   deleted or overwritten, and ``load(_:)`` reports ``OIDCError/Code/corruptStore`` naming both
+///   paths. A save over such a file moves it aside too. A login of a newer format version is
+///   refused by ``load(_:)`` and left in place.
+/// - **Encryption at rest (optional).** Given a ``TokenEncryption`` ring, ``save(_:for:)`` writes
+///   each login sealed with AES-256-GCM under the ring's current key, bound to its key (service and
+///   account): the file holds no token text. ``load(_:)`` opens files sealed with any key of the
+///   ring, and still reads plain files, so that an existing store migrates: each login is written
+///   sealed at its next save (a refresh, a login). A sealed file whose key id is not in the ring,
+///   or read by a store without encryption, is a ``OIDCError/Code/storageFailure`` naming the key
+///   id to configure, and stays where it is; a save over it moves it aside to
+///   `<name>.json.sealed-<UTC time>` (it cannot be told from a stale login, and is kept for when
+///   the key is back). Encryption protects copies of the files (backups, snapshots, a lost disk),
+///   not the tokens from a process of the same user, which can read the key too; and since plain
+///   files are read, it does not prove who wrote a file.
 /// - **Locking.** ``withLock(_:_:)`` takes an exclusive `flock(2)` on `<name>.json.lock`, excluding
 ///   other processes and other tasks of this process. It is advisory: only code that takes the lock
 ///   is excluded. It is reliable on local file systems; on NFS, Linux emulates `flock` with POSIX
@@ -53,6 +65,8 @@ public struct FileKeychain: TokenStore {
     public let directory: URL
     /// How long ``withLock(_:_:)`` waits for another holder before failing.
     public let lockTimeout: Duration
+    /// The keys that seal saved logins and open sealed ones; `nil` for plain files.
+    public let encryption: TokenEncryption?
 
     private var directoryPath: String { directory.path }
 
@@ -64,9 +78,14 @@ public struct FileKeychain: TokenStore {
     /// A store in `directory`, or in ``defaultDirectory(environment:)``. Nothing is created until
     /// the first write or lock.
     ///
+    /// - Parameters:
+    ///   - directory: Where the files are; `nil` for ``defaultDirectory(environment:)``.
+    ///   - lockTimeout: How long ``withLock(_:_:)`` waits for another holder.
+    ///   - encryption: Keys to seal logins with at rest (AES-256-GCM); `nil` writes plain JSON.
+    ///     Plain files are read either way (see "Encryption at rest" above).
     /// - Throws: ``OIDCError/Code/invalidArgument`` when `directory` is not a file URL, or is `nil`
     ///   and neither `XDG_STATE_HOME` nor `HOME` is an absolute path; or `lockTimeout` is negative.
-    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(90)) throws(OIDCError) {
+    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(90), encryption: TokenEncryption? = nil) throws(OIDCError) {
         let chosen: URL
         if let directory { chosen = directory } else { chosen = try Self.defaultDirectory(environment: Self.processEnvironment()) }
         guard chosen.isFileURL else {
@@ -75,6 +94,7 @@ public struct FileKeychain: TokenStore {
         guard lockTimeout >= .zero else { throw .invalidArgument("The lock timeout must not be negative.") }
         self.directory = chosen.standardizedFileURL
         self.lockTimeout = lockTimeout
+        self.encryption = encryption
     }
 
     /// The two variables ``defaultDirectory(environment:)`` reads, without copying the whole
@@ -90,7 +110,7 @@ public struct FileKeychain: TokenStore {
     /// `$XDG_STATE_HOME/oidc` when that variable is an absolute path, else `$HOME/.local/state/oidc`.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when neither is set to an absolute path: pass a
-    ///   directory to ``init(directory:lockTimeout:)`` then.
+    ///   directory to ``init(directory:lockTimeout:encryption:)`` then.
     public static func defaultDirectory(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(OIDCError) -> URL {
@@ -110,10 +130,13 @@ public struct FileKeychain: TokenStore {
 
     /// The login kept under `key`, or `nil` when there is none (or no directory yet).
     ///
-    /// - Throws: ``OIDCError/Code/corruptStore`` when the file is not a stored login of a known
-    ///   version: it has been moved aside, and the context's `path` and `movedTo` say from where to
-    ///   where. ``OIDCError/Code/storageFailure`` when the file or directory cannot be read, or is
-    ///   refused (a symbolic link, not a regular file, not yours, readable by other users).
+    /// - Throws: ``OIDCError/Code/corruptStore`` when the file is not a stored login, or is sealed
+    ///   and fails authentication (changed, copied from another key's file, or sealed by another key
+    ///   with the same id): it has been moved aside, and the context's `path` and `movedTo` say from
+    ///   where to where. ``OIDCError/Code/storageFailure`` when the file or directory cannot be read,
+    ///   or is refused (a symbolic link, not a regular file, not yours, readable by other users);
+    ///   when the login has a newer format version; when the file is sealed and no encryption is
+    ///   configured, or its key id (context `kid`) is not in the ring: these stay in place.
     public func load(_ key: TokenStoreKey) throws(OIDCError) -> StoredLogin? {
         let names = try FileNames(key)
         guard let directory = try openDirectory() else { return nil }
@@ -126,9 +149,10 @@ public struct FileKeychain: TokenStore {
                 guard let bytes = file.bytes else {
                     throw OIDCError(.corruptStore, "The stored login at \(path) is unreadable: larger than \(Self.maximumFileSize) bytes.")
                 }
-                login = try StoredLogin(serialized: bytes, path: path)
+                login = try decode(bytes, for: key, path: path)
             } catch {
-                // A login written by a newer version is not corrupt: leave it for that version.
+                // A login written by a newer version, or sealed with a key this store lacks, is not
+                // corrupt: leave it for whoever can read it.
                 guard error.code == .corruptStore else { throw error }
                 guard let destination = try moveAside(names, in: directory, identity: file.identity) else { continue }
                 throw OIDCError(
@@ -143,16 +167,22 @@ public struct FileKeychain: TokenStore {
     }
 
     /// Replaces the login under `key`, atomically: a reader, a crash or a kill sees the old or the
-    /// new login, never a mix. Creates the directory (0700) when missing; the file is 0600.
+    /// new login, never a mix. Creates the directory (0700) when missing; the file is 0600. With
+    /// ``encryption``, the file is sealed with its current key.
+    ///
+    /// An existing file that this store cannot read as a login is moved aside first, never
+    /// overwritten: `.corrupt-<time>` when it is corrupt, `.sealed-<time>` when it is sealed with a
+    /// key this store does not have.
     ///
     /// - Throws: ``OIDCError/Code/storageFailure`` for permission problems, a full disk, a read-only
     ///   file system or a refused directory, naming the path; the old login is then unchanged.
     ///   ``OIDCError/Code/invalidArgument`` when the key is too long for a file name.
+    ///   ``OIDCError/Code/randomFailure`` or ``OIDCError/Code/cryptoFailure`` when sealing fails.
     public func save(_ login: StoredLogin, for key: TokenStoreKey) throws(OIDCError) {
         let names = try FileNames(key)
-        let bytes = try login.serialized()
+        let bytes = try encode(login, for: key)
         let directory = try createDirectory()
-        try preserveCorruptFile(names, in: directory)
+        try preserveUnreadableFile(names, for: key, in: directory)
         removeStaleTemporaryFiles(names, in: directory)
         try directory.replace(names.data, with: bytes)
     }
@@ -263,9 +293,11 @@ public struct FileKeychain: TokenStore {
 
     /// Moves the corrupt data file aside, if it still is the file that was read; returns where it
     /// went, or `nil` when another process replaced or moved it meanwhile.
-    private func moveAside(_ names: FileNames, in directory: StoreDirectory, identity: FileIdentity) throws(OIDCError) -> String? {
+    private func moveAside(
+        _ names: FileNames, in directory: StoreDirectory, identity: FileIdentity, suffix: String = "corrupt"
+    ) throws(OIDCError) -> String? {
         guard let current = try directory.linkStatus(names.data), FileIdentity(current) == identity else { return nil }
-        let base = names.data + ".corrupt-" + KeychainIO.timestamp()
+        let base = names.data + "." + suffix + "-" + KeychainIO.timestamp()
         for attempt in 0..<100 {
             let destination = attempt == 0 ? base : "\(base)-\(attempt)"
             guard try directory.linkStatus(destination) == nil else { continue }
@@ -278,12 +310,13 @@ public struct FileKeychain: TokenStore {
             context: ["path": directory.path(names.data)])
     }
 
-    /// Before a save: keeps an existing file that is not a login, by moving it aside.
-    private func preserveCorruptFile(_ names: FileNames, in directory: StoreDirectory) throws(OIDCError) {
+    /// Before a save: keeps an existing file that this store cannot read as a login (corrupt, or
+    /// sealed with a key it does not have) by moving it aside.
+    private func preserveUnreadableFile(_ names: FileNames, for key: TokenStoreKey, in directory: StoreDirectory) throws(OIDCError) {
         // A file that cannot be read (refused, unreadable) holds nothing to keep that we could see.
         guard let file = try? readDataFile(names.data, in: directory) else { return }
-        if let bytes = file.bytes, (try? StoredLogin(serialized: bytes)) != nil { return }
-        _ = try moveAside(names, in: directory, identity: file.identity)
+        guard let suffix = classifyReplaced(file.bytes, for: key, path: directory.path(names.data)).asideSuffix else { return }
+        _ = try moveAside(names, in: directory, identity: file.identity, suffix: suffix)
     }
 
     /// Removes temporary files of this key left by writers that died long enough ago (best effort).

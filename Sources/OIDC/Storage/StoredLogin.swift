@@ -40,7 +40,8 @@ extension StoredLogin {
     /// The storage format's version; a file with a newer one is refused rather than misread.
     package static let formatVersion = 1
 
-    /// The JSON a file-based store writes (tokens in clear: the file itself is the secret, 0600).
+    /// The JSON a file-based store writes (tokens in clear: the file itself is the secret, 0600;
+    /// ``FileKeychain`` seals it when given a ``TokenEncryption``).
     package func serialized() throws(OIDCError) -> [UInt8] {
         var tokenObject: [String: Any] = [
             "access_token": tokens.accessToken.revealedValue,
