@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build release install uninstall test test-package test-installed docs demo examples bench clean
+.PHONY: deps build release install uninstall test test-package test-installed docs demo examples bench bench-postgres clean
 
 deps:
 	@scripts/install-deps.sh
@@ -34,10 +34,12 @@ test: test-package test-installed docs examples
 docs: deps
 	@scripts/check-docs.sh
 
-# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400; it is stopped whatever happens.
+# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400, the OIDCPostgres tests a
+# throw-away PostgreSQL cluster on 127.0.0.1; both are stopped whatever happens.
 test-package: deps
+	@scripts/install-deps.sh test
 	@scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null
-	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
+	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 scripts/postgres.sh run $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
 
 # The CLI tests, run against the installed build instead of the debug one.
 test-installed: release
@@ -50,9 +52,16 @@ demo: release
 bench: release
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
 
-# Every package under Examples/: built, tested, and each README's command run (one shared build).
+# Every package under Examples/: built, tested, and each README's command run (one shared build);
+# SwanBackend's sessions also in a throw-away PostgreSQL.
 examples: deps
-	@scripts/examples.sh
+	@scripts/install-deps.sh test
+	@scripts/postgres.sh run scripts/examples.sh
+
+# PostgresTokenStore against a throw-away local PostgreSQL: load, save, the locked refresh path.
+bench-postgres: deps
+	@scripts/install-deps.sh test
+	@scripts/postgres.sh run $(SWIFT) run -c release oidc-postgres-bench
 
 clean:
-	rm -rf .build .build-examples
+	rm -rf .build .build-examples .build-postgres

@@ -11,12 +11,16 @@ let package = Package(
     products: [
         .library(name: "OIDC", targets: ["OIDC"]),
         .library(name: "OIDCTesting", targets: ["OIDCTesting"]),
+        // Logins in PostgreSQL for servers with many instances; OIDC users who do not import it never build it.
+        .library(name: "OIDCPostgres", targets: ["OIDCPostgres"]),
         .executable(name: "oidc", targets: ["oidc"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation`: the DocC catalogs of OIDC and OIDCTesting.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -56,6 +60,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "OIDCPostgres",
+            dependencies: [
+                "OIDC",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "oidc",
             dependencies: [
@@ -83,6 +96,37 @@ let package = Package(
             name: "oidc-test-browser",
             dependencies: ["OIDC", "OIDCTesting"],
             path: "Tests/Helpers/TestBrowser",
+            swiftSettings: strictSettings
+        ),
+        // The PostgresTokenStore tests' other instances: a process with its own pool and session.
+        .executableTarget(
+            name: "oidc-postgres-worker",
+            dependencies: [
+                "OIDC", "OIDCPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Helpers/PostgresWorker",
+            swiftSettings: strictSettings
+        ),
+        // `swift run -c release oidc-postgres-bench`: load, save and the locked refresh path against a local server.
+        .executableTarget(
+            name: "oidc-postgres-bench",
+            dependencies: [
+                "OIDC", "OIDCTesting", "OIDCPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/oidc-postgres-bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCPostgresTests",
+            dependencies: [
+                "OIDC", "OIDCTesting", "OIDCPostgres", "oidc-postgres-worker",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The documentation check: builds the DocC archives of OIDC and OIDCTesting (their catalogs are
-# Sources/OIDC/OIDC.docc and Sources/OIDCTesting/OIDCTesting.docc) and fails when
+# The documentation check: builds the DocC archives of OIDC, OIDCTesting and OIDCPostgres (their
+# catalogs are Sources/<module>/<module>.docc) and fails when
 #   (a) the build prints any warning (an unresolved ``link``, an undocumented parameter, a compiler
 #       warning), or
 #   (b) a public symbol of either module has no doc comment of its own (a comment inherited from
@@ -17,12 +17,12 @@ root=$(pwd -P)
 started=$SECONDS
 
 # Symbol graphs of an earlier run must not stand in for this one's.
-rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting
+rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-swift package generate-documentation --target OIDC --target OIDCTesting "$@" >"$log" 2>&1 || status=$?
+swift package generate-documentation --target OIDC --target OIDCTesting --target OIDCPostgres "$@" >"$log" 2>&1 || status=$?
 
 # DocC prints `warning: …` followed by the source excerpt; compilers print `path:line:col: warning: …`.
 warnings=$(grep -cE '(^|: )warning:' "$log" || true)
@@ -38,7 +38,7 @@ documented=$(python3 - "$root" <<'PYTHON'
 import glob, json, sys, urllib.parse
 
 root = sys.argv[1].rstrip("/") + "/Sources/"
-ours = {"OIDC", "OIDCTesting"}
+ours = {"OIDC", "OIDCTesting", "OIDCPostgres"}
 total, missing = 0, []
 for module in sorted(ours):
     files = glob.glob(f".build/*/extracted-symbols/*/{module}/{module}.symbols.json")

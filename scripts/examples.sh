@@ -24,5 +24,9 @@ run() {
 # Without a display or $BROWSER, the demo signs in over HTTP itself instead of waiting for a click.
 (unset DISPLAY WAYLAND_DISPLAY BROWSER; run TerminalLogin terminal-login --demo)
 run SwanBackend swan-backend --demo
+# Again with its sessions in PostgreSQL, when there is a server (make examples starts one).
+if [ -n "${OIDC_TEST_DATABASE_URL:-}" ]; then
+    (export DATABASE_URL=$OIDC_TEST_DATABASE_URL OIDC_TOKEN_KEY=$(openssl rand -hex 32); run SwanBackend swan-backend --demo)
+fi
 run SchibstedLogin schibsted-login --demo --mfa otp
 echo "== all examples built, tested and run"

@@ -1,0 +1,210 @@
+public import Logging
+public import OIDC
+public import PostgresNIO
+
+/// A ``TokenStore`` in PostgreSQL, for servers that run more than one instance: every instance sees
+/// the same logins, and a rotating refresh token is spent once across the fleet.
+///
+/// ```swift
+/// let client = PostgresClient(configuration: try PostgresConnectionURL.configuration(from: databaseURL))
+/// let encryption = try TokenEncryption(current: TokenEncryptionKey(environmentVariable: "OIDC_TOKEN_KEY"))
+/// let store = try PostgresTokenStore(client: client, encryption: encryption)
+/// // with `client.run()` running in a task of its own:
+/// try await store.migrate()
+/// ```
+///
+/// **Schema** (created by ``migrate()``, which is idempotent and safe to run from every instance at
+/// start-up; `oidc_logins` is the default table name):
+///
+/// ```sql
+/// CREATE TABLE IF NOT EXISTS oidc_logins (
+///     service    text        NOT NULL,
+///     account    text        NOT NULL,
+///     key_id     text        NOT NULL,  -- the TokenEncryptionKey the record is sealed with
+///     record     bytea       NOT NULL,  -- the login, AES-256-GCM sealed (TokenEncryption)
+///     updated_at timestamptz NOT NULL DEFAULT now(),
+///     PRIMARY KEY (service, account)
+/// )
+/// ```
+///
+/// - **Encryption.** Every record is sealed with AES-256-GCM under the ring's current key, bound to
+///   its service and account (a record copied to another row does not open). The key id column
+///   lets you find the records still under an old key after a rotation
+///   (`SELECT count(*) FROM oidc_logins WHERE key_id = '…'`); they keep opening while that key is
+///   in the ring's `previous` keys, and each is re-sealed under the current key at its next save.
+///   A record that fails authentication is an ``OIDCError/Code/corruptStore`` error naming the
+///   row, never tokens.
+/// - **Atomic saves.** ``save(_:for:)`` is one `INSERT … ON CONFLICT DO UPDATE`, committed when it
+///   returns.
+/// - **One lock across the fleet.** ``withLock(_:_:)`` takes a transaction-scoped advisory lock
+///   (`pg_advisory_xact_lock`) on a 64-bit key: the first 8 bytes of SHA-256 over the table name,
+///   the service and the account. An advisory lock rather than `SELECT … FOR UPDATE` because the
+///   lock must exist before the row does (the first save of a login) and must not hold a row lock
+///   while the body calls the provider; and it is released by the server when the holder's
+///   connection ends, so an instance killed while holding it never blocks the others beyond the
+///   moment its TCP connection closes. The lock's connection is held for the body; ``load(_:)``,
+///   ``save(_:for:)`` and ``delete(_:)`` run on other connections of the pool, so the pool needs at
+///   least two connections. Waiting is bounded by ``lockTimeout`` (`lock_timeout` on the server).
+/// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
+///   row, calls the provider, saves the new tokens, then the lock is released. When the lock's
+///   connection is lost meanwhile, the server releases the lock; the body still finishes and its
+///   save goes through another connection, so nothing is lost, and `withLock` returns the body's
+///   result (the lock's transaction wrote nothing, so a failed `COMMIT` loses nothing). When the
+///   save itself fails (the database is unreachable), the session keeps using the new tokens,
+///   reports ``AuthenticatedSession/storageProblem`` and saves them at its next refresh or call;
+///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
+///   logs out. What no lock can prevent: while the database is unreachable, another instance
+///   cannot read the new tokens, and if it refreshes with the old refresh token on its own (it
+///   cannot take the lock while the database is down, so only after it is back and before the
+///   first instance saved), a provider that detects refresh-token reuse may revoke the login.
+/// - **Time limits.** Every call fails with ``OIDCError/Code/storageFailure`` after
+///   ``operationTimeout`` (a server that does not answer, a pool that cannot connect) instead of
+///   hanging.
+public struct PostgresTokenStore: TokenStore {
+    /// The pool the store queries; run it (`client.run()`) for as long as the store is used.
+    public let client: PostgresClient
+    /// Seals new records and opens old ones.
+    public let encryption: TokenEncryption
+    /// The table, optionally schema-qualified (`oidc_logins`, `auth.oidc_logins`).
+    public let table: String
+    /// How long ``withLock(_:_:)`` waits for another holder before failing.
+    public let lockTimeout: Duration
+    /// How long any other database call may take before it fails.
+    public let operationTimeout: Duration
+    /// Where PostgresNIO's per-query messages go (nowhere by default).
+    public let logger: Logger
+
+    /// A store in `table`, through `client`.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when `table` is not one or two lower-case SQL
+    ///   identifiers (`[a-z_][a-z0-9_]*`, at most 63 bytes each, joined by a dot), or a time limit
+    ///   is not positive.
+    public init(
+        client: PostgresClient, encryption: TokenEncryption, table: String = "oidc_logins",
+        lockTimeout: Duration = .seconds(90), operationTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "oidc.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws(OIDCError) {
+        guard Self.isValidTableName(table) else {
+            throw OIDCError(.invalidArgument, 
+                "The table name must be one or two lower-case SQL identifiers joined by a dot ([a-z_][a-z0-9_]*, at most 63 bytes each), not \(table.prefix(80).debugDescription).")
+        }
+        guard lockTimeout > .zero, operationTimeout > .zero else {
+            throw OIDCError(.invalidArgument, "The lock and operation time limits must be positive.")
+        }
+        self.client = client
+        self.encryption = encryption
+        self.table = table
+        self.lockTimeout = lockTimeout
+        self.operationTimeout = operationTimeout
+        self.logger = logger
+    }
+
+    static func isValidTableName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count) else { return false }
+        return parts.allSatisfy { part in
+            guard let first = part.utf8.first, part.utf8.count <= 63 else { return false }
+            let isLetter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_") }
+            return isLetter(first) && part.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        }
+    }
+
+    /// Creates the table when it does not exist; does nothing otherwise. Safe to run from every
+    /// instance at once (it takes an advisory lock of its own first).
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` when PostgreSQL refuses (no right to create a
+    ///   table, say) or cannot be reached.
+    public func migrate() async throws(OIDCError) {
+        let client = client, table = table, logger = logger
+        let lockKey = Self.advisoryLockKey(table: table, for: TokenStoreKey(service: "", account: "migrate"))
+        try await PostgresFailure.within(operationTimeout, "creating", "the table \(table)") {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger).drain()
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                        service text NOT NULL, account text NOT NULL, key_id text NOT NULL, record bytea NOT NULL,
+                        updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (service, account))
+                    """, logger: logger
+                ).drain()
+            }
+        }
+    }
+
+    /// How messages name the row of `key`: `oidc_logins row service/account`.
+    func recordName(_ key: TokenStoreKey) -> String { "\(table) row \(key)" }
+
+    /// PostgreSQL's `text` cannot hold a NUL character: such a key is refused before any query.
+    func checkStorable(_ key: TokenStoreKey) throws(OIDCError) {
+        guard !key.service.utf8.contains(0), !key.account.utf8.contains(0) else {
+            throw OIDCError(.invalidArgument, "A store key for PostgreSQL cannot contain a NUL character (PostgreSQL text cannot hold one).")
+        }
+    }
+
+    // MARK: - TokenStore
+
+    /// The login kept under `key`, or `nil`.
+    ///
+    /// - Throws: ``OIDCError/Code/corruptStore`` naming the row when its record fails
+    ///   authentication or is not a login; ``OIDCError/Code/storageFailure`` when it is sealed with
+    ///   a key the ring does not have, or PostgreSQL fails.
+    public func load(_ key: TokenStoreKey) async throws(OIDCError) -> StoredLogin? {
+        try checkStorable(key)
+        let client = client, table = table, logger = logger, name = recordName(key)
+        let sealed: [UInt8]? = try await PostgresFailure.within(operationTimeout, "loading", name) {
+            let rows = try await client.query(
+                "SELECT record FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)", logger: logger)
+            for try await record in rows.decode(ByteBuffer.self) { return Array(record.readableBytesView) }
+            return nil
+        }
+        guard let sealed else { return nil }
+        let plain = try encryption.open(sealed, record: key, location: name)
+        return try StoredLogin(serialized: plain, path: name)
+    }
+
+    /// Replaces the login under `key` in one statement, sealed under the ring's current key.
+    ///
+    /// - Throws: ``OIDCError/Code/storageFailure`` when PostgreSQL fails or does not answer; the
+    ///   stored login is then the old one, or, when the connection broke after the commit, the new one.
+    public func save(_ login: StoredLogin, for key: TokenStoreKey) async throws(OIDCError) {
+        try checkStorable(key)
+        let name = recordName(key)
+        let sealed = try encryption.seal(login.serialized(), record: key)
+        let keyID = TokenEncryption.keyID(of: sealed) ?? ""
+        let client = client, table = table, logger = logger
+        try await PostgresFailure.within(operationTimeout, "saving", name) {
+            try await client.query(
+                """
+                INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
+                VALUES (\(key.service), \(key.account), \(keyID), \(ByteBuffer(bytes: sealed)), now())
+                ON CONFLICT (service, account) DO UPDATE
+                SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+                """, logger: logger
+            ).drain()
+        }
+    }
+
+    /// Removes the login under `key`; nothing happens when there is none.
+    public func delete(_ key: TokenStoreKey) async throws(OIDCError) {
+        try checkStorable(key)
+        let client = client, table = table, logger = logger
+        try await PostgresFailure.within(operationTimeout, "deleting", recordName(key)) {
+            try await client.query(
+                "DELETE FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)", logger: logger
+            ).drain()
+        }
+    }
+
+    /// Every key with a stored login, sorted by service, then account.
+    public func keys() async throws(OIDCError) -> [TokenStoreKey] {
+        let client = client, table = table, logger = logger
+        return try await PostgresFailure.within(operationTimeout, "listing", "the logins in \(table)") {
+            var keys: [TokenStoreKey] = []
+            let rows = try await client.query("SELECT service, account FROM \(unescaped: table) ORDER BY service, account", logger: logger)
+            for try await (service, account) in rows.decode((String, String).self) {
+                keys.append(TokenStoreKey(service: service, account: account))
+            }
+            return keys
+        }
+    }
+}

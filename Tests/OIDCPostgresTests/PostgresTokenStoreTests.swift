@@ -1,0 +1,205 @@
+import Foundation
+import OIDC
+import OIDCPostgres
+import PostgresNIO
+import Testing
+
+@Suite("PostgresTokenStore: logins in PostgreSQL, sealed, one lock across instances", TestDatabase.available, .timeLimit(.minutes(3)))
+struct PostgresTokenStoreTests {
+    static let key = TokenStoreKey(service: "com.example.app", account: "user@example.com")
+
+    @Test("migrate is idempotent; a saved login loads back; save replaces; delete forgets and tolerates absence; keys lists")
+    func roundTrip() async throws {
+        try await TestDatabase.withStore { store, _ in
+            try await store.migrate()  // again: nothing happens
+            #expect(try await store.load(Self.key) == nil)
+            try await store.delete(Self.key)
+            try await store.save(TestDatabase.login(), for: Self.key)
+            #expect(try await store.load(Self.key) == TestDatabase.login())
+            try await store.save(TestDatabase.login("access-2"), for: Self.key)
+            #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-2"))
+            let other = TokenStoreKey(service: "a'; DROP TABLE x; --", account: "ü e\u{301}")
+            try await store.save(TestDatabase.login(), for: other)
+            #expect(try await store.load(other) == TestDatabase.login())
+            let withNUL = TokenStoreKey(service: "s", account: "a\u{0}b")
+            let refused = try await #require(throws: OIDCError.self) { try await store.save(TestDatabase.login(), for: withNUL) }
+            #expect(refused.code == .invalidArgument && refused.message.contains("NUL"))
+            #expect(try await store.keys() == [other, Self.key])
+            try await store.delete(Self.key)
+            #expect(try await store.load(Self.key) == nil)
+            try await store.delete(Self.key)
+            // Through the protocol, as a session uses it.
+            let any: any TokenStore = store
+            try await any.save(TestDatabase.login("access-3"), for: Self.key)
+            #expect(try await any.load(Self.key)?.tokens.accessToken == Secret("access-3"))
+        }
+    }
+
+    @Test("migrate from many instances at once creates the table once, without an error")
+    func concurrentMigrate() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.newTable()
+            let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: table)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 { group.addTask { try await store.migrate() } }
+                try await group.waitForAll()
+            }
+            try await store.save(TestDatabase.login(), for: Self.key)
+            #expect(try await store.load(Self.key) == TestDatabase.login())
+            try await client.query("DROP TABLE \(unescaped: table)").drain()
+        }
+    }
+
+    @Test("a table name that is not a plain identifier is refused; a missing table says to run migrate()")
+    func tableNames() async throws {
+        try await TestDatabase.withClient { client in
+            let encryption = try TokenEncryption(current: TestDatabase.key1)
+            for bad in ["", "Logins", "a-b", "x; DROP TABLE y", "a.b.c", "1abc", String(repeating: "a", count: 64)] {
+                let error = try #require(throws: OIDCError.self, "\(bad)") { try PostgresTokenStore(client: client, encryption: encryption, table: bad) }
+                #expect(error.code == .invalidArgument)
+            }
+            _ = try PostgresTokenStore(client: client, encryption: encryption, table: "public.oidc_logins_2")
+            let store = try PostgresTokenStore(client: client, encryption: encryption, table: TestDatabase.newTable())
+            let error = try await #require(throws: OIDCError.self) { try await store.load(Self.key) }
+            #expect(error.code == .storageFailure && error.message.contains("migrate()"), "\(error)")
+        }
+    }
+
+    // MARK: Encryption at rest
+
+    @Test("rows hold sealed records and the key id, never a token in clear")
+    func sealedAtRest() async throws {
+        try await TestDatabase.withStore { store, client in
+            try await store.save(TestDatabase.login("access-in-clear", refresh: "refresh-in-clear"), for: Self.key)
+            let row = try #require(try await TestDatabase.rawRecord(client, store, Self.key))
+            #expect(row.keyID == "key-1")
+            let text = String(decoding: row.record, as: UTF8.self)
+            for secret in ["access-in-clear", "refresh-in-clear", "id-1", "user-1"] {
+                #expect(!text.contains(secret), "\(secret) is readable in the row")
+            }
+        }
+    }
+
+    @Test("a record sealed with key 1 reads after rotation to key 2 and is re-sealed with key 2 at its next save")
+    func keyRotation() async throws {
+        try await TestDatabase.withStore { store, client in
+            try await store.save(TestDatabase.login(), for: Self.key)
+            let rotated = try PostgresTokenStore(
+                client: client, encryption: TokenEncryption(current: TestDatabase.key2, previous: [TestDatabase.key1]), table: store.table)
+            #expect(try await rotated.load(Self.key) == TestDatabase.login())
+            #expect(try await TestDatabase.rawRecord(client, store, Self.key)?.keyID == "key-1")
+            try await rotated.save(TestDatabase.login("access-2"), for: Self.key)
+            #expect(try await TestDatabase.rawRecord(client, store, Self.key)?.keyID == "key-2")
+            #expect(try await rotated.load(Self.key)?.tokens.accessToken == Secret("access-2"))
+
+            // An instance that only has key 1 cannot read it, and says which key it lacks.
+            let error = try await #require(throws: OIDCError.self) { try await store.load(Self.key) }
+            #expect(error.code == .storageFailure && error.message.contains("key-2") && error.message.contains(store.table), "\(error)")
+        }
+    }
+
+    @Test("a record with a flipped byte, or moved to another login's row, is refused and names the row")
+    func tamperedRecords() async throws {
+        try await TestDatabase.withStore { store, client in
+            try await store.save(TestDatabase.login(), for: Self.key)
+            let length = try #require(try await TestDatabase.rawRecord(client, store, Self.key)).record.count
+            // Every 7th byte position, and the last: each flip alone must be refused.
+            for position in Array(stride(from: 0, to: length, by: 7)) + [length - 1] {
+                try await client.query(
+                    "UPDATE \(unescaped: store.table) SET record = set_byte(record, \(Int32(position)), get_byte(record, \(Int32(position))) # 1)").drain()
+                let error = try await #require(throws: OIDCError.self, "byte \(position)") { try await store.load(Self.key) }
+                #expect(error.code == .corruptStore || error.code == .storageFailure, "byte \(position): \(error)")
+                #expect(error.message.contains(store.table), "byte \(position): \(error)")
+                try await client.query(
+                    "UPDATE \(unescaped: store.table) SET record = set_byte(record, \(Int32(position)), get_byte(record, \(Int32(position))) # 1)").drain()
+            }
+            #expect(try await store.load(Self.key) == TestDatabase.login())
+
+            // The intact record of one login copied into another login's row does not open there.
+            let victim = TokenStoreKey(service: Self.key.service, account: "victim")
+            try await client.query(
+                """
+                INSERT INTO \(unescaped: store.table) (service, account, key_id, record)
+                SELECT service, \(victim.account), key_id, record FROM \(unescaped: store.table) WHERE account = \(Self.key.account)
+                """).drain()
+            let error = try await #require(throws: OIDCError.self) { try await store.load(victim) }
+            #expect(error.code == .corruptStore && error.message.contains("victim"), "\(error)")
+        }
+    }
+
+    // MARK: Locking
+
+    @Test("withLock excludes tasks of one instance and of another instance with its own pool")
+    func lockExcludes() async throws {
+        try await TestDatabase.withStore { store, _ in
+            try await TestDatabase.withClient { otherClient in
+                let other = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
+                let counter = LockCounter()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<6 {
+                        let mine = index.isMultiple(of: 2) ? store : other
+                        group.addTask {
+                            for _ in 0..<5 {
+                                try await mine.withLock(Self.key) {
+                                    counter.enter()
+                                    let count = try #require(Int(try await mine.load(Self.key)?.attributes["count"] ?? "0"))
+                                    try await Task.sleep(for: .milliseconds(2))
+                                    try await mine.save(TestDatabase.login(attributes: ["count": String(count + 1)]), for: Self.key)
+                                    counter.leave()
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let final = counter.snapshot
+                #expect(final.maximum == 1 && final.entries == 30, "\(final)")
+                #expect(try await store.load(Self.key)?.attributes["count"] == "30")
+            }
+        }
+    }
+
+    @Test("a lock held too long gives a storageFailure; a throwing body releases it; other logins are not blocked")
+    func lockTimeoutAndRelease() async throws {
+        try await TestDatabase.withStore { store, client in
+            let impatient = try PostgresTokenStore(
+                client: client, encryption: store.encryption, table: store.table, lockTimeout: .milliseconds(300))
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await store.withLock(Self.key) {
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+            let start = ContinuousClock.now
+            let error = try await #require(throws: OIDCError.self) { try await impatient.withLock(Self.key) {} }
+            #expect(error.code == .storageFailure && error.message.contains("held"), "\(error)")
+            #expect(ContinuousClock.now - start >= .milliseconds(300))
+            // Another login's lock is free meanwhile.
+            #expect(try await impatient.withLock(TokenStoreKey(service: "s", account: "other")) { 7 } == 7)
+            releasing.yield()
+            try await holder.value
+
+            struct Boom: Error {}
+            await #expect(throws: Boom.self) { try await store.withLock(Self.key) { throw Boom() } }
+            #expect(try await impatient.withLock(Self.key) { 42 } == 42)
+        }
+    }
+
+    @Test("the lock key is stable: a fixed value for a fixed table, service and account")
+    func stableLockKey() async throws {
+        // Every instance, on any machine and version, must compute the same key, or the lock excludes nothing.
+        let keys = [
+            PostgresTokenStore.advisoryLockKey(table: "oidc_logins", for: TokenStoreKey(service: "oidc", account: "default")),
+            PostgresTokenStore.advisoryLockKey(table: "oidc_logins", for: TokenStoreKey(service: "oidc", account: "other")),
+            PostgresTokenStore.advisoryLockKey(table: "other_table", for: TokenStoreKey(service: "oidc", account: "default")),
+        ]
+        #expect(Set(keys).count == 3)
+        // SHA-256 of "oidc-token-store\0oidc_logins\0oidc\0default\0", first 8 bytes, big-endian, signed
+        // (computed with Python's hashlib).
+        #expect(keys[0] == -7_764_138_500_447_428_705)
+        #expect(keys[0] == PostgresTokenStore.advisoryLockKey(table: "oidc_logins", for: TokenStoreKey(service: "oidc", account: "default")))
+    }
+}

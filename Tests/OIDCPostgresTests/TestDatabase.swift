@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+import OIDC
+import OIDCPostgres
+import PostgresNIO
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The server the tests use: `OIDC_TEST_DATABASE_URL`, which `scripts/postgres.sh run` (in
+/// `make test` and `.ci/run`) sets after starting a throw-away cluster on 127.0.0.1.
+enum TestDatabase {
+    static let url = ProcessInfo.processInfo.environment["OIDC_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Skips a test, saying why, when no server was started.
+    static let available = Testing.ConditionTrait.enabled(
+        if: url != nil,
+        "OIDC_TEST_DATABASE_URL is not set: run the tests through `scripts/postgres.sh run swift test` (or `make test`), which starts a throw-away PostgreSQL on 127.0.0.1 (Debian: apt-get install postgresql)"
+    )
+
+    static let key1 = try! TokenEncryptionKey(id: "key-1", bytes: Array(repeating: 0x11, count: 32))
+    static let key2 = try! TokenEncryptionKey(id: "key-2", bytes: Array(repeating: 0x22, count: 32))
+    static let encodedKey1 = String(repeating: "11", count: 32)
+
+    /// A fresh table name, so that tests running at once never see each other's rows.
+    static func newTable() -> String { "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
+
+    /// Runs `body` with a running client on `url` (the test server by default), then shuts it down.
+    static func withClient<T: Sendable>(
+        url: String? = nil, maximumConnections: Int = 8, _ body: @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        var configuration = try PostgresConnectionURL.configuration(from: try #require(url ?? self.url))
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        let client = PostgresClient(configuration: configuration)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// Runs `body` with a migrated store in a new table, dropped afterwards.
+    static func withStore<T: Sendable>(
+        encryption: TokenEncryption? = nil, lockTimeout: Duration = .seconds(30),
+        _ body: @Sendable (PostgresTokenStore, PostgresClient) async throws -> T
+    ) async throws -> T {
+        try await withClient { client in
+            let store = try PostgresTokenStore(
+                client: client, encryption: try encryption ?? TokenEncryption(current: key1), table: newTable(), lockTimeout: lockTimeout)
+            try await store.migrate()
+            do {
+                let result = try await body(store, client)
+                try await client.query("DROP TABLE \(unescaped: store.table)").drain()
+                return result
+            } catch {
+                try? await client.query("DROP TABLE \(unescaped: store.table)").drain()
+                throw error
+            }
+        }
+    }
+
+    /// A login as a session keeps it.
+    static func login(_ access: String = "access-1", refresh: String = "refresh-1", attributes: [String: String] = [:]) -> StoredLogin {
+        StoredLogin(
+            tokens: TokenSet(
+                accessToken: Secret(access), refreshToken: Secret(refresh), idToken: Secret("id-1"),
+                expiresAt: Date(timeIntervalSince1970: 1_800_003_600), scopes: ["openid", "offline_access"],
+                receivedAt: Date(timeIntervalSince1970: 1_800_000_000)
+            ),
+            issuer: "https://issuer.example", clientID: "client-1", subject: "user-1", attributes: attributes
+        )
+    }
+
+    /// The sealed record of `key`, as stored.
+    static func rawRecord(_ client: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> (keyID: String, record: [UInt8])? {
+        let rows = try await client.query(
+            "SELECT key_id, record FROM \(unescaped: store.table) WHERE service = \(key.service) AND account = \(key.account)")
+        for try await (keyID, record) in rows.decode((String, ByteBuffer).self) { return (keyID, Array(record.readableBytesView)) }
+        return nil
+    }
+}
+
+/// How many tasks are inside a lock at once.
+final class LockCounter: Sendable {
+    private let state = Mutex((inside: 0, maximum: 0, entries: 0))
+
+    func enter() { state.withLock { $0.inside += 1; $0.maximum = max($0.maximum, $0.inside); $0.entries += 1 } }
+    func leave() { state.withLock { $0.inside -= 1 } }
+    var snapshot: (inside: Int, maximum: Int, entries: Int) { state.withLock { $0 } }
+}
+
+/// A running `oidc-postgres-worker`: lines from its standard output, a line to its standard input,
+/// its exit. Its pipes are read on threads of their own: a blocking read on Dispatch's global
+/// queues would hold a thread Swift's concurrency needs (on Linux they share one pool), and
+/// sixteen workers starve every task of the process. Every wait is bounded (the worker is killed
+/// after 60 s).
+final class WorkerProcess: Sendable {
+    /// Built beside the test bundle.
+    static var url: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("oidc-postgres-worker").path) {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("oidc-postgres-worker")
+    }
+
+    let pid: Int32
+    private let input: FileHandle
+    private let lines: AsyncStream<String>
+    private let exits: AsyncStream<Int32>
+    private let errorOutput = Mutex("")
+
+    var standardError: String { errorOutput.withLock { $0 } }
+
+    init(_ mode: String, environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = Self.url
+        process.arguments = [mode]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe(), error = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = input
+        let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { process in
+            exited.yield(process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus)
+            exited.finish()
+        }
+        let (lines, line) = AsyncStream.makeStream(of: String.self)
+        self.lines = lines
+        self.exits = exits
+        self.input = input.fileHandleForWriting
+        try process.run()
+        pid = process.processIdentifier
+        Thread.detachNewThread {
+            var pending = ""
+            for _ in 0..<100_000 {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                pending += String(decoding: data, as: UTF8.self)
+                while let newline = pending.firstIndex(of: "\n") {
+                    line.yield(String(pending[..<newline]))
+                    pending = String(pending[pending.index(after: newline)...])
+                }
+            }
+            line.finish()
+        }
+        Thread.detachNewThread { [self] in
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorOutput.withLock { $0 = String(decoding: data, as: UTF8.self) }
+        }
+    }
+
+    func send(_ line: String) { try? input.write(contentsOf: Data((line + "\n").utf8)) }
+    func kill() { sendKill(pid) }
+
+    /// The next line the worker prints (`nil` when it exits first or after 60 s).
+    func nextLine() async -> String? {
+        let watchdog = Task { [pid] in
+            try await Task.sleep(for: .seconds(60))
+            sendKill(pid)
+        }
+        defer { watchdog.cancel() }
+        for await line in lines { return line }
+        return nil
+    }
+
+    /// The exit status (minus the signal when killed); the worker is killed after 60 s.
+    func exitStatus() async -> Int32 {
+        let watchdog = Task { [pid] in
+            try await Task.sleep(for: .seconds(60))
+            sendKill(pid)
+        }
+        defer { watchdog.cancel() }
+        for await status in exits { return status }
+        return -1
+    }
+}
+
+private func sendKill(_ pid: Int32) {
+    _ = kill(pid, SIGKILL)
+}
+
+extension PostgresRowSequence {
+    /// Reads a statement's result to its end: only then has the server finished it.
+    func drain() async throws {
+        for try await _ in self {}
+    }
+}
