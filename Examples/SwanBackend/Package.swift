@@ -14,12 +14,17 @@ let package = Package(
         // Already in Hummingbird's graph: a graceful stop and quiet logs for the demo and the tests.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(
             name: "SwanBackend",
             dependencies: [
                 .product(name: "OIDC", package: "swift-oidc"),
+                // Sessions in PostgreSQL when DATABASE_URL is set.
+                .product(name: "OIDCPostgres", package: "swift-oidc"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
@@ -39,6 +44,7 @@ let package = Package(
             name: "swan-backend",
             dependencies: [
                 "SwanBackend", "SwanStandIns",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "OIDC", package: "swift-oidc"),
                 .product(name: "OIDCTesting", package: "swift-oidc"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -49,6 +55,8 @@ let package = Package(
             name: "SwanBackendTests",
             dependencies: [
                 "SwanBackend", "SwanStandIns",
+                .product(name: "OIDCPostgres", package: "swift-oidc"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "OIDC", package: "swift-oidc"),
                 .product(name: "OIDCTesting", package: "swift-oidc"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -177,10 +177,13 @@ public struct SwanBackend: Sendable {
 /// Why the backend cannot start.
 public enum SwanBackendError: Error, CustomStringConvertible {
     case noJWKS(String)
+    case noTokenKey
 
     public var description: String {
         switch self {
         case .noJWKS(let issuer): "\(issuer)'s discovery document names no jwks_uri: ID tokens could not be verified."
+        case .noTokenKey:
+            "DATABASE_URL is set but no key seals the tokens: set OIDC_TOKEN_KEY_FILE to a file holding 32 random bytes (openssl rand -base64 32 > key; chmod 600 key), or OIDC_TOKEN_KEY."
         }
     }
 }

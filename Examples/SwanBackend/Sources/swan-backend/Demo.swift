@@ -10,7 +10,7 @@ import SwanStandIns
 enum Demo {
     static let clientID = "SANDBOX_DEMO_CLIENT"
 
-    static func run(port: Int?, transport: NIOHTTPTransport) async throws {
+    static func run(port: Int?, transport: NIOHTTPTransport, sessions: any TokenStore) async throws {
         let port = try port ?? reserveLoopbackPort()
         let secret = try RandomToken.generate()
         let swanLike = TestProvider.Configuration(clients: [
@@ -25,7 +25,7 @@ enum Demo {
                     clientID: clientID, clientSecret: Secret(secret), publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!,
                     issuer: provider.issuer, apiURL: URL(string: "http://127.0.0.1:\(apiPort)/graphql")!
                 )
-                let backend = try await SwanBackend.start(settings, transport: transport)
+                let backend = try await SwanBackend.start(settings, transport: transport, sessions: sessions)
                 let router = Router()
                 backend.addRoutes(to: router)
                 try await serve(router, port: port) { _ in

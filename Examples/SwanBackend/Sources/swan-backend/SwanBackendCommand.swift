@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import OIDC
 import OIDCTesting
+import PostgresNIO
 import SwanBackend
 import SwanStandIns
 
@@ -15,6 +16,10 @@ struct SwanBackendCommand: AsyncParsableCommand {
             With --demo, a provider configured like Swan (a confidential client, client_secret_post, \
             scope openid offline) and a stand-in for Swan's consent API run on 127.0.0.1, and the demo \
             plays a browser through a login and a consent redirect.
+
+            With DATABASE_URL set (postgres://user:password@host:5432/database), sessions are kept in \
+            PostgreSQL, sealed with the key in OIDC_TOKEN_KEY_FILE (or OIDC_TOKEN_KEY): every instance \
+            of the backend shares them. The table is created at start-up if missing.
             """
     )
 
@@ -34,9 +39,21 @@ struct SwanBackendCommand: AsyncParsableCommand {
     var demo = false
 
     func run() async throws {
+        guard let (store, client) = try SessionStore.postgres() else {
+            try await serve(sessions: InMemoryTokenStore())
+            return
+        }
+        // The pool runs beside the server and stops with it.
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        try await store.migrate()
+        try await serve(sessions: store)
+    }
+
+    func serve(sessions: any TokenStore) async throws {
         try await withNIOHTTPTransport { transport in
             if demo {
-                try await Demo.run(port: port, transport: transport)
+                try await Demo.run(port: port, transport: transport, sessions: sessions)
                 return
             }
             guard let clientID, let clientSecretFile, let publicURL, let base = URL(string: publicURL) else {
@@ -44,7 +61,8 @@ struct SwanBackendCommand: AsyncParsableCommand {
             }
             let secret = try String(contentsOfFile: clientSecretFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             let backend = try await SwanBackend.start(
-                SwanSettings(clientID: clientID, clientSecret: Secret(secret), publicBaseURL: base), transport: transport
+                SwanSettings(clientID: clientID, clientSecret: Secret(secret), publicBaseURL: base), transport: transport,
+                sessions: sessions
             )
             let router = Router()
             backend.addRoutes(to: router)

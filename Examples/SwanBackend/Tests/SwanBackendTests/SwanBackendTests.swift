@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import OIDC
+import OIDCPostgres
 import OIDCTesting
+import PostgresNIO
 @testable import SwanBackend
 import SwanStandIns
 import Testing
@@ -55,7 +57,8 @@ struct SwanBackendTests {
     }
 
     func withSwan(
-        authorize: TestProvider.AuthorizeBehaviour = .signIn, _ body: @escaping @Sendable (Harness) async throws -> Void
+        authorize: TestProvider.AuthorizeBehaviour = .signIn, sessions: any TokenStore = InMemoryTokenStore(),
+        _ body: @escaping @Sendable (Harness) async throws -> Void
     ) async throws {
         let client = TestProvider.Client.confidential(
             id: Self.clientID, secret: Self.secret, authentication: .clientSecretPost, redirectURIs: ["http://127.0.0.1/auth/callback"]
@@ -71,7 +74,7 @@ struct SwanBackendTests {
                         clientID: Self.clientID, clientSecret: Secret(Self.secret), publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!,
                         issuer: provider.issuer, apiURL: URL(string: "http://127.0.0.1:\(apiPort)/graphql")!
                     )
-                    let backend = try await SwanBackend.start(settings, transport: transport)
+                    let backend = try await SwanBackend.start(settings, transport: transport, sessions: sessions)
                     let router = Router()
                     backend.addRoutes(to: router)
                     try await serve(router, port: port) { _ in
@@ -241,6 +244,43 @@ struct SwanBackendTests {
             #expect(cookie.contains("Path=/;") || cookie.hasSuffix("Path=/"))
             #expect(!cookie.contains("Domain"))
             #expect(cookie.contains("SameSite=Lax"))
+        }
+    }
+
+    @Test(
+        "with DATABASE_URL, sessions are kept sealed in PostgreSQL and a second instance serves them",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["OIDC_TEST_DATABASE_URL"] != nil,
+            "OIDC_TEST_DATABASE_URL is not set: scripts/postgres.sh run (make examples does) starts a throw-away PostgreSQL"))
+    func sessionsInPostgres() async throws {
+        let url = try #require(ProcessInfo.processInfo.environment["OIDC_TEST_DATABASE_URL"])
+        let key = String(repeating: "ab", count: 32)
+        let (store, client) = try #require(try SessionStore.postgres(environment: ["DATABASE_URL": url, "OIDC_TOKEN_KEY": key]))
+        #expect(throws: SwanBackendError.self) { try SessionStore.postgres(environment: ["DATABASE_URL": url]) }
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        try await store.migrate()
+        try await withSwan(sessions: store) { swan in
+            let (session, cookie) = try await swan.logIn()
+            let sessionKey = swan.backend.key(forSession: session)
+            let stored = try #require(try await store.load(sessionKey))
+            // The row holds no token in clear.
+            let rows = try await client.query(
+                "SELECT record FROM \(unescaped: store.table) WHERE service = \(sessionKey.service) AND account = \(sessionKey.account)")
+            var record: [UInt8] = []
+            for try await bytes in rows.decode(ByteBuffer.self) { record = Array(bytes.readableBytesView) }
+            let text = String(decoding: record, as: UTF8.self)
+            #expect(!record.isEmpty && !text.contains(stored.tokens.accessToken.revealedValue))
+
+            // Another instance of the backend, on the same table, knows the session and refreshes it.
+            let other = try await SwanBackend.start(swan.backend.settings, transport: swan.transport, sessions: store)
+            await swan.provider.expireAccessTokens()
+            let status = try await ConsentAPI(url: swan.backend.settings.apiURL).status(of: "consent-1", session: other.session(session))
+            #expect(status == .accepted)
+            #expect(await swan.provider.grantCount("refresh_token") == 1)
+            #expect(try await store.load(sessionKey)?.tokens.accessToken != stored.tokens.accessToken)
+            _ = cookie
+            try await store.delete(sessionKey)
         }
     }
 
