@@ -13,7 +13,7 @@ public import PostgresNIO
 public enum PostgresConnectionURL {
     /// The client configuration `url` describes.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` saying what is wrong, without the password.
+    /// - Throws: `OIDCError.Code.invalidArgument` saying what is wrong, without the password.
     public static func configuration(from url: String) throws(OIDCError) -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "postgres" || scheme == "postgresql"

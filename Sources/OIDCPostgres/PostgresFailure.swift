@@ -1,7 +1,7 @@
 internal import OIDC
 internal import PostgresNIO
 
-/// Turns what PostgresNIO throws into an ``OIDCError`` that says what failed and what to do, and
+/// Turns what PostgresNIO throws into an `OIDCError` that says what failed and what to do, and
 /// bounds every database call in time.
 ///
 /// Messages carry the SQLSTATE and the server's primary message, never a query's parameters, the
@@ -12,7 +12,7 @@ enum PostgresFailure {
     /// SQLSTATE `42P01`: the table does not exist (`migrate()` was not run).
     static let undefinedTable = "42P01"
 
-    /// An ``OIDCError/Code/storageFailure`` for `error`, met while `action` (`"loading"`) `record`.
+    /// An `OIDCError.Code.storageFailure` for `error`, met while `action` (`"loading"`) `record`.
     static func storageError(_ error: any Error, _ action: String, _ record: String) -> OIDCError {
         if let error = error as? OIDCError { return error }
         if error is CancellationError { return OIDCError(.cancelled, "Cancelled while \(action) \(record).") }
@@ -46,7 +46,7 @@ enum PostgresFailure {
         }
     }
 
-    /// Runs `operation`, failing with ``OIDCError/Code/storageFailure`` when it takes longer than
+    /// Runs `operation`, failing with `OIDCError.Code.storageFailure` when it takes longer than
     /// `limit` (a server that does not answer, a pool that cannot connect, a statement on a
     /// connection that died). Cancelling the caller cancels the operation.
     @discardableResult

@@ -12,7 +12,7 @@ extension PostgresTokenStore {
     /// `body` still finishes and its result is returned: the lock's transaction wrote nothing.
     /// Do not nest `withLock` for the same key: the inner call waits for the outer one and times out.
     ///
-    /// - Throws: ``OIDCError/Code/storageFailure`` when the lock is not free within ``lockTimeout``
+    /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``
     ///   or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
     ///   lock is taken; whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {

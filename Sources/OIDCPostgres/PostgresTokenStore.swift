@@ -2,7 +2,7 @@ public import Logging
 public import OIDC
 public import PostgresNIO
 
-/// A ``TokenStore`` in PostgreSQL, for servers that run more than one instance: every instance sees
+/// A `TokenStore` in PostgreSQL, for servers that run more than one instance: every instance sees
 /// the same logins, and a rotating refresh token is spent once across the fleet.
 ///
 /// ```swift
@@ -32,7 +32,7 @@ public import PostgresNIO
 ///   lets you find the records still under an old key after a rotation
 ///   (`SELECT count(*) FROM oidc_logins WHERE key_id = '…'`); they keep opening while that key is
 ///   in the ring's `previous` keys, and each is re-sealed under the current key at its next save.
-///   A record that fails authentication is an ``OIDCError/Code/corruptStore`` error naming the
+///   A record that fails authentication is an `OIDCError.Code.corruptStore` error naming the
 ///   row, never tokens.
 /// - **Atomic saves.** ``save(_:for:)`` is one `INSERT … ON CONFLICT DO UPDATE`, committed when it
 ///   returns.
@@ -51,13 +51,13 @@ public import PostgresNIO
 ///   save goes through another connection, so nothing is lost, and `withLock` returns the body's
 ///   result (the lock's transaction wrote nothing, so a failed `COMMIT` loses nothing). When the
 ///   save itself fails (the database is unreachable), the session keeps using the new tokens,
-///   reports ``AuthenticatedSession/storageProblem`` and saves them at its next refresh or call;
+///   reports `AuthenticatedSession.storageProblem` and saves them at its next refresh or call;
 ///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
 ///   logs out. What no lock can prevent: while the database is unreachable, another instance
 ///   cannot read the new tokens, and if it refreshes with the old refresh token on its own (it
 ///   cannot take the lock while the database is down, so only after it is back and before the
 ///   first instance saved), a provider that detects refresh-token reuse may revoke the login.
-/// - **Time limits.** Every call fails with ``OIDCError/Code/storageFailure`` after
+/// - **Time limits.** Every call fails with `OIDCError.Code.storageFailure` after
 ///   ``operationTimeout`` (a server that does not answer, a pool that cannot connect) instead of
 ///   hanging.
 public struct PostgresTokenStore: TokenStore {
@@ -76,7 +76,7 @@ public struct PostgresTokenStore: TokenStore {
 
     /// A store in `table`, through `client`.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` when `table` is not one or two lower-case SQL
+    /// - Throws: `OIDCError.Code.invalidArgument` when `table` is not one or two lower-case SQL
     ///   identifiers (`[a-z_][a-z0-9_]*`, at most 63 bytes each, joined by a dot), or a time limit
     ///   is not positive.
     public init(
@@ -112,7 +112,7 @@ public struct PostgresTokenStore: TokenStore {
     /// Creates the table when it does not exist; does nothing otherwise. Safe to run from every
     /// instance at once (it takes an advisory lock of its own first).
     ///
-    /// - Throws: ``OIDCError/Code/storageFailure`` when PostgreSQL refuses (no right to create a
+    /// - Throws: `OIDCError.Code.storageFailure` when PostgreSQL refuses (no right to create a
     ///   table, say) or cannot be reached.
     public func migrate() async throws(OIDCError) {
         let client = client, table = table, logger = logger
@@ -145,8 +145,8 @@ public struct PostgresTokenStore: TokenStore {
 
     /// The login kept under `key`, or `nil`.
     ///
-    /// - Throws: ``OIDCError/Code/corruptStore`` naming the row when its record fails
-    ///   authentication or is not a login; ``OIDCError/Code/storageFailure`` when it is sealed with
+    /// - Throws: `OIDCError.Code.corruptStore` naming the row when its record fails
+    ///   authentication or is not a login; `OIDCError.Code.storageFailure` when it is sealed with
     ///   a key the ring does not have, or PostgreSQL fails.
     public func load(_ key: TokenStoreKey) async throws(OIDCError) -> StoredLogin? {
         try checkStorable(key)
@@ -164,7 +164,7 @@ public struct PostgresTokenStore: TokenStore {
 
     /// Replaces the login under `key` in one statement, sealed under the ring's current key.
     ///
-    /// - Throws: ``OIDCError/Code/storageFailure`` when PostgreSQL fails or does not answer; the
+    /// - Throws: `OIDCError.Code.storageFailure` when PostgreSQL fails or does not answer; the
     ///   stored login is then the old one, or, when the connection broke after the commit, the new one.
     public func save(_ login: StoredLogin, for key: TokenStoreKey) async throws(OIDCError) {
         try checkStorable(key)
