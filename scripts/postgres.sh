@@ -2,8 +2,8 @@
 # A throw-away PostgreSQL cluster on 127.0.0.1 for the OIDCPostgres tests and benchmark.
 #
 #   scripts/postgres.sh start
-#       initdb into .build-postgres/data (as an unprivileged user: when run as root, the system user
-#       `oidc-postgres` is created for it), starts the server on a free port, listening on 127.0.0.1
+#       initdb into .build-postgres/data (when run as root: as the system user `oidc-postgres`,
+#       created if missing, into a directory of /tmp it owns), starts the server on a free port, listening on 127.0.0.1
 #       only with `trust` authentication, creates the database `oidc_test` and prints its URL
 #       (postgres://oidc@127.0.0.1:PORT/oidc_test?sslmode=disable: the
 #       cluster has no TLS) on stdout. Already running: prints it again.
@@ -20,7 +20,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.build-postgres"
-data="$state/data"
+data_file="$state/datadir"
 url_file="$state/url"
 user="oidc-postgres"
 
@@ -57,36 +57,37 @@ free_port() {
 }
 
 running() {
-    [ -f "$url_file" ] && [ -f "$data/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1
+    local data
+    data=$(cat "$data_file" 2>/dev/null || true)
+    [ -f "$url_file" ] && [ -n "$data" ] && [ -f "$data/cluster/postmaster.pid" ] &&
+        as_owner "$bin/pg_ctl" -D "$data/cluster" status >/dev/null 2>&1
 }
 
 start() {
     if running; then cat "$url_file"; return 0; fi
-    rm -rf "$state"
+    stop
     mkdir -p "$state"
+    # The cluster's files: in the checkout, or, as root, in a directory of /tmp that belongs to the
+    # unprivileged user (so that no directory of yours needs opening to it).
+    data="$state/data"
     if [ "$(id -u)" -eq 0 ]; then
         id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
-        chown "$user" "$state"
-        # The owner must reach the directory through every parent.
-        local dir="$state"
-        while [ "$dir" != "/" ]; do
-            dir=$(dirname "$dir")
-            [ -x "$dir" ] || die "$dir cannot be entered by $user"
-            case "$(stat -c %A "$dir")" in ?????????x|???????x??) ;; *) chmod o+x "$dir" ;; esac
-        done
+        data=$(mktemp -d /tmp/oidc-postgres.XXXXXX)
+        chown "$user" "$data"
     fi
-    as_owner "$bin/initdb" -D "$data" -U oidc --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$state/initdb.log" 2>&1 ||
+    echo "$data" > "$data_file"
+    as_owner "$bin/initdb" -D "$data/cluster" -U oidc --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$state/initdb.log" 2>&1 ||
         die "initdb failed: $(tail -5 "$state/initdb.log")"
     local port attempt
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        if as_owner "$bin/pg_ctl" -D "$data" -l "$state/server.log" -w -t 60 \
-            -o "-c listen_addresses=127.0.0.1 -p $port -k $state -c max_connections=200 -c fsync=on" start >/dev/null 2>&1; then
+        if as_owner "$bin/pg_ctl" -D "$data/cluster" -l "$data/server.log" -w -t 60 \
+            -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c max_connections=200" start >/dev/null 2>&1; then
             break
         fi
         port=""
     done
-    [ -n "$port" ] || die "the server did not start: $(tail -5 "$state/server.log" 2>/dev/null)"
+    [ -n "$port" ] || die "the server did not start: $(tail -5 "$data/server.log" 2>/dev/null)"
     "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U oidc -d postgres -c "CREATE DATABASE oidc_test" >/dev/null ||
         die "could not create the database oidc_test"
     echo "postgres://oidc@127.0.0.1:$port/oidc_test?sslmode=disable" > "$url_file"
@@ -94,10 +95,13 @@ start() {
 }
 
 stop() {
-    if [ -d "$data" ]; then
-        as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 20 stop >/dev/null 2>&1 ||
-            as_owner "$bin/pg_ctl" -D "$data" -m immediate -w -t 20 stop >/dev/null 2>&1 || true
+    local data
+    data=$(cat "$data_file" 2>/dev/null || true)
+    if [ -n "$data" ] && [ -d "$data/cluster" ]; then
+        as_owner "$bin/pg_ctl" -D "$data/cluster" -m fast -w -t 20 stop >/dev/null 2>&1 ||
+            as_owner "$bin/pg_ctl" -D "$data/cluster" -m immediate -w -t 20 stop >/dev/null 2>&1 || true
     fi
+    [ -n "$data" ] && case "$data" in "$state"/*|/tmp/oidc-postgres.*) rm -rf "$data" ;; esac
     rm -rf "$state"
 }
 
