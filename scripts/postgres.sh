@@ -122,9 +122,10 @@ start) start ;;
 stop) stop ;;
 run)
     [ $# -gt 0 ] || die "run needs a command"
-    url=$(start)
+    # Set before starting: a start that fails half-way (or an interrupt) still stops what it began.
     trap stop EXIT
     trap 'exit 130' INT TERM
+    url=$(start)
     status=0
     OIDC_TEST_DATABASE_URL="$url" "$@" || status=$?
     exit $status

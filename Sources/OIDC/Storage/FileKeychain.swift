@@ -219,7 +219,11 @@ public struct FileKeychain: TokenStore {
         defer { KeychainIO.closeQuietly(fd) }  // closing the only descriptor releases the lock
         var held = Self.lockedDirectories
         held[directoryPath] = directory.identity
-        return try await Self.$lockedDirectories.withValue(held) { try await body() }
+        let result = try await Self.$lockedDirectories.withValue(held) { try await body() }
+        // The directory stays open until here: its inode cannot be reused by another directory
+        // that would then pass the identity check above while the lock is held.
+        withExtendedLifetime(directory) {}
+        return result
     }
 
     /// Every key with a stored login, sorted; lock, temporary and moved-aside files are not logins.
@@ -239,25 +243,33 @@ public struct FileKeychain: TokenStore {
 
     /// Opens and checks the directory; `nil` when it does not exist.
     private func openDirectory() throws(OIDCError) -> StoreDirectory? {
-        guard let directory = try StoreDirectory.open(directoryPath) else { return nil }
+        guard let directory = try StoreDirectory.open(directoryPath) else {
+            // Gone while this task holds a lock in it: moved away, not "no login".
+            if Self.lockedDirectories[directoryPath] != nil { throw replacedWhileLocked() }
+            return nil
+        }
         return try checked(directory)
+    }
+
+    private func replacedWhileLocked() -> OIDCError {
+        OIDCError(
+            .storageFailure,
+            "The token store directory \(directoryPath) was replaced or moved away while this task held a lock in it: nothing was read or written; try again.",
+            context: ["path": directoryPath])
     }
 
     /// Opens and checks the directory, creating it (0700, with missing parents) first when needed.
     private func createDirectory() throws(OIDCError) -> StoreDirectory {
-        try checked(StoreDirectory.create(directoryPath))
+        // Under a lock the directory exists: one that vanished is not created again.
+        if Self.lockedDirectories[directoryPath] != nil, let directory = try openDirectory() { return directory }
+        return try checked(StoreDirectory.create(directoryPath))
     }
 
     /// `directory`, once it is private to this user and is the one any lock this task holds is in.
     private func checked(_ directory: StoreDirectory) throws(OIDCError) -> StoreDirectory {
         let path = directoryPath
         try directory.requirePrivate("token store directory")
-        if let locked = Self.lockedDirectories[path], locked != directory.identity {
-            throw OIDCError(
-                .storageFailure,
-                "The token store directory \(path) was replaced (renamed, or another directory put in its place) while this task held a lock in it: nothing was read or written; try again.",
-                context: ["path": path])
-        }
+        if let locked = Self.lockedDirectories[path], locked != directory.identity { throw replacedWhileLocked() }
         return directory
     }
 

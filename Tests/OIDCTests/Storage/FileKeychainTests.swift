@@ -327,7 +327,7 @@ struct FileKeychainTests {
         }
     }
 
-    @Test("a directory replaced while its lock is held: load, save and delete under the lock refuse and touch neither directory",
+    @Test("a directory replaced or moved away while its lock is held: load, save and delete under the lock refuse and touch neither directory",
           .timeLimit(.minutes(3)))
     func directoryReplacedUnderLock() async throws {
         try await withStore { store, root in
@@ -352,6 +352,16 @@ struct FileKeychainTests {
             // Neither directory changed; outside the lock the store is the directory now at its path.
             #expect(try store.load(Self.key)?.tokens.accessToken == Secret("other-directory"))
             #expect(try FileKeychain(directory: moved).load(Self.key)?.tokens.accessToken == Secret("locked-directory"))
+
+            // Moved away with nothing in its place: not "no login" (which a session would take for a logout).
+            try await store.withLock(Self.key) {
+                try FileManager.default.moveItem(at: store.directory, to: root.appendingPathComponent("moved-again"))
+                let error = try #require(throws: OIDCError.self) { try store.load(Self.key) }
+                #expect(error.code == .storageFailure && error.message.contains("moved away"), "\(error)")
+                #expect(throws: OIDCError.self) { try store.delete(Self.key) }
+                #expect(throws: OIDCError.self) { try store.save(Self.login(), for: Self.key) }
+                #expect(!FileManager.default.fileExists(atPath: store.directory.path))  // not created again
+            }
         }
     }
 
