@@ -160,10 +160,12 @@ struct PostgresFleetTests {
             try await store.migrate()
             let before = try await Self.injectExpiredLogin(provider, into: store)
             let session = try await Self.makeSession(provider, store, transport)
-            await provider.failNextTokenRequests(1, with: .delay(.seconds(1)))
+            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
             let refresh = Task { try await session.validTokens() }
 
-            try await Task.sleep(for: .milliseconds(300))  // the refresh is at the provider now
+            // Wait until the refresh is at the provider (it holds the lock and has read the row), however slow the machine.
+            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
             try await admin.query("ALTER DATABASE \(unescaped: database) WITH ALLOW_CONNECTIONS false").drain()
             try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database)").drain()
 
@@ -176,7 +178,8 @@ struct PostgresFleetTests {
             try await admin.query("ALTER DATABASE \(unescaped: database) WITH ALLOW_CONNECTIONS true").drain()
             // The session saves them again at its next call (the pool may need a few tries to reconnect).
             for _ in 0..<60 where await session.storageProblem != nil {
-                #expect(try await session.validTokens().accessToken == tokens.accessToken)
+                // The pool may refuse at first (its circuit breaker opened during the outage): try again.
+                if let again = try? await session.validTokens() { #expect(again.accessToken == tokens.accessToken) }
                 if await session.storageProblem != nil { try await Task.sleep(for: .milliseconds(500)) }
             }
             #expect(await session.storageProblem == nil)
