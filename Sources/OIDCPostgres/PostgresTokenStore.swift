@@ -48,8 +48,10 @@ public import PostgresNIO
 /// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
 ///   row, calls the provider, saves the new tokens, then the lock is released. When the lock's
 ///   connection is lost meanwhile, the server releases the lock; the body still finishes and its
-///   save goes through another connection, so nothing is lost, and `withLock` returns the body's
-///   result (the lock's transaction wrote nothing, so a failed `COMMIT` loses nothing). When the
+///   save goes through another connection, and `withLock` returns the body's result (the lock's
+///   transaction wrote nothing, so a failed `COMMIT` loses nothing). Not covered yet: another
+///   instance waiting for that lock takes it at once and may refresh with the old refresh token,
+///   and the first instance's save is not fenced against its result. When the
 ///   save itself fails (the database is unreachable), the session keeps using the new tokens,
 ///   reports `AuthenticatedSession.storageProblem` and saves them at its next refresh or call;
 ///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
