@@ -1,6 +1,6 @@
 internal import Logging
 public import OIDC
-internal import PostgresNIO
+package import PostgresNIO
 
 extension PostgresTokenStore {
     /// Runs `body` while holding the advisory lock of `key`, exclusive across every process and
@@ -106,8 +106,8 @@ private struct BodyError: Error {
 
 extension PostgresRowSequence {
     /// Reads the statement's result to its end: only then has the server finished it (a lock is
-    /// held, a row is written) and reported any error.
-    func drain() async throws {
+    /// held, a row is written) and reported any error. The package's tests use it too.
+    package func drain() async throws {
         for try await _ in self {}
     }
 }

@@ -189,10 +189,3 @@ final class WorkerProcess: Sendable {
 private func sendKill(_ pid: Int32) {
     _ = kill(pid, SIGKILL)
 }
-
-extension PostgresRowSequence {
-    /// Reads a statement's result to its end: only then has the server finished it.
-    func drain() async throws {
-        for try await _ in self {}
-    }
-}
