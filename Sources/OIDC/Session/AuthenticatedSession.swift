@@ -111,7 +111,13 @@ public actor AuthenticatedSession {
     /// The session of the last logged-in user kept under `key`, or `nil` when there is none
     /// (the Schibsted SDK's `resumeLastLoggedInUser`).
     ///
-    /// - Parameter logger: the session's ``logger``; `nil` (the default) logs nothing.
+    /// - Parameters:
+    ///   - store: where the login is kept and locked.
+    ///   - key: the login's key.
+    ///   - source: where new tokens come from.
+    ///   - transport: sends the resource requests.
+    ///   - allowlist: the hosts that may receive the bearer token.
+    ///   - logger: the session's ``logger``; `nil` (the default) logs nothing.
     public static func resumeLastLoggedInUser(
         store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
         logger: Logger? = nil

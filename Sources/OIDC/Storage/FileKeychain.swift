@@ -119,7 +119,7 @@ public struct FileKeychain: TokenStore {
     /// `$XDG_STATE_HOME/oidc` when that variable is an absolute path, else `$HOME/.local/state/oidc`.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when neither is set to an absolute path: pass a
-    ///   directory to ``init(directory:lockTimeout:encryption:)`` then.
+    ///   directory to ``init(directory:lockTimeout:encryption:logger:)`` then.
     public static func defaultDirectory(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(OIDCError) -> URL {
