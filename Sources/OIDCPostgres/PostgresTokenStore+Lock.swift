@@ -1,3 +1,4 @@
+internal import Foundation
 internal import Logging
 public import OIDC
 package import PostgresNIO
@@ -6,51 +7,76 @@ extension PostgresTokenStore {
     /// Runs `body` while holding the advisory lock of `key`, exclusive across every process and
     /// machine that uses this table.
     ///
-    /// The lock is a transaction-scoped advisory lock on a connection of the pool held for the
-    /// body. It is released when `body` returns or throws, and by the server when that connection
-    /// ends (the process died, the network broke). When the connection is lost while `body` runs,
-    /// `body` still finishes and its result is returned: the lock's transaction wrote nothing.
-    /// Do not nest `withLock` for the same key: the inner call waits for the outer one and times out.
+    /// The lock is a session-level advisory lock (`pg_advisory_lock`) taken on a connection of the
+    /// pool that is held for the body; ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` for `key`
+    /// in the body's task run on that same connection, so they are fenced by the lock: when the
+    /// connection is lost, the server releases the lock and those calls fail with
+    /// `OIDCError.Code.storageFailure` instead of writing while another instance may hold it. A
+    /// pool of one connection is enough. The lock is released (`pg_advisory_unlock`) when `body`
+    /// returns or throws; when anything about the connection is in doubt (a statement that did not
+    /// answer, a cancellation while waiting), the connection is closed instead, which releases the
+    /// lock on the server. Do not nest `withLock` for the same key in other tasks of the body: they
+    /// wait for the outer lock and time out.
     ///
     /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``
     ///   or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
     ///   lock is taken; whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try checkStorable(key)
+        let key = Self.canonical(key)
         let name = recordName(key)
         let lockKey = Self.advisoryLockKey(table: table, for: key)
-        // lock_timeout in whole milliseconds (at least 1: 0 would mean no limit).
-        let milliseconds = max(1, lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)
-        let logger = logger, limit = operationTimeout
+        let milliseconds = Self.lockTimeoutMilliseconds(lockTimeout)
+        let logger = logger, limit = operationTimeout, lockTimeout = lockTimeout, client = client, table = table
         // A statement on a connection that died may never complete: each is bounded, and none is
         // sent on a connection known to be closed.
-        @Sendable func run(_ connection: PostgresConnection, _ statement: PostgresQuery, within: Duration) async throws {
+        @Sendable func run(_ connection: PostgresConnection, _ statement: PostgresQuery, within: Duration) async throws -> [PostgresRow] {
             guard !connection.isClosed else { throw LockConnectionClosed() }
-            try await Deadline.run(within) { try await connection.query(statement, logger: logger).drain() }
+            return try await Deadline.run(within) { try await connection.query(statement, logger: logger).collect() }
+        }
+        /// Ends the server session, which releases every lock it holds; bounded, like everything else.
+        @Sendable func discard(_ connection: PostgresConnection) async {
+            _ = try? await Deadline.run(limit) { try await connection.close() }
         }
         do {
             return try await client.withConnection { connection in
+                // Taking the lock: lock_timeout applies to this transaction only; the lock itself
+                // belongs to the server session and outlives the COMMIT.
                 do {
-                    try await run(connection, "BEGIN", within: limit)
-                    try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
+                    _ = try await run(connection, "BEGIN", within: limit)
+                    _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
                     // The server gives up first (lock_timeout), with an error that says so.
-                    try await run(connection, "SELECT pg_advisory_xact_lock(\(lockKey))", within: lockTimeout + limit)
-                    try Task.checkCancellation()
+                    _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
+                    _ = try await run(connection, "COMMIT", within: limit)
+                } catch let error as PSQLError where error.serverInfo != nil {
+                    // The server refused a statement (the lock timed out): the lock is not held.
+                    _ = try? await run(connection, "ROLLBACK", within: limit)
+                    throw error
                 } catch {
-                    try? await run(connection, "ROLLBACK", within: limit)
+                    // A cancellation, a timeout, a broken connection: the lock may be held, or be
+                    // granted later to a statement still pending.
+                    await discard(connection)
                     throw error
                 }
-                let result: T
-                do {
-                    result = try await body()
-                } catch {
-                    try? await run(connection, "ROLLBACK", within: limit)
-                    throw BodyError(error: error)
+                let held = HeldLock(client: client, table: table, key: key, connection: connection)
+                let result: Result<T, any Error>
+                if Task.isCancelled {
+                    result = .failure(CancellationError())
+                } else {
+                    do {
+                        result = .success(try await HeldLock.$held.withValue(HeldLock.held + [held]) { try await body() })
+                    } catch {
+                        result = .failure(BodyError(error: error))
+                    }
                 }
-                // Nothing was written in this transaction: if COMMIT fails (the connection is gone),
-                // the server has released the lock already and nothing is lost.
-                try? await run(connection, "COMMIT", within: limit)
-                return result
+                held.markReleased()
+                if held.isInDoubt || connection.isClosed {
+                    await discard(connection)
+                } else {
+                    let released = try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit)
+                    if (try? released?.first?.decode(Bool.self)) != true { await discard(connection) }
+                }
+                return try result.get()
             }
         } catch let error as BodyError {
             throw error.error
@@ -72,14 +98,40 @@ extension PostgresTokenStore {
         }
     }
 
+    /// `lockTimeout` in whole milliseconds for the server's `lock_timeout`: at least 1 (0 would mean
+    /// no limit) and at most 2^31 − 1 (the setting's maximum, about 24.8 days).
+    static func lockTimeoutMilliseconds(_ timeout: Duration) -> Int64 {
+        let (seconds, attoseconds) = timeout.components
+        let whole = seconds.multipliedReportingOverflow(by: 1000)
+        guard !whole.overflow else { return Int64(Int32.max) }
+        return min(Int64(Int32.max), max(1, whole.partialValue + attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// `key` with its service and account in Unicode NFC, as rows and lock keys hold them: Swift
+    /// compares strings by canonical equivalence, PostgreSQL `text` byte by byte, and both must
+    /// agree on which login a key names.
+    static func canonical(_ key: TokenStoreKey) -> TokenStoreKey {
+        func nfc(_ text: String) -> String { text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping }
+        return TokenStoreKey(service: nfc(key.service), account: nfc(key.account))
+    }
+
     /// The 64-bit advisory lock key of a login: the first 8 bytes of SHA-256 over
-    /// `oidc-token-store`, the table, the service and the account, each followed by a NUL byte, read
-    /// as a big-endian signed integer. Stable across versions, machines and processes; another
-    /// table's logins never share a lock. In `pg_locks` (`locktype = 'advisory'`, `objsubid = 1`),
-    /// `classid` holds its upper 32 bits and `objid` its lower 32 bits.
+    /// `oidc-token-store`, the table, the service and the account (in Unicode NFC), each followed
+    /// by a NUL byte, read as a big-endian signed integer. Stable across versions, machines and
+    /// processes; another table's logins never share a lock. In `pg_locks` (`locktype = 'advisory'`,
+    /// `objsubid = 1`), `classid` holds its upper 32 bits and `objid` its lower 32 bits.
     public static func advisoryLockKey(table: String, for key: TokenStoreKey) -> Int64 {
+        let key = canonical(key)
+        return lockKey(["oidc-token-store", table, key.service, key.account])
+    }
+
+    /// The lock ``migrate()`` takes: `oidc-token-store-migrate` and the table, so that it can never
+    /// be a login's lock.
+    static func migrationLockKey(table: String) -> Int64 { lockKey(["oidc-token-store-migrate", table]) }
+
+    private static func lockKey(_ parts: [String]) -> Int64 {
         var input: [UInt8] = []
-        for part in ["oidc-token-store", table, key.service, key.account] {
+        for part in parts {
             input += Array(part.utf8)
             input.append(0)
         }
