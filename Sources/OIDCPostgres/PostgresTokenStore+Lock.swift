@@ -18,8 +18,11 @@ extension PostgresTokenStore {
     /// lock on the server. Do not nest `withLock` for the same key in other tasks of the body: they
     /// wait for the outer lock and time out.
     ///
-    /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``
-    ///   or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
+    /// Waiting for a free connection of the pool is bounded by ``operationTimeout``, waiting for
+    /// the lock by ``lockTimeout``.
+    ///
+    /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``,
+    ///   no connection of the pool is free within ``operationTimeout``, or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
     ///   lock is taken; whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try checkStorable(key)
@@ -39,7 +42,13 @@ extension PostgresTokenStore {
             _ = try? await Deadline.run(limit) { try await connection.close() }
         }
         do {
-            return try await client.withConnection { connection in
+            // Waiting for a free connection is bounded too: all of them may be holding other locks.
+            let (lease, connection): (ConnectionLease, PostgresConnection)
+            do { (lease, connection) = try await ConnectionLease.lease(from: client, within: limit) } catch is Deadline.Expired {
+                throw NoFreeConnection()
+            }
+            defer { lease.end() }
+            return try await { () async throws -> T in
                 // Taking the lock: lock_timeout applies to this transaction only; the lock itself
                 // belongs to the server session and outlives the COMMIT.
                 do {
@@ -77,7 +86,7 @@ extension PostgresTokenStore {
                     if (try? released?.first?.decode(Bool.self)) != true { await discard(connection) }
                 }
                 return try result.get()
-            }
+            }()
         } catch let error as BodyError {
             throw error.error
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresFailure.lockNotAvailable {
@@ -85,6 +94,11 @@ extension PostgresTokenStore {
                 .storageFailure,
                 "The lock of \(name) was held by another instance for longer than \(lockTimeout): check for a hung instance (pg_locks, locktype 'advisory') and try again.",
                 context: ["record": name, "sqlState": PostgresFailure.lockNotAvailable])
+        } catch is NoFreeConnection {
+            throw OIDCError(
+                .storageFailure,
+                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections) or PostgreSQL cannot be reached.",
+                context: ["record": name])
         } catch is LockConnectionClosed {
             throw OIDCError(
                 .storageFailure, "The connection that was to hold the lock of \(name) closed: check that PostgreSQL is up and reachable.",
@@ -147,6 +161,9 @@ extension PostgresTokenStore {
         return (0..<8).map { UInt8(truncatingIfNeeded: hash >> (56 - 8 * $0)) }
     }
 }
+
+/// The pool had no free connection within the time limit.
+private struct NoFreeConnection: Error {}
 
 /// The lock's connection closed before a statement could be sent on it.
 private struct LockConnectionClosed: Error {}

@@ -102,7 +102,10 @@ struct PostgresFleetTests {
                     await provider.failNextTokenRequests(1, with: .delay(.seconds(1)))
                     let refresh = Task { try await session.validTokens() }
 
-                    // End the backend that holds this login's lock while the provider answers.
+                    // End the backend that holds this login's lock once the refresh is at the provider (the
+                    // row read), while the provider answers.
+                    for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
                     try #require(try await TestDatabase.terminateLockHolder(client, store, Self.key), "the lock was never seen held")
 
                     let tokens = try await refresh.value  // the new tokens, although the lock was lost

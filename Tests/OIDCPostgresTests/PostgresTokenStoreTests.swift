@@ -212,6 +212,34 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    @Test("a pool whose only connection holds another login's lock: withLock fails after the time limit, saying so, instead of waiting for ever")
+    func poolExhausted() async throws {
+        try await TestDatabase.withClient(maximumConnections: 1) { client in
+            let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable())
+            let impatient = try PostgresTokenStore(
+                client: client, encryption: store.encryption, table: store.table, operationTimeout: .milliseconds(500))
+            try await store.migrate()
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await store.withLock(TokenStoreKey(service: "s", account: "busy")) {
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+            let start = ContinuousClock.now
+            let error = try await #require(throws: OIDCError.self) { try await impatient.withLock(Self.key) { 1 } }
+            #expect(error.code == .storageFailure && error.message.contains("maximumConnections"), "\(error)")
+            #expect(ContinuousClock.now - start < .seconds(5))
+            releasing.yield()
+            try await holder.value
+            // The abandoned request left nothing behind: the one connection serves the next lock.
+            #expect(try await store.withLock(Self.key) { 2 } == 2)
+            try await client.query("DROP TABLE \(unescaped: store.table)").drain()
+        }
+    }
+
     @Test("the lock is lost while another instance waits: that instance takes it, and the first one's save and load are refused, not done without the lock")
     func lostLockFencesWrites() async throws {
         try await TestDatabase.withStore { store, admin in
