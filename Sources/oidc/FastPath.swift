@@ -16,7 +16,8 @@ import Darwin
 /// usual. Errors reading the store are the same the subcommand reports, so they are reported here.
 /// `OIDC_FAST_PATH=0` turns it off (the tests compare both paths); `OIDC_FAST_PATH=require` makes
 /// `oidc` exit with ``notTakenExitCode`` instead of running the parser (the tests and the benchmark
-/// check that the shortcut really answered).
+/// check that the shortcut really answered). Logging (`OIDC_LOG`, `-v`) makes it decline, so the
+/// parser's path answers and logs.
 enum FastPath {
     static let notTakenExitCode: Int32 = 98
 
@@ -27,6 +28,9 @@ enum FastPath {
     /// The exit code, or `nil` when the full command must run.
     static func run(_ arguments: ArraySlice<String>) -> Int32? {
         if setting == "0" { return nil }
+        // Logging asked for (OIDC_LOG; a -v falls through below as an unknown argument): the parser's
+        // path sets it up and logs, or explains a value that is not a level.
+        if CLILog.environmentWantsLogging { return nil }
         if arguments.elementsEqual(["--version"]) {
             Console.output(Version.description)
             return ExitCodes.success

@@ -7,7 +7,7 @@ import Darwin
 import OIDC
 
 /// `oidc`: log in to OpenID Connect providers from a terminal and hand tokens to scripts.
-struct OIDCCommand: AsyncParsableCommand {
+struct OIDCCommand: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         commandName: "oidc",
         abstract: "OpenID Connect from the terminal: authorization URLs, logins, tokens for scripts.",
@@ -23,6 +23,8 @@ struct OIDCCommand: AsyncParsableCommand {
             AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Inject.self, Provider.self, Mint.self,
         ]
     )
+
+    @OptionGroup var logging: LoggingOptions
 }
 
 @main
@@ -36,6 +38,8 @@ enum Main {
         }
         do {
             var command = try OIDCCommand.parseAsRoot()
+            if let problem = CLILog.environmentProblem { Console.error(problem) }
+            CLILog.bootstrap(level: CLILog.level(of: command))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

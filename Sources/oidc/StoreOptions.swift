@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OIDC
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +37,10 @@ struct StoreOptions: ParsableArguments {
 
     func savedProfile() throws -> Profile? { try selection.savedProfile() }
 
-    func keychain(profile saved: Profile? = nil) throws -> FileKeychain { try selection.keychain(profile: saved) }
+    /// The store, logging to `oidc.store` (this runs only after the parser, so after ``CLILog/bootstrap(level:)``).
+    func keychain(profile saved: Profile? = nil) throws -> FileKeychain {
+        try selection.keychain(profile: saved, logger: CLILog.logger(.store))
+    }
 }
 
 /// Which profile and which token store a command works on: `--store`, `--profile`, `OIDC_STORE`,
@@ -61,9 +65,10 @@ struct StoreSelection {
         try ProfileStore().load(profileName)
     }
 
-    func keychain(profile saved: Profile? = nil) throws -> FileKeychain {
+    /// The store; `logger` `nil` (the fast path, which runs before logging is set up) logs nothing.
+    func keychain(profile saved: Profile? = nil, logger: Logger? = nil) throws -> FileKeychain {
         let directory = store ?? saved?.store ?? Self.environment("OIDC_STORE")
-        return try FileKeychain(directory: directory.map { URL(fileURLWithPath: $0, isDirectory: true) })
+        return try FileKeychain(directory: directory.map { URL(fileURLWithPath: $0, isDirectory: true) }, logger: logger)
     }
 
     private static func environment(_ name: String) -> String? {

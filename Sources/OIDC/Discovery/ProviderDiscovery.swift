@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Loads provider metadata and keeps it per issuer.
 ///
@@ -12,6 +13,8 @@ public actor ProviderDiscovery {
     public let maximumAge: TimeInterval
     /// Timeout, size limit and redirect policy of the document requests, as given at initialization.
     public var requestOptions: HTTPRequestOptions
+    /// Where fetches and cache decisions are logged (label `oidc.discovery` by convention).
+    public nonisolated let logger: Logger
     private let now: @Sendable () -> Date
     private var cache: [String: (metadata: ProviderMetadata, fetchedAt: Date)] = [:]
     private var inFlight: [String: Task<ProviderMetadata, any Error>] = [:]
@@ -23,10 +26,13 @@ public actor ProviderDiscovery {
     ///   - maximumAge: how long a document is reused, in seconds (one hour by default).
     ///   - requestOptions: timeout, size limit and redirect policy of each request.
     ///   - now: the clock that dates cached documents (injectable for tests).
+    ///   - logger: where fetches (issuer, URL, outcome) and cache hits are logged; `nil` (the
+    ///     default) logs nothing.
     public init(
         transport: any HTTPTransport, maximumAge: TimeInterval = 3600, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger? = nil
     ) {
+        self.logger = logger ?? OIDCLog.discovery
         self.transport = transport
         self.maximumAge = maximumAge
         self.requestOptions = requestOptions
@@ -40,13 +46,18 @@ public actor ProviderDiscovery {
     ///   `serverError` (transient: try again later); `malformedResponse` for no or an unreadable
     ///   document; `issuerMismatch` for a document of another issuer.
     public func metadata(for issuer: String) async throws(OIDCError) -> ProviderMetadata {
-        if let cached = cache[issuer], now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.metadata }
+        if let cached = cache[issuer], now().timeIntervalSince(cached.fetchedAt) < maximumAge {
+            logger.trace("discovery cache hit", metadata: ["issuer": .issuer(issuer)])
+            return cached.metadata
+        }
         let task: Task<ProviderMetadata, any Error>
         if let running = inFlight[issuer] {
+            logger.trace("waiting for a discovery fetch in flight", metadata: ["issuer": .issuer(issuer)])
             task = running
         } else {
-            let transport = self.transport, options = requestOptions
-            task = Task { try await Self.load(issuer, transport: transport, options: options) }
+            logger.debug("fetching provider metadata", metadata: ["issuer": .issuer(issuer), "cached": .bool(cache[issuer] != nil)])
+            let transport = self.transport, options = requestOptions, logger = self.logger
+            task = Task { try await Self.load(issuer, transport: transport, options: options, logger: logger) }
             inFlight[issuer] = task
         }
         let result = await task.result
@@ -57,6 +68,7 @@ public actor ProviderDiscovery {
             cache[issuer] = (metadata, now())
             return metadata
         case .failure(let error as OIDCError):
+            logger.debug("discovery failed", metadata: Logger.Metadata.failure(error).merging(["issuer": .issuer(issuer)]) { $1 })
             throw error
         case .failure(let error):
             throw OIDCError(.networkFailure, "Discovery failed: \(error).")
@@ -84,17 +96,24 @@ public actor ProviderDiscovery {
         return [openID, rfc8414]
     }
 
-    private static func load(_ issuer: String, transport: any HTTPTransport, options: HTTPRequestOptions) async throws(OIDCError) -> ProviderMetadata {
+    private static func load(
+        _ issuer: String, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
+    ) async throws(OIDCError) -> ProviderMetadata {
         let locations = try documentURLs(for: issuer)
         for (index, location) in locations.enumerated() {
             var headers = HTTPHeaders()
             headers.add("Accept", "application/json")
             let response = try await transport.send(HTTPRequest(method: "GET", url: location, headers: headers), options: options)
-            if response.status == 404, index + 1 < locations.count { continue }
+            if response.status == 404, index + 1 < locations.count {
+                logger.trace("no OpenID discovery document; trying RFC 8414", metadata: ["issuer": .issuer(issuer), "url": .endpoint(location)])
+                continue
+            }
             guard response.status == 200 else {
                 throw HTTPErrorMapping.unexpectedStatus(response, endpoint: location, what: "metadata document")
             }
-            return try ProviderMetadata(json: response.body, expectedIssuer: issuer)
+            let metadata = try ProviderMetadata(json: response.body, expectedIssuer: issuer)
+            logger.debug("provider metadata loaded", metadata: ["issuer": .issuer(issuer), "url": .endpoint(location)])
+            return metadata
         }
         throw OIDCError(.malformedResponse, "The issuer \(issuer) has no discovery document; check the issuer URL.")
     }

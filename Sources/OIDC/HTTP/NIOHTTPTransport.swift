@@ -1,4 +1,5 @@
 internal import Foundation
+public import Logging
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
@@ -22,9 +23,13 @@ internal import NIOPosix
 ///
 /// Runs on NIO's shared event-loop group (`MultiThreadedEventLoopGroup.singleton`); the transport
 /// itself owns only its idle connections. Call ``shutdown()`` when done (or use
-/// ``withNIOHTTPTransport(configuration:_:)``), or use ``shared``, which lives as long as the process.
+/// ``withNIOHTTPTransport(configuration:logger:_:)``), or use ``shared``, which lives as long as the process.
 ///
 /// Plain `http` is sent to any host: the callers (``EndpointPolicy``) decide where http is allowed.
+///
+/// With a ``logger``, each exchange is logged at `debug` (method, URL without its query, status,
+/// duration), connection reuse and redirects at `trace`, and a pin mismatch at `warning`; header
+/// fields and bodies never are (see <doc:Logging>).
 public final class NIOHTTPTransport: HTTPTransport {
     /// How a transport connects and verifies servers.
     public struct Configuration: Sendable {
@@ -83,15 +88,24 @@ public final class NIOHTTPTransport: HTTPTransport {
     /// Built at `init`; a configuration error surfaces at the first request (see ``Configuration/validate()``).
     private let tls: Result<TLSSetup, OIDCError>
     private let isShared: Bool
+    /// Where the exchanges are logged (label `oidc.transport` by convention); a logger that
+    /// discards everything unless one was given.
+    public let logger: Logger
 
     /// A transport on NIO's shared event loops. A configuration problem (a malformed pin or trust
     /// root) makes every request throw `invalidArgument`; call ``Configuration/validate()`` first to
     /// find it early.
-    public convenience init(configuration: Configuration = .init()) {
-        self.init(configuration: configuration, isShared: false)
+    ///
+    /// - Parameters:
+    ///   - configuration: trust, pins, user agent and idle connections.
+    ///   - logger: where requests are logged, without header fields, bodies or queries; `nil`
+    ///     (the default) logs nothing and costs nothing.
+    public convenience init(configuration: Configuration = .init(), logger: Logger? = nil) {
+        self.init(configuration: configuration, isShared: false, logger: logger)
     }
 
-    private init(configuration: Configuration, isShared: Bool) {
+    private init(configuration: Configuration, isShared: Bool, logger: Logger? = nil) {
+        self.logger = logger ?? OIDCLog.transport
         self.configuration = configuration
         self.group = MultiThreadedEventLoopGroup.singleton
         self.pool = ConnectionPool(maximumPerHost: configuration.maximumIdleConnectionsPerHost)
@@ -155,6 +169,10 @@ public final class NIOHTTPTransport: HTTPTransport {
                     context: ["host": host, "location": next.host ?? ""]
                 )
             }
+            logger.trace(
+                "following redirect",
+                metadata: ["from": .endpoint(current.url), "to": .endpoint(next), "status": .int(response.status), "redirects": .int(redirects)]
+            )
             if !Self.sameOrigin(current.url, next) {
                 // Credentials are for the origin they were given to.
                 current.headers.remove("Authorization")
@@ -188,26 +206,60 @@ public final class NIOHTTPTransport: HTTPTransport {
             if Task.isCancelled {
                 throw OIDCError(.cancelled, "The request to \(target.key.authority) was cancelled.", context: ["host": target.key.authority])
             }
+            // Read the clock only when the line will be written: off, logging costs one level check.
+            let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
             let reused = pool.take(target.key)
             let connection: HTTPConnection
             if let reused {
                 connection = reused
             } else {
-                connection = try await HTTPConnection.connect(key: target.key, group: group, tls: tls, deadline: deadline)
+                do {
+                    connection = try await HTTPConnection.connect(key: target.key, group: group, tls: tls, deadline: deadline)
+                } catch {
+                    logFailure(error, request, start: start)
+                    throw error
+                }
             }
             do {
                 let result = try await connection.execute(
                     head, body: request.body, maximumResponseSize: options.maximumResponseSize, deadline: deadline
                 )
                 if result.keepAlive { pool.put(connection) } else { connection.close() }
+                if let start {
+                    logger.debug(
+                        "HTTP response",
+                        metadata: [
+                            "method": .string(head.method.rawValue), "url": .endpoint(request.url), "status": .int(result.response.status),
+                            "duration_ms": .milliseconds(since: start), "connection": .string(reused == nil ? "new" : "reused"),
+                            "bytes": .int(result.response.body.count),
+                        ]
+                    )
+                }
                 return result.response
             } catch {
                 connection.close()
-                if reused != nil, idempotent, attempt == 0, error.code == .networkFailure, NIODeadline.now() < deadline { continue }
+                if reused != nil, idempotent, attempt == 0, error.code == .networkFailure, NIODeadline.now() < deadline {
+                    logger.trace("idle connection was closed by the server; sending again on a new one", metadata: ["url": .endpoint(request.url)])
+                    continue
+                }
+                logFailure(error, request, start: start)
                 throw error
             }
         }
         throw OIDCError(.networkFailure, "The request to \(target.key.authority) failed; try again.", context: ["host": target.key.authority])
+    }
+
+    private func logFailure(_ error: OIDCError, _ request: HTTPRequest, start: ContinuousClock.Instant?) {
+        var metadata: Logger.Metadata = .failure(error)
+        metadata["method"] = .string(request.method)
+        metadata["url"] = .endpoint(request.url)
+        if let start { metadata["duration_ms"] = .milliseconds(since: start) }
+        if error.code == .pinMismatch {
+            // An operator must see this one: a rotated certificate outside the pins, or interception.
+            logger.warning("TLS public key matches no pin; nothing was sent", metadata: metadata)
+        } else {
+            logger.debug("HTTP request failed", metadata: metadata)
+        }
     }
 
     private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
@@ -217,11 +269,17 @@ public final class NIOHTTPTransport: HTTPTransport {
 }
 
 /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
+///
+/// - Parameters:
+///   - configuration: trust, pins, user agent and idle connections.
+///   - logger: where the transport logs its requests; `nil` (the default) logs nothing.
+///   - body: what to do with the transport.
 public func withNIOHTTPTransport<T>(
     configuration: NIOHTTPTransport.Configuration = .init(),
+    logger: Logger? = nil,
     _ body: (NIOHTTPTransport) async throws -> T
 ) async throws -> T {
-    let transport = NIOHTTPTransport(configuration: configuration)
+    let transport = NIOHTTPTransport(configuration: configuration, logger: logger)
     let result: T
     do {
         result = try await body(transport)

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// The provider's JWKS, fetched on demand and cached.
 ///
@@ -12,6 +13,9 @@ public import Foundation
 ///
 /// The fetch is a closure, so any transport can supply the bytes (the library's HTTP client, a file,
 /// a test).
+///
+/// With a ``logger``: fetches and their key ids at `debug`, cache hits and the key a token chose at
+/// `trace`, a stale set served during an outage at `warning` (see <doc:Logging>).
 public actor JWKSCache {
     /// Returns the JWKS document's bytes; an error it throws is a failed fetch.
     public typealias Fetch = @Sendable () async throws -> [UInt8]
@@ -25,6 +29,9 @@ public actor JWKSCache {
     /// that, verification fails with the fetch's (transient) error rather than trust keys the
     /// provider may have withdrawn long ago.
     public let maximumStaleAge: TimeInterval
+    /// Where fetches, cache decisions and the keys chosen are logged (label `oidc.jwks` by
+    /// convention); a logger that discards everything unless one was given.
+    public nonisolated let logger: Logger
     private let fetch: Fetch
     private let now: @Sendable () -> Date
 
@@ -41,11 +48,13 @@ public actor JWKSCache {
     ///     stale set serves (1 minute).
     ///   - maximumStaleAge: seconds a cached set keeps serving while fetches fail (24 hours).
     ///   - now: the clock (injectable for tests).
+    ///   - logger: where fetches and cache decisions are logged; `nil` (the default) logs nothing.
     ///   - fetch: returns the JWKS document's bytes.
     public init(
         maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60, maximumStaleAge: TimeInterval = 86_400,
-        now: @escaping @Sendable () -> Date = { Date() }, fetch: @escaping Fetch
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger? = nil, fetch: @escaping Fetch
     ) {
+        self.logger = logger ?? OIDCLog.jwks
         self.maximumAge = maximumAge
         self.unknownKeyCooldown = unknownKeyCooldown
         self.maximumStaleAge = maximumStaleAge
@@ -57,13 +66,28 @@ public actor JWKSCache {
     /// fetch fails and a set is cached, the cached set is used (the provider's keys do not stop
     /// being its keys during an outage) and no new fetch is tried within ``unknownKeyCooldown``.
     public func keys() async throws -> JWKSet {
-        if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge { return cached.keys }
+        if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge {
+            logger.trace("JWKS cache hit", metadata: ["keys": .int(cached.keys.keys.count), "age_s": .seconds(now().timeIntervalSince(cached.fetchedAt))])
+            return cached.keys
+        }
         let usable = cached.flatMap { now().timeIntervalSince($0.fetchedAt) < maximumStaleAge ? $0.keys : nil }
-        if let usable, let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return usable }
-        do { return try await refresh() } catch {
-            if let usable { return usable }
+        if let usable, let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown {
+            logger.debug("serving the cached JWKS: the last fetch failed less than a cool-down ago", metadata: ["age_s": .seconds(staleAge)])
+            return usable
+        }
+        do { return try await refresh(reason: cached == nil ? "empty" : "expired") } catch {
+            if let usable {
+                logger.warning("JWKS fetch failed; serving the stale cached set", metadata: failure(error).merging(["age_s": .seconds(staleAge)]) { $1 })
+                return usable
+            }
             throw error
         }
+    }
+
+    private var staleAge: TimeInterval { cached.map { now().timeIntervalSince($0.fetchedAt) } ?? 0 }
+
+    private func failure(_ error: any Error) -> Logger.Metadata {
+        (error as? OIDCError).map { .failure($0) } ?? ["error": .string(String(describing: type(of: error)))]
     }
 
     /// A fresher key set after a token named a key the cached set lacks, or `nil` when the last
@@ -71,22 +95,37 @@ public actor JWKSCache {
     /// such key", so a flood of forged `kid`s costs at most one fetch per cool-down, even while
     /// the provider is down.
     public func keysAfterUnknownKey() async throws -> JWKSet? {
-        if let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown { return nil }
-        return try await refresh()
+        if let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown {
+            logger.debug("unknown key id; no refetch within the cool-down", metadata: ["cooldown_s": .seconds(unknownKeyCooldown)])
+            return nil
+        }
+        return try await refresh(reason: "unknown_kid")
     }
 
     private var lastAttempt: Date?
 
-    private func refresh() async throws -> JWKSet {
-        if let inFlight { return try await inFlight.value }
+    private func refresh(reason: String) async throws -> JWKSet {
+        if let inFlight {
+            logger.trace("waiting for a JWKS fetch in flight")
+            return try await inFlight.value
+        }
         let fetch = self.fetch
         let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch(), allowsSymmetricKeys: false) }
         inFlight = task
         fetchCount += 1
         lastAttempt = now()
         defer { inFlight = nil }
-        let keys = try await task.value
+        logger.debug("fetching JWKS", metadata: ["reason": .string(reason), "fetch": .int(fetchCount)])
+        let keys: JWKSet
+        do { keys = try await task.value } catch {
+            logger.debug("JWKS fetch failed", metadata: failure(error))
+            throw error
+        }
         cached = (keys, now())
+        logger.debug(
+            "JWKS fetched",
+            metadata: ["keys": .int(keys.keys.count), "kids": .untrusted(keys.keys.map { $0.keyID ?? "-" }.joined(separator: ","), limit: 256)]
+        )
         return keys
     }
 }
@@ -94,11 +133,28 @@ public actor JWKSCache {
 extension IDTokenVerifier {
     /// Verifies `token` with keys from `cache`, refetching once (within the cache's limits) when the
     /// token names a key the cached set does not have.
+    ///
+    /// The cache's ``JWKSCache/logger`` gets the outcome: the key id and algorithm at `trace`, the
+    /// failure's code at `debug`.
     public func verify(_ token: String, keys cache: JWKSCache, now: Date = Date()) async throws -> IDToken {
+        let verified: IDToken
+        do { verified = try await verifyRefetchingOnce(token, keys: cache, now: now) } catch {
+            if let error = error as? OIDCError { cache.logger.debug("ID token rejected", metadata: .failure(error)) }
+            throw error
+        }
+        cache.logger.trace(
+            "ID token verified",
+            metadata: ["kid": .untrusted(verified.keyID ?? "none"), "alg": .string(verified.algorithm.rawValue), "issuer": .issuer(issuer)]
+        )
+        return verified
+    }
+
+    private func verifyRefetchingOnce(_ token: String, keys cache: JWKSCache, now: Date) async throws -> IDToken {
         let keys = try await cache.keys()
         do {
             return try verify(token, keys: keys, now: now)
         } catch where error.code == .keyNotFound {
+            cache.logger.debug("ID token names a key the cached JWKS lacks")
             guard let fresher = try await cache.keysAfterUnknownKey() else { throw error }
             return try verify(token, keys: fresher, now: now)
         }

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
@@ -23,6 +24,10 @@ internal import NIOPosix
 ///
 /// Owns one event-loop thread, its sockets and connections; ``waitForAuthorization(_:timeout:)`` and
 /// ``close()`` release all of them.
+///
+/// With a logger (``start(_:logger:)``): the bound redirect URI, each request's method, path and
+/// answer at `debug`/`trace`, and a callback with a wrong or missing state or a refused `Host` at
+/// `notice`. Never a query, so never the code or the state, and never the start URL's random path.
 public final class LoopbackRedirectListener: Sendable {
     /// The configuration the listener was started with.
     public let configuration: Configuration
@@ -77,16 +82,22 @@ public final class LoopbackRedirectListener: Sendable {
     /// and `::1` share one port and one redirect URI; when that port is taken on the other address,
     /// everything is closed and tried again on a new port (at most 5 times).
     ///
+    /// - Parameters:
+    ///   - configuration: where to listen, the callback path, the limits.
+    ///   - logger: where requests to the listener and the login's outcome are logged, never with a
+    ///     query (label `oidc.loopback` by convention); `nil` (the default) logs nothing.
     /// - Throws: ``OIDCError/Code/invalidArgument`` for a bad configuration or an address that cannot
     ///   be bound here (such as `::1` on a host without IPv6, or a privileged port);
     ///   ``OIDCError/Code/portInUse`` when a fixed port is taken by another program.
-    public static func start(_ configuration: Configuration = .init()) async throws(OIDCError) -> LoopbackRedirectListener {
+    public static func start(_ configuration: Configuration = .init(), logger: Logger? = nil) async throws(OIDCError) -> LoopbackRedirectListener {
+        let logger = logger ?? OIDCLog.loopback
         try configuration.validate()
         var endpoints: [Endpoint] = []
         for endpoint in configuration.endpoints { endpoints.append(try Endpoint(host: endpoint.host, port: endpoint.port)) }
         let startPath = "/" + (try RandomToken.generate(byteCount: RandomToken.minimumByteCount))
         let state = LoopbackState(
-            callbackPath: configuration.callbackPath, startPath: startPath, maximumConnections: configuration.maximumConnections
+            callbackPath: configuration.callbackPath, startPath: startPath, maximumConnections: configuration.maximumConnections,
+            logger: logger
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let binder = LoopbackBinder(group: group, state: state, idleTimeout: configuration.idleTimeout)
@@ -101,6 +112,13 @@ public final class LoopbackRedirectListener: Sendable {
             guard let first = bound.first, let start = URL(string: "http://\(first.description)\(startPath)") else {
                 throw OIDCError(.invalidArgument, "The loopback listener bound no endpoint.")
             }
+            logger.debug(
+                "loopback listener started",
+                metadata: [
+                    "redirect_uri": .string("http://\(first.description)\(configuration.callbackPath)"),
+                    "endpoints": .string(bound.map(\.description).joined(separator: ",")),
+                ]
+            )
             return LoopbackRedirectListener(
                 configuration: configuration, boundEndpoints: bound, start: start, group: group, servers: servers, state: state
             )

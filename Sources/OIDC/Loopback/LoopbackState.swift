@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Logging
 internal import NIOCore
 internal import NIOHTTP1
 
@@ -38,11 +39,14 @@ final class LoopbackState: @unchecked Sendable {
     private var connections: [ObjectIdentifier: any Channel] = [:]
     private var isAdmitting = true
     private var closing: Task<Void, Never>?
+    /// Never given a query or the start path: see ``logged(_:_:path:)``.
+    let logger: Logger
 
-    init(callbackPath: String, startPath: String, maximumConnections: Int) {
+    init(callbackPath: String, startPath: String, maximumConnections: Int, logger: Logger) {
         self.callbackPath = callbackPath
         self.startPath = startPath
         self.maximumConnections = maximumConnections
+        self.logger = logger
     }
 
     // MARK: Connections
@@ -158,11 +162,32 @@ final class LoopbackState: @unchecked Sendable {
 
     /// The answer to one request head; a valid callback also decides the login's outcome.
     func respond(to head: HTTPRequestHead) -> LoopbackResponse {
+        let response = answer(head)
+        logger.trace(
+            "loopback request answered",
+            metadata: ["method": .string(head.method.rawValue), "path": .string(loggablePath(head.uri)), "status": .int(response.status)]
+        )
+        return response
+    }
+
+    /// The path of a request target for a log line: the callback path as it is, `<start>` for the
+    /// start URL's random path (it guards the authorization URL), and anything else cut to 64
+    /// sanitised characters; never the query.
+    private func loggablePath(_ target: String) -> String {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if path == startPath { return "<start>" }
+        return Display.sanitized(path, limit: 64)
+    }
+
+    private func answer(_ head: HTTPRequestHead) -> LoopbackResponse {
         guard head.uri.utf8.count <= Self.maximumTargetLength else { return LoopbackPage.uriTooLong() }
         guard head.version == .http1_1 else { return LoopbackPage.versionNotSupported() }
         let hostFields = head.headers["Host"]
         let allowed = lock.withLock { allowedHosts }
         guard hostFields.count == 1, let host = hostFields.first, allowed.contains(host.lowercased()) else {
+            logger.notice(
+                "loopback request refused: Host is not the listener's", metadata: ["host": .untrusted(hostFields.joined(separator: ","))]
+            )
             return LoopbackPage.badRequest()  // DNS rebinding: another name pointing at 127.0.0.1
         }
         guard head.method == .GET || head.method == .HEAD else { return LoopbackPage.methodNotAllowed() }
@@ -180,6 +205,7 @@ final class LoopbackState: @unchecked Sendable {
                 guard case .waiting(_, let location) = phase else { return LoopbackPage.notWaiting() }
                 guard !startServed else { return LoopbackPage.startUsed() }
                 startServed = true
+                logger.debug("start URL opened; redirecting the browser to the provider")
                 return LoopbackPage.redirect(to: location)
             }
         }
@@ -195,7 +221,10 @@ final class LoopbackState: @unchecked Sendable {
             return nil
         }
         guard let request else { return LoopbackPage.notWaiting() }
-        guard Self.carriesState(of: request, target: target) else { return LoopbackPage.foreign() }
+        guard Self.carriesState(of: request, target: target) else {
+            logger.notice("callback without this login's state ignored (missing, repeated or wrong)")
+            return LoopbackPage.foreign()
+        }
 
         let result: Result<AuthorizationResponse, OIDCError>
         if let url = URL(string: "http://\(host)\(target)") {
@@ -205,8 +234,12 @@ final class LoopbackState: @unchecked Sendable {
         }
         guard finish(result) else { return LoopbackPage.notWaiting() }
         switch result {
-        case .success: return LoopbackPage.success()
-        case .failure(let error): return LoopbackPage.failure(error)
+        case .success:
+            logger.debug("callback received with a code")
+            return LoopbackPage.success()
+        case .failure(let error):
+            logger.debug("callback received with an error", metadata: .failure(error))
+            return LoopbackPage.failure(error)
         }
     }
 

@@ -41,7 +41,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// The token endpoint, for code exchange and refresh; ``TokenClient`` needs it.
     public var tokenEndpoint: URL?
     /// The provider's key set, for ID-token verification
-    /// (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:)``).
+    /// (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:logger:)``).
     public var jwksURI: URL?
     /// The userinfo endpoint, for ``TokenClient/userinfo(accessToken:expectedSubject:)``.
     public var userinfoEndpoint: URL?

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Performs requests with `Authorization: Bearer <access token>` and keeps the token fresh
 /// (RFC 6750).
@@ -18,6 +19,11 @@ public import Foundation
 ///                                    allowlist: .default(for: apiBaseURL))
 /// let response = try await session.send(HTTPRequest(url: apiBaseURL.appendingPathComponent("me")))
 /// ```
+///
+/// With a ``logger``: requests, refreshes, lock waits and adopted tokens at `debug`/`trace`; a
+/// logout after a rejected refresh at `notice`; a refresh that failed for a transient reason, tokens
+/// the store refused, and a refreshed ID token that failed verification at `warning`. Never a token
+/// or an `Authorization` header (see <doc:Logging>).
 public actor AuthenticatedSession {
     /// Where new tokens come from.
     public enum TokenSource: Sendable {
@@ -45,6 +51,10 @@ public actor AuthenticatedSession {
     public var temporarilyUnavailableDelay: TimeInterval = 60
     /// Timeout and size limit for the resource requests.
     public var requestOptions = HTTPRequestOptions()
+    /// Where requests, refreshes and logouts are logged (label `oidc.session` by convention); a
+    /// logger that discards everything unless one was given. Each line carries the login's `issuer`
+    /// once it is loaded.
+    public nonisolated let logger: Logger
 
     /// Session events over the session's lifetime; the latest 64 are buffered until read. Read it
     /// from one task: an `AsyncStream` hands each event to one of its iterators, so several
@@ -80,10 +90,13 @@ public actor AuthenticatedSession {
     ///   - transport: sends the resource requests.
     ///   - allowlist: the hosts that may receive the bearer token.
     ///   - now: the clock for expiry decisions (injectable for tests).
+    ///   - logger: where requests, refreshes and logouts are logged, never with a token; `nil` (the
+    ///     default) logs nothing.
     public init(
         store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger? = nil
     ) {
+        self.logger = logger ?? OIDCLog.session
         self.store = store
         self.key = key
         self.source = source
@@ -97,11 +110,14 @@ public actor AuthenticatedSession {
 
     /// The session of the last logged-in user kept under `key`, or `nil` when there is none
     /// (the Schibsted SDK's `resumeLastLoggedInUser`).
+    ///
+    /// - Parameter logger: the session's ``logger``; `nil` (the default) logs nothing.
     public static func resumeLastLoggedInUser(
-        store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist
+        store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
+        logger: Logger? = nil
     ) async throws -> AuthenticatedSession? {
         guard try await store.load(key) != nil else { return nil }
-        return AuthenticatedSession(store: store, key: key, source: source, transport: transport, allowlist: allowlist)
+        return AuthenticatedSession(store: store, key: key, source: source, transport: transport, allowlist: allowlist, logger: logger)
     }
 
     /// Sets the delegate told about logouts, or removes it with `nil`; the session holds it weakly.
@@ -144,12 +160,22 @@ public actor AuthenticatedSession {
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
-        try allowlist.check(request.url)
+        do { try allowlist.check(request.url) } catch {
+            logger.notice("bearer token withheld from a host off the allowlist", metadata: ["url": .endpoint(request.url), "error": .code(error)])
+            throw error
+        }
         let tokens = try await validTokens()
         let response = try await transport.send(Self.authorized(request, tokens.accessToken), options: requestOptions)
+        logger.trace(
+            "resource answered", metadata: lineMetadata(["url": .endpoint(request.url), "status": .int(response.status), "attempt": .int(1)])
+        )
         guard response.status == 401 else { return response }
-        let fresh = try await refresh(replacing: tokens.accessToken).tokens
+        logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(request.url)]))
+        let fresh = try await refresh(replacing: tokens.accessToken, reason: "unauthorized").tokens
         let retried = try await transport.send(Self.authorized(request, fresh.accessToken), options: requestOptions)
+        logger.debug(
+            "resource answered the retry", metadata: lineMetadata(["url": .endpoint(request.url), "status": .int(retried.status), "attempt": .int(2)])
+        )
         guard retried.status == 401 else { return retried }
         throw OIDCError(
             .unauthorized,
@@ -169,7 +195,7 @@ public actor AuthenticatedSession {
         if let current, !forceRefresh, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current.tokens
         }
-        return try await refresh(replacing: current?.tokens.accessToken).tokens
+        return try await refresh(replacing: current?.tokens.accessToken, reason: forceRefresh ? "forced" : current == nil ? "not_loaded" : "expiring").tokens
     }
 
     /// Asks for new tokens now: after the host's token provider said "unauthenticated" (another user
@@ -190,8 +216,11 @@ public actor AuthenticatedSession {
     public func logout(revoke: Bool = true) async throws(OIDCError) {
         // A refresh in flight finishes first, so it cannot bring the login back afterwards.
         if let refreshTask { _ = await refreshTask.result }
+        logger.debug("logging out", metadata: lineMetadata(["revoke": .bool(revoke)]))
         do {
+            let asked = ContinuousClock.now
             try await store.withLock(key) {
+                await self.logLockWait(since: asked)
                 if revoke { await self.revokeStoredTokens() }
                 try await self.endLogin(.userInitiated)
             }
@@ -215,28 +244,33 @@ public actor AuthenticatedSession {
 
     /// One refresh for everyone: callers during a refresh wait for it; callers after it, whose
     /// token was already replaced, get the new one without another refresh.
-    private func refresh(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {
+    private func refresh(replacing stale: Secret?, saveOnly: Bool = false, reason: String = "expiring") async throws(OIDCError) -> StoredLogin {
         if let running = refreshTask {
+            logger.trace("joining the refresh in flight", metadata: lineMetadata(["reason": .string(reason)]))
             let runningSavesOnly = refreshTaskSavesOnly
             let result = try await Self.value(of: running)
             // A task that only saved again tokens the store had refused brings nothing new: a caller
             // whose token was just refused (a 401) still needs a refresh, once that save is done.
             guard !saveOnly, runningSavesOnly, let stale, result.tokens.accessToken == stale else { return result }
             if refreshTask == running { refreshTask = nil }
-            return try await refresh(replacing: stale)
+            return try await refresh(replacing: stale, reason: reason)
         }
         if let current, let stale, current.tokens.accessToken != stale, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current
         }
-        let task = Task { try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly) }
+        let task = Task { try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly, reason: reason) }
         refreshTask = task
         refreshTaskSavesOnly = saveOnly
         defer { if refreshTask == task { refreshTask = nil } }
         return try await Self.value(of: task)
     }
 
-    private func refreshUnderLock(replacing stale: Secret?, saveOnly: Bool) async throws -> StoredLogin {
-        try await store.withLock(key) { try await self.refreshLocked(replacing: stale, saveOnly: saveOnly) }
+    private func refreshUnderLock(replacing stale: Secret?, saveOnly: Bool, reason: String) async throws -> StoredLogin {
+        let asked = ContinuousClock.now
+        return try await store.withLock(key) {
+            await self.logLockWait(since: asked)
+            return try await self.refreshLocked(replacing: stale, saveOnly: saveOnly, reason: reason)
+        }
     }
 
     /// OAuth errors that mean this login's refresh is rejected for good (RFC 6749 §5.2): the grant
@@ -247,7 +281,7 @@ public actor AuthenticatedSession {
     static let rejectingErrors: Set<String> = ["invalid_grant", "invalid_client"]
 
     /// Under the store's lock: re-read, adopt tokens another process rotated, else refresh.
-    private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false) async throws(OIDCError) -> StoredLogin {
+    private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false, reason: String) async throws(OIDCError) -> StoredLogin {
         let startedIn = generation
         if let unsaved {
             // Our refreshed tokens that the store could not keep: save them again first.
@@ -255,8 +289,10 @@ public actor AuthenticatedSession {
                 try await storage { try await self.store.save(unsaved, for: self.key) }
                 self.unsaved = nil
                 storageProblem = nil
+                logger.notice("refreshed tokens the store had refused are saved now", metadata: lineMetadata())
             } catch {
                 storageProblem = error
+                logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
             }
         }
         // While they stay unsaved, they are the live ones: the stored refresh token is spent.
@@ -266,6 +302,7 @@ public actor AuthenticatedSession {
         current = stored
         if saveOnly, let stored { return stored }
         if let stored, stored.tokens.accessToken != stale, !stored.tokens.needsRefresh(at: now(), margin: refreshMargin) {
+            logger.debug("using tokens another process refreshed", metadata: lineMetadata(["expires_at": expiry(stored.tokens)]))
             eventSink.yield(.tokensRefreshed)
             return stored
         }
@@ -280,17 +317,30 @@ public actor AuthenticatedSession {
                 throw OIDCError(.notLoggedIn, "The access token is expired or refused and the login has no refresh token; log in again.")
             }
             let answer: TokenSet
+            logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
+            let started = ContinuousClock.now
             do { answer = try await client.refresh(refreshToken) } catch {
                 if error.code == .providerError, let oauth = error.providerError, Self.rejectingErrors.contains(oauth.error),
                     generation == startedIn
                 {
+                    logger.notice("refresh rejected by the provider; logging out", metadata: lineMetadata(.failure(error)))
                     try await endLogin(.refreshRejected(error.providerError))
+                } else {
+                    logger.warning("refresh failed; the login is kept and the next call tries again", metadata: lineMetadata(.failure(error)))
                 }
                 throw error
             }
             guard generation == startedIn else { throw Self.loggedOutMeanwhile }
             var refreshed = stored
             refreshed.tokens = stored.tokens.refreshed(with: await checkedIDToken(in: answer, for: stored, client: client))
+            logger.debug(
+                "tokens refreshed",
+                metadata: lineMetadata([
+                    "grant_type": "refresh_token", "duration_ms": .milliseconds(since: started), "expires_at": expiry(refreshed.tokens),
+                    "refresh_token_rotated": .bool(answer.refreshToken != nil && answer.refreshToken != refreshToken),
+                    "id_token": .string(answer.idToken == nil ? "none" : refreshed.tokens.idToken == answer.idToken ? "verified" : "dropped"),
+                ])
+            )
             await keep(refreshed)
             return refreshed
         case .host(let provide):
@@ -303,6 +353,7 @@ public actor AuthenticatedSession {
                     context: ["retryAfter": String(Int(hostRetryAfter.timeIntervalSince(now()).rounded(.up)))]
                 )
             }
+            logger.debug("asking the host application for tokens", metadata: lineMetadata(["reason": .string(reason)]))
             switch await provide() {
             case .token(let tokens):
                 guard generation == startedIn else { throw Self.loggedOutMeanwhile }
@@ -317,6 +368,7 @@ public actor AuthenticatedSession {
                 // A delay that is not a sensible number of seconds gets the default.
                 let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? clampedUnavailableDelay
                 hostRetryAfter = now().addingTimeInterval(seconds)
+                logger.notice("the host's token provider is temporarily unavailable", metadata: lineMetadata(["retry_after_s": .seconds(seconds)]))
                 throw OIDCError(
                     .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",
                     context: ["retryAfter": String(Int(seconds.rounded(.up)))]
@@ -360,6 +412,7 @@ public actor AuthenticatedSession {
             answer.idToken = idToken
         } catch {
             let failure = error as? OIDCError ?? OIDCError(.keyNotFound, "The provider's keys could not be fetched.")
+            logger.warning("refreshed ID token failed verification; the login's own is kept", metadata: lineMetadata(.failure(failure)))
             eventSink.yield(.refreshedIDTokenRejected(failure))
         }
         return answer
@@ -378,6 +431,7 @@ public actor AuthenticatedSession {
         } catch {
             unsaved = login
             storageProblem = error
+            logger.warning("the store refused the refreshed tokens; they are used, and saved again next time", metadata: lineMetadata(.failure(error)))
         }
     }
 
@@ -388,13 +442,28 @@ public actor AuthenticatedSession {
         guard case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil else { return }
         let stored = (try? await store.load(key)) ?? nil
         guard let tokens = (unsaved ?? stored ?? current)?.tokens else { return }
-        try? await client.revoke(tokens.refreshToken ?? tokens.accessToken, hint: tokens.refreshToken == nil ? .accessToken : .refreshToken)
+        do {
+            try await client.revoke(tokens.refreshToken ?? tokens.accessToken, hint: tokens.refreshToken == nil ? .accessToken : .refreshToken)
+            logger.debug("revoked the stored token", metadata: lineMetadata(["token_type_hint": .string(tokens.refreshToken == nil ? "access_token" : "refresh_token")]))
+        } catch {
+            // Best effort: the login is deleted anyway.
+            logger.notice("revocation failed; the login is deleted anyway", metadata: lineMetadata(.failure(error)))
+        }
     }
 
     private func endLogin(_ reason: LogoutReason) async throws(OIDCError) {
         generation += 1
         unsaved = nil
-        try await storage { try await self.store.delete(self.key) }
+        let metadata = lineMetadata(["reason": .string(Self.name(of: reason))])
+        do { try await storage { try await self.store.delete(self.key) } } catch {
+            logger.warning("the store failed to delete the login at logout", metadata: metadata.merging(.failure(error)) { $1 })
+            throw error
+        }
+        if case .userInitiated = reason {
+            logger.debug("logged out", metadata: metadata)
+        } else {
+            logger.notice("logged out", metadata: metadata)
+        }
         current = nil
         loaded = true
         eventSink.yield(.loggedOut(reason))
@@ -402,6 +471,36 @@ public actor AuthenticatedSession {
     }
 
     // MARK: Helpers
+
+    /// `metadata` with the login's issuer and the store key's account (a profile or user name,
+    /// never a secret), when known.
+    private func lineMetadata(_ metadata: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = metadata
+        if let issuer = current?.issuer, !issuer.isEmpty { metadata["issuer"] = .issuer(issuer) }
+        metadata["account"] = .untrusted(key.account)
+        return metadata
+    }
+
+    private func expiry(_ tokens: TokenSet) -> Logger.MetadataValue {
+        tokens.expiresAt.map { .instant($0) } ?? "unknown"
+    }
+
+    /// Logs how long the store's lock took, once held: `trace` when it was free, `debug` when
+    /// another holder (a process, a task) made this one wait.
+    private func logLockWait(since asked: ContinuousClock.Instant) {
+        let waited = ContinuousClock.now - asked
+        let level: Logger.Level = waited > .milliseconds(5) ? .debug : .trace
+        logger.log(level: level, "store lock held", metadata: lineMetadata(["wait_ms": .stringConvertible(LogRedaction.milliseconds(waited))]))
+    }
+
+    private static func name(of reason: LogoutReason) -> String {
+        switch reason {
+        case .refreshRejected: "refresh_rejected"
+        case .noRefreshToken: "no_refresh_token"
+        case .unauthenticated: "unauthenticated"
+        case .userInitiated: "user_initiated"
+        }
+    }
 
     private static func authorized(_ request: HTTPRequest, _ token: Secret) -> HTTPRequest {
         var request = request

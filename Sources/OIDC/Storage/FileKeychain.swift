@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 #if canImport(Glibc)
 internal import Glibc
@@ -67,6 +68,10 @@ public struct FileKeychain: TokenStore {
     public let lockTimeout: Duration
     /// The keys that seal saved logins and open sealed ones; `nil` for plain files.
     public let encryption: TokenEncryption?
+    /// Where reads, writes and lock waits are logged (`trace`/`debug`), and a corrupt file moved
+    /// aside or a lock that timed out (`warning`); label `oidc.store` by convention. Paths and key
+    /// names are logged, never a login's contents. Discards everything unless one was given.
+    public var logger: Logger
 
     private var directoryPath: String { directory.path }
 
@@ -83,9 +88,13 @@ public struct FileKeychain: TokenStore {
     ///   - lockTimeout: How long ``withLock(_:_:)`` waits for another holder.
     ///   - encryption: Keys to seal logins with at rest (AES-256-GCM); `nil` writes plain JSON.
     ///     Plain files are read either way (see "Encryption at rest" above).
+    ///   - logger: where reads, writes and lock waits are logged; `nil` (the default) logs nothing.
     /// - Throws: ``OIDCError/Code/invalidArgument`` when `directory` is not a file URL, or is `nil`
     ///   and neither `XDG_STATE_HOME` nor `HOME` is an absolute path; or `lockTimeout` is negative.
-    public init(directory: URL? = nil, lockTimeout: Duration = .seconds(90), encryption: TokenEncryption? = nil) throws(OIDCError) {
+    public init(
+        directory: URL? = nil, lockTimeout: Duration = .seconds(90), encryption: TokenEncryption? = nil, logger: Logger? = nil
+    ) throws(OIDCError) {
+        self.logger = logger ?? OIDCLog.store
         let chosen: URL
         if let directory { chosen = directory } else { chosen = try Self.defaultDirectory(environment: Self.processEnvironment()) }
         guard chosen.isFileURL else {
@@ -150,11 +159,16 @@ public struct FileKeychain: TokenStore {
                     throw OIDCError(.corruptStore, "The stored login at \(path) is unreadable: larger than \(Self.maximumFileSize) bytes.")
                 }
                 login = try decode(bytes, for: key, path: path)
+                logger.trace("login read", metadata: metadata(key))
             } catch {
                 // A login written by a newer version, or sealed with a key this store lacks, is not
                 // corrupt: leave it for whoever can read it.
-                guard error.code == .corruptStore else { throw error }
+                guard error.code == .corruptStore else {
+                    logger.warning("stored login unreadable; left in place", metadata: metadata(key, ["path": .string(path)]).merging(.failure(error)) { $1 })
+                    throw error
+                }
                 guard let destination = try moveAside(names, in: directory, identity: file.identity) else { continue }
+                logger.warning("corrupt stored login moved aside", metadata: metadata(key, ["path": .string(path), "moved_to": .string(destination)]))
                 throw OIDCError(
                     .corruptStore,
                     "\(error.message) It was moved aside to \(destination) (kept for you to inspect or delete); log in again.",
@@ -184,7 +198,11 @@ public struct FileKeychain: TokenStore {
         let directory = try createDirectory()
         try preserveUnreadableFile(names, for: key, in: directory)
         removeStaleTemporaryFiles(names, in: directory)
-        try directory.replace(names.data, with: bytes)
+        do { try directory.replace(names.data, with: bytes) } catch {
+            logger.warning("saving the login failed; the old one is unchanged", metadata: metadata(key).merging(.failure(error)) { $1 })
+            throw error
+        }
+        logger.trace("login saved", metadata: metadata(key, ["sealed": .bool(encryption != nil)]))
     }
 
     /// Removes the login under `key`; nothing happens when there is none. The lock file stays.
@@ -195,6 +213,7 @@ public struct FileKeychain: TokenStore {
         guard let directory = try openDirectory() else { return }
         guard try directory.remove(names.data) else { return }
         try directory.sync()
+        logger.trace("login deleted", metadata: metadata(key))
     }
 
     /// Runs `body` while holding the exclusive lock of `key`, across processes and tasks.
@@ -215,8 +234,21 @@ public struct FileKeychain: TokenStore {
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         let names = try FileNames(key)
         let directory = try createDirectory()
-        let fd = try await acquireLock(names.lock, in: directory)
-        defer { KeychainIO.closeQuietly(fd) }  // closing the only descriptor releases the lock
+        let asked = ContinuousClock.now
+        let fd: Int32
+        do { fd = try await acquireLock(names.lock, in: directory) } catch let error as OIDCError {
+            logger.warning("could not take the store lock", metadata: metadata(key, ["wait_ms": .milliseconds(since: asked)]).merging(.failure(error)) { $1 })
+            throw error
+        }
+        let waited = ContinuousClock.now - asked
+        logger.log(
+            level: waited > .milliseconds(5) ? .debug : .trace, "store lock taken",
+            metadata: metadata(key, ["wait_ms": .stringConvertible(LogRedaction.milliseconds(waited))])
+        )
+        defer {
+            KeychainIO.closeQuietly(fd)  // closing the only descriptor releases the lock
+            logger.trace("store lock released", metadata: metadata(key))
+        }
         var held = Self.lockedDirectories
         held[directoryPath] = directory.identity
         let result = try await Self.$lockedDirectories.withValue(held) { try await body() }
@@ -242,6 +274,15 @@ public struct FileKeychain: TokenStore {
     @TaskLocal private static var lockedDirectories: [String: FileIdentity] = [:]
 
     /// Opens and checks the directory; `nil` when it does not exist.
+    /// `service` and `account` of `key` (names, not secrets) and the store's directory.
+    private func metadata(_ key: TokenStoreKey, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = extra
+        metadata["service"] = .untrusted(key.service)
+        metadata["account"] = .untrusted(key.account)
+        metadata["directory"] = .untrusted(directoryPath, limit: 256)
+        return metadata
+    }
+
     private func openDirectory() throws(OIDCError) -> StoreDirectory? {
         guard let directory = try StoreDirectory.open(directoryPath) else {
             // Gone while this task holds a lock in it: moved away, not "no login".

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// A completed login: tokens whose ID token passed every check of OIDC Core §3.1.3.7.
 public struct VerifiedLogin: Sendable {
@@ -17,7 +18,7 @@ extension TokenClient {
     /// - Parameters:
     ///   - response: the checked callback (``AuthorizationRequest/handleRedirect(_:)``).
     ///   - request: the request that started the login; its `issuer` is required.
-    ///   - keys: the provider's keys (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:)``):
+    ///   - keys: the provider's keys (``JWKSCache/init(transport:jwksURI:maximumAge:unknownKeyCooldown:logger:)``):
     ///     an unknown `kid` refetches them once, for key rotation.
     ///   - now: the time the ID token is checked at; the client's clock (``now``) when `nil`.
     ///   - configure: a last say over the verifier (leeway, clock offset, allowed algorithms).
@@ -56,8 +57,17 @@ extension TokenClient {
 
 extension JWKSCache {
     /// A cache that fetches `jwksURI` through `transport` (https, or http on loopback; 1 MiB at most).
-    public init(transport: any HTTPTransport, jwksURI: URL, maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60) {
-        self.init(maximumAge: maximumAge, unknownKeyCooldown: unknownKeyCooldown) { () async throws(OIDCError) -> [UInt8] in
+    ///
+    /// - Parameters:
+    ///   - transport: fetches the document.
+    ///   - jwksURI: the provider's `jwks_uri`.
+    ///   - maximumAge: seconds a fetched set is used (5 minutes by default).
+    ///   - unknownKeyCooldown: seconds before a refetch for an unknown `kid` (1 minute).
+    ///   - logger: where fetches and cache decisions are logged; `nil` (the default) logs nothing.
+    public init(
+        transport: any HTTPTransport, jwksURI: URL, maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60, logger: Logger? = nil
+    ) {
+        self.init(maximumAge: maximumAge, unknownKeyCooldown: unknownKeyCooldown, logger: logger) { () async throws(OIDCError) -> [UInt8] in
             try EndpointPolicy.validate(jwksURI, role: "JWKS URI")
             var headers = HTTPHeaders()
             headers.add("Accept", "application/json, application/jwk-set+json")

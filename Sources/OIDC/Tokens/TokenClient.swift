@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Talks to a provider's token, revocation and userinfo endpoints (RFC 6749, 7009, OIDC Core §5.3).
 ///
@@ -12,6 +13,10 @@ public import Foundation
 /// client's authentication (none, `client_secret_basic` or `client_secret_post`); redirects are never
 /// followed. A code exchange is never retried: codes are single-use, and a retry could only fail or,
 /// worse, be a replay.
+///
+/// With a ``logger``, each request is logged at `debug` with its grant type, endpoint, duration and
+/// outcome (`expires_in`, whether a refresh or ID token came, the OAuth error code); never a
+/// token, a code, a verifier or the client secret (see <doc:Logging>).
 public struct TokenClient: Sendable {
     /// The provider: its endpoints, its extra token-request headers, how the client authenticates.
     public var provider: ProviderConfiguration
@@ -26,6 +31,9 @@ public struct TokenClient: Sendable {
     public var requestOptions: HTTPRequestOptions
     /// The clock that dates responses (token expiry is `expires_in` after receipt).
     public var now: @Sendable () -> Date
+    /// Where requests and their outcomes are logged (label `oidc.token` by convention); a logger
+    /// that discards everything unless one was given.
+    public var logger: Logger
 
     /// A client of `provider`'s endpoints.
     ///
@@ -36,10 +44,13 @@ public struct TokenClient: Sendable {
     ///   - transport: sends the requests.
     ///   - requestOptions: timeout and size limit; `followRedirects` is always turned off.
     ///   - now: the clock that dates responses (injectable for tests).
+    ///   - logger: where requests are logged, never with a secret; `nil` (the default) logs nothing.
     public init(
         provider: ProviderConfiguration, clientID: String, clientSecret: Secret? = nil, transport: any HTTPTransport,
-        requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() }
+        requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger? = nil
     ) {
+        self.logger = logger ?? OIDCLog.token
         self.provider = provider
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -62,8 +73,8 @@ public struct TokenClient: Sendable {
             OAuthParameter("redirect_uri", redirectURI),
         ]
         if let codeVerifier { form.append(OAuthParameter("code_verifier", codeVerifier.revealedValue)) }
-        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint")
-        return try TokenSet(tokenResponse: response.body, requestedScopes: scopes, receivedAt: now())
+        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint", grantType: "authorization_code")
+        return try tokens(from: response, requestedScopes: scopes, grantType: "authorization_code")
     }
 
     /// Refreshes (RFC 6749 §6). The result keeps nothing of the old set: merge it with
@@ -74,8 +85,27 @@ public struct TokenClient: Sendable {
     public func refresh(_ refreshToken: Secret, scopes: [String]? = nil) async throws(OIDCError) -> TokenSet {
         var form = [OAuthParameter("grant_type", "refresh_token"), OAuthParameter("refresh_token", refreshToken.revealedValue)]
         if let scopes, !scopes.isEmpty { form.append(OAuthParameter("scope", scopes.joined(separator: " "))) }
-        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint")
-        return try TokenSet(tokenResponse: response.body, requestedScopes: scopes ?? [], receivedAt: now())
+        let response = try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint", grantType: "refresh_token")
+        return try tokens(from: response, requestedScopes: scopes ?? [], grantType: "refresh_token")
+    }
+
+    /// The token set of a 200 answer, logged by its non-secret facts.
+    private func tokens(from response: HTTPResponse, requestedScopes: [String], grantType: String) throws(OIDCError) -> TokenSet {
+        let tokens: TokenSet
+        do { tokens = try TokenSet(tokenResponse: response.body, requestedScopes: requestedScopes, receivedAt: now()) } catch {
+            logger.debug("token response unreadable", metadata: Logger.Metadata.failure(error).merging(["grant_type": .string(grantType)]) { $1 })
+            throw error
+        }
+        logger.debug(
+            "tokens issued",
+            metadata: [
+                "grant_type": .string(grantType), "token_type": .untrusted(tokens.tokenType),
+                "expires_in": tokens.expiresAt.map { .seconds($0.timeIntervalSince(tokens.receivedAt)) } ?? "none",
+                "refresh_token": .bool(tokens.refreshToken != nil), "id_token": .bool(tokens.idToken != nil),
+                "scope": .untrusted(tokens.scopes.joined(separator: " "), limit: 256),
+            ]
+        )
+        return tokens
     }
 
     /// Revokes a token (RFC 7009). Revoking a refresh token usually ends the whole login.
@@ -86,7 +116,8 @@ public struct TokenClient: Sendable {
     public func revoke(_ token: Secret, hint: TokenTypeHint? = nil) async throws(OIDCError) {
         var form = [OAuthParameter("token", token.revealedValue)]
         if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
-        _ = try await post(form, to: try endpoint(provider.revocationEndpoint, "revocation endpoint"), what: "revocation endpoint")
+        _ = try await post(form, to: try endpoint(provider.revocationEndpoint, "revocation endpoint"), what: "revocation endpoint", grantType: nil)
+        logger.debug("token revoked", metadata: ["token_type_hint": .string(hint?.rawValue ?? "none")])
     }
 
     /// Which kind of token ``revoke(_:hint:)`` is given (RFC 7009 §2.1).
@@ -112,8 +143,10 @@ public struct TokenClient: Sendable {
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer " + accessToken.revealedValue)
         headers.add("Accept", "application/json")
+        logger.debug("requesting userinfo", metadata: ["endpoint": .endpoint(url)])
         let response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: headers), options: requestOptions)
         guard response.status == 200 else {
+            logger.debug("userinfo refused", metadata: ["endpoint": .endpoint(url), "status": .int(response.status)])
             if response.status == 401, let challenge = response.headers["WWW-Authenticate"], let error = Self.bearerError(challenge) {
                 // RFC 6750 §3: the error comes in the challenge, not the body.
                 let details = OIDCError.ProviderError(error: error, errorDescription: nil)
@@ -173,7 +206,7 @@ public struct TokenClient: Sendable {
     }
 
     /// A form POST with client authentication and the provider's headers; anything but 200 is thrown.
-    private func post(_ form: [OAuthParameter], to url: URL, what: String) async throws(OIDCError) -> HTTPResponse {
+    private func post(_ form: [OAuthParameter], to url: URL, what: String, grantType: String?) async throws(OIDCError) -> HTTPResponse {
         var form = form
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/x-www-form-urlencoded")
@@ -192,11 +225,23 @@ public struct TokenClient: Sendable {
             form.insert(contentsOf: [OAuthParameter("client_id", clientID), OAuthParameter("client_secret", secret.revealedValue)], at: 0)
         }
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
-        let response = try await transport.send(request, options: requestOptions)
+        // What is logged is chosen here, by name, from what is not secret: never `form` or `headers`.
+        var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(provider.clientAuthentication.rawValue)]
+        if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = "revocation" }
+        logger.debug("token endpoint request", metadata: purpose)
+        let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
+        let response: HTTPResponse
+        do { response = try await transport.send(request, options: requestOptions) } catch {
+            logger.debug("token endpoint unreachable", metadata: purpose.merging(.failure(error)) { $1 })
+            throw error
+        }
         guard response.status == 200 else {
             let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
-            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
+            let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
+            logger.debug("token endpoint refused the request", metadata: purpose.merging(.failure(error)) { $1 })
+            throw error
         }
+        if let start { logger.trace("token endpoint answered", metadata: purpose.merging(["status": .int(200), "duration_ms": .milliseconds(since: start)]) { $1 }) }
         return response
     }
 

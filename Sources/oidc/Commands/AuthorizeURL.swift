@@ -4,7 +4,7 @@ import OIDC
 
 /// `oidc authorize-url`: print an authorization URL, deterministic with `--state`, `--nonce` and
 /// `--code-verifier`.
-struct AuthorizeURL: ParsableCommand {
+struct AuthorizeURL: ParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         commandName: "authorize-url",
         abstract: "Print an authorization URL (PKCE S256, state, nonce) for a provider.",
@@ -14,6 +14,8 @@ struct AuthorizeURL: ParsableCommand {
             challenge, which the code exchange needs: keep them private.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     enum Provider: String, ExpressibleByArgument, CaseIterable {
         case generic, schibsted, swan

@@ -2,7 +2,7 @@ import ArgumentParser
 import OIDC
 
 /// `oidc decode`: show a JWT's header and claims without verifying anything.
-struct Decode: ParsableCommand {
+struct Decode: ParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a JWT's header and claims, UNVERIFIED (use 'oidc verify' to trust them).",
         discussion: """
@@ -10,6 +10,8 @@ struct Decode: ParsableCommand {
             the signature, not the issuer, not the expiry.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "The token, or - to read it from standard input.")
     var token: String

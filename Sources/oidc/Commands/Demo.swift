@@ -4,7 +4,7 @@ import OIDC
 import OIDCTesting
 
 /// `oidc demo`: the whole day of a terminal user against the embedded provider, in one command.
-struct Demo: AsyncParsableCommand {
+struct Demo: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "The whole flow against the embedded test provider: login, verified claims, API call, refresh on 401, logout.",
         discussion: """
@@ -17,6 +17,8 @@ struct Demo: AsyncParsableCommand {
             Nothing is written outside a temporary directory, which is removed at the end.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Sign in without a browser: oidc fills in the provider's sign-in page itself.")
     var headless = false
@@ -35,7 +37,7 @@ struct Demo: AsyncParsableCommand {
             var configuration = TestProvider.Configuration(authorizeBehaviour: .loginPage)
             configuration.user.name = "Demo User"
             try await withTestProvider(configuration) { provider in
-                try await withNIOHTTPTransport { transport in
+                try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
                     try await Self.show(provider, transport: transport, store: directory, headless: headless, browser: browser, timeout: timeout)
                 }
             }
@@ -60,7 +62,7 @@ struct Demo: AsyncParsableCommand {
         profile.issuer = provider.issuer
         profile.clientID = TestProvider.Client.default.id
         profile.scopes = ["openid", "profile", "email", "offline_access"]
-        let keychain = try FileKeychain(directory: store)
+        let keychain = try FileKeychain(directory: store, logger: CLILog.logger(.store))
         let key = TokenStoreKey(service: StoreOptions.service, account: "demo")
         let flow = LoginFlow(
             profile: profile, profileName: "demo", clientSecret: nil, timeout: .seconds(timeout), browser: choice, keychain: keychain, key: key
@@ -72,10 +74,14 @@ struct Demo: AsyncParsableCommand {
 
         let resource = URL(string: provider.protectedResourceURL)!
         let session = AuthenticatedSession(
-            store: keychain, key: key, source: .refreshToken(TokenClient(provider: outcome.provider, clientID: outcome.stored.clientID, transport: transport)),
-            transport: transport, allowlist: .default(for: resource)
+            store: keychain, key: key, source: .refreshToken(
+                TokenClient(provider: outcome.provider, clientID: outcome.stored.clientID, transport: transport, logger: CLILog.logger(.token))
+            ),
+            transport: transport, allowlist: .default(for: resource), logger: CLILog.logger(.session)
         )
-        if let jwks = outcome.provider.jwksURI { await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks)) }
+        if let jwks = outcome.provider.jwksURI {
+            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks, logger: CLILog.logger(.jwks)))
+        }
         let first = try await session.send(HTTPRequest(url: resource))
         say("4. GET \(resource.path) through the session (bearer token for this host only): HTTP \(first.status)")
         Console.output(try pretty(first.body))

@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc discover ISSUER`: the provider's validated metadata.
-struct Discover: AsyncParsableCommand {
+struct Discover: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch and validate a provider's metadata (OpenID Connect Discovery, RFC 8414).",
         discussion: """
@@ -12,6 +12,8 @@ struct Discover: AsyncParsableCommand {
             unreachable or failing provider exits 5.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "The issuer URL, such as https://login.example.com.")
     var issuer: String
@@ -26,8 +28,8 @@ struct Discover: AsyncParsableCommand {
 
     func run() async throws {
         let options = HTTPRequestOptions(timeout: .seconds(timeout))
-        let metadata = try await withNIOHTTPTransport { transport in
-            try await ProviderDiscovery(transport: transport, requestOptions: options).metadata(for: issuer)
+        let metadata = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+            try await ProviderDiscovery(transport: transport, requestOptions: options, logger: CLILog.logger(.discovery)).metadata(for: issuer)
         }
         let object = try JSONSerialization.jsonObject(with: Data(metadata.rawJSON.utf8))
         let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc inject`: put given tokens into the store, so tests and CI start logged in.
-struct Inject: AsyncParsableCommand {
+struct Inject: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Put tokens into the store as a completed login (for tests and CI).",
         discussion: """
@@ -12,6 +12,8 @@ struct Inject: AsyncParsableCommand {
             --access-token and friends. With --token-endpoint, 'oidc token' can refresh them later.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @OptionGroup var storeOptions: StoreOptions
 

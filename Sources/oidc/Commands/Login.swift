@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc login`: a browser login through a loopback redirect, stored for `oidc token`.
-struct Login: AsyncParsableCommand {
+struct Login: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Log in through your browser and store the tokens for later commands.",
         discussion: """
@@ -21,6 +21,8 @@ struct Login: AsyncParsableCommand {
             failed, 130 Ctrl-C.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -164,7 +166,7 @@ struct Login: AsyncParsableCommand {
             key: storeOptions.key
         )
         let outcome = try await Interrupt.run {
-            try await withNIOHTTPTransport { transport in try await flow.run(transport: transport) }
+            try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await flow.run(transport: transport) }
         }
         try profiles.save(profile, as: storeOptions.profileName)
         Console.error("oidc: \(Self.summary(outcome.stored, profile: storeOptions.profileName))")

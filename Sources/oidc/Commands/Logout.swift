@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc logout`: revoke at the provider when it can, then delete the stored login.
-struct Logout: AsyncParsableCommand {
+struct Logout: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Log out: revoke the refresh token when the provider can (RFC 7009), then delete the stored login.",
         discussion: """
@@ -13,6 +13,8 @@ struct Logout: AsyncParsableCommand {
             is down) still deletes the login here and says that the tokens stay valid until they expire.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -33,13 +35,13 @@ struct Logout: AsyncParsableCommand {
 
     func run() async throws {
         guard all else {
-            try await withNIOHTTPTransport { transport in try await logOut(storeOptions, transport: transport) }
+            try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await logOut(storeOptions, transport: transport) }
             return
         }
         let keychain = try storeOptions.keychain(profile: try? storeOptions.savedProfile())
         let names = try keychain.keys().filter { $0.service == StoreOptions.service }.map(\.account).sorted()
         if names.isEmpty { Console.error("oidc: no login is stored in \(keychain.directory.path)") }
-        try await withNIOHTTPTransport { transport in
+        try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             for name in names {
                 var options = storeOptions
                 options.profile = name

@@ -4,7 +4,7 @@ import OIDC
 import OIDCTesting
 
 /// `oidc mint`: sign a token with a given key, for tests.
-struct Mint: ParsableCommand {
+struct Mint: ParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign a JWT with a given key (for tests): RS*, ES* and HS* through libjwt, PS* and EdDSA through OpenSSL.",
         discussion: """
@@ -12,6 +12,8 @@ struct Mint: ParsableCommand {
             printed on stdout. For HS256/384/512 the --key file's bytes are the secret.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "A PEM private key file (the secret's file for HS*).")
     var key: String

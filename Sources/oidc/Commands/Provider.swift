@@ -5,7 +5,7 @@ import OIDC
 import OIDCTesting
 
 /// `oidc provider`: the local test provider in the foreground, for demos and other programs' tests.
-struct Provider: AsyncParsableCommand {
+struct Provider: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the local OpenID test provider on loopback until interrupted.",
         discussion: """
@@ -16,6 +16,8 @@ struct Provider: AsyncParsableCommand {
             unless --login-page is given. Test use only: keys and tokens live in memory.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "The port to listen on (0: any free port).")
     var port: Int = 0

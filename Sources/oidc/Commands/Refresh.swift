@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc refresh`: refresh the stored tokens now.
-struct Refresh: AsyncParsableCommand {
+struct Refresh: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Refresh a stored login's tokens now (prints nothing on stdout).",
         discussion: """
@@ -11,6 +11,8 @@ struct Refresh: AsyncParsableCommand {
             profile out (exit 4); an unreachable provider exits 5 and keeps the login.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -26,7 +28,7 @@ struct Refresh: AsyncParsableCommand {
                 context: ["profile": storeOptions.profileName]
             )
         }
-        let (login, problem) = try await withNIOHTTPTransport { transport in
+        let (login, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
             let tokens = try await session.validTokens(forceRefresh: true)
             var login = try await session.login ?? stored.login

@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc request URL`: an API call with the profile's bearer token, through `AuthenticatedSession`.
-struct Request: AsyncParsableCommand {
+struct Request: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Call an API with the stored login's access token (refreshed once on a 401, then retried once).",
         discussion: """
@@ -16,6 +16,8 @@ struct Request: AsyncParsableCommand {
             unreachable server; 6 for a host the token may not go to (nothing is sent).
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -83,7 +85,7 @@ struct Request: AsyncParsableCommand {
         let allowlist = try AllowedHosts.allowlist(
             for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
         )
-        let (response, problem) = try await withNIOHTTPTransport { transport in
+        let (response, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist)
             await session.setRequestOptions(HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize))
             return (try await session.send(request), await session.storageProblem)

@@ -3,11 +3,13 @@ import Foundation
 import OIDC
 
 /// `oidc status`: who is logged in, where, until when. Never a token.
-struct Status: AsyncParsableCommand {
+struct Status: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show who is logged in: subject, issuer, expiry, scopes, whether it can refresh. Never a token.",
         discussion: "Exits 0 when the profile is logged in, 4 when it is not (with --all: 0 when any is)."
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     enum Output: String, ExpressibleByArgument, CaseIterable {
         case text, json

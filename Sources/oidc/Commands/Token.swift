@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc token`: a valid access token for scripts and kubectl, refreshed when needed.
-struct Token: AsyncParsableCommand {
+struct Token: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a valid token of a stored login, refreshed if it is about to expire.",
         discussion: """
@@ -19,6 +19,8 @@ struct Token: AsyncParsableCommand {
             (--token-type access for the access token).
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     enum Output: String, ExpressibleByArgument, CaseIterable {
         case token, json
@@ -61,7 +63,7 @@ struct Token: AsyncParsableCommand {
             return
         }
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
-        let transport = NIOHTTPTransport()
+        let transport = NIOHTTPTransport(logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
             let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))

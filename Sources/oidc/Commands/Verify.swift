@@ -3,7 +3,7 @@ import Foundation
 import OIDC
 
 /// `oidc verify`: verify an ID token's signature and claims.
-struct Verify: AsyncParsableCommand {
+struct Verify: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Verify an ID token (signature through OpenSSL, OIDC Core claim rules).",
         discussion: """
@@ -11,6 +11,8 @@ struct Verify: AsyncParsableCommand {
             reason on stderr; a usage mistake exits 2; a JWKS URL that cannot be reached exits 5.
             """
     )
+
+    @OptionGroup var logging: LoggingOptions
 
     enum IssuerMatch: String, ExpressibleByArgument, CaseIterable {
         case exact

@@ -34,7 +34,7 @@ struct LoginFlow {
     func run(transport: NIOHTTPTransport) async throws -> Outcome {
         let (provider, defaultScopes) = try await resolveProvider(transport: transport)
         let endpoints = try listenEndpoints()
-        let listener = try await LoopbackRedirectListener.start(.init(endpoints: endpoints))
+        let listener = try await LoopbackRedirectListener.start(.init(endpoints: endpoints), logger: CLILog.logger(.loopback))
         let request: AuthorizationRequest
         do { request = try makeRequest(provider: provider, defaultScopes: defaultScopes, redirectURI: listener.redirectURI) } catch {
             await listener.close()
@@ -50,11 +50,13 @@ struct LoginFlow {
         let response = try await listener.waitForAuthorization(request, timeout: timeout)
         let clock = ContinuousClock()
         let start = clock.now
-        let client = TokenClient(provider: provider, clientID: request.clientID, clientSecret: clientSecret, transport: transport)
+        let client = TokenClient(
+            provider: provider, clientID: request.clientID, clientSecret: clientSecret, transport: transport, logger: CLILog.logger(.token)
+        )
         guard let jwksURI = provider.jwksURI else {
             throw OIDCError(.missingParameter, "The provider names no jwks_uri, so the ID token cannot be verified; nothing was stored.")
         }
-        let verified = try await client.completeLogin(response, for: request, keys: JWKSCache(transport: transport, jwksURI: jwksURI))
+        let verified = try await client.completeLogin(response, for: request, keys: JWKSCache(transport: transport, jwksURI: jwksURI, logger: CLILog.logger(.jwks)))
         var login = StoredLogin(
             verified, clientID: request.clientID,
             attributes: StoredProvider.attributes(of: provider, kind: profile.provider, environment: profile.environment, profile: profileName)
@@ -68,7 +70,9 @@ struct LoginFlow {
 
     /// The provider and the scopes asked for when the profile names none.
     private func resolveProvider(transport: NIOHTTPTransport) async throws -> (ProviderConfiguration, [String]) {
-        let discovery = ProviderDiscovery(transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)))
+        let discovery = ProviderDiscovery(
+            transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
+        )
         switch profile.provider {
         case .schibsted:
             guard let name = profile.environment, let environment = Schibsted.Environment(name: name) else {

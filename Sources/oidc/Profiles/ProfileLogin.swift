@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OIDC
 
 /// A profile's stored login and what it takes to keep it fresh: the commands that use a login
@@ -14,11 +15,12 @@ struct ProfileLogin {
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` (exit 4) naming the profile and what to do when no
     ///   login is stored; the store's errors (exit 7) for an unreadable or corrupt one.
-    static func load(_ options: StoreOptions) throws -> ProfileLogin { try load(options.selection) }
+    static func load(_ options: StoreOptions) throws -> ProfileLogin { try load(options.selection, logger: CLILog.logger(.store)) }
 
-    static func load(_ options: StoreSelection) throws -> ProfileLogin {
+    /// - Parameter logger: the store's; `nil` on the fast path, which runs before logging is set up.
+    static func load(_ options: StoreSelection, logger: Logger? = nil) throws -> ProfileLogin {
         let profile = try options.savedProfile()
-        let keychain = try options.keychain(profile: profile)
+        let keychain = try options.keychain(profile: profile, logger: logger)
         guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, known: profile != nil) }
         return ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
     }
@@ -46,7 +48,7 @@ struct ProfileLogin {
     func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
         let secret = try clientSecret(file: clientSecretFile)
         guard let provider = StoredProvider.configuration(of: login) else { return nil }
-        return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport)
+        return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport, logger: CLILog.logger(.token))
     }
 
     /// Whether the client authenticates with a secret and none is at hand.
@@ -63,9 +65,12 @@ struct ProfileLogin {
                 provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: URL(fileURLWithPath: "/")),
                 clientID: login.clientID, transport: transport
             )
-        let session = AuthenticatedSession(store: keychain, key: options.key, source: .refreshToken(client), transport: transport, allowlist: allowlist)
+        let session = AuthenticatedSession(
+            store: keychain, key: options.key, source: .refreshToken(client), transport: transport, allowlist: allowlist,
+            logger: CLILog.logger(.session)
+        )
         if let jwks = client.provider.jwksURI {
-            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks))
+            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks, logger: CLILog.logger(.jwks)))
         }
         return session
     }

@@ -1,11 +1,13 @@
 // oidc-test-browser: the user agent of the CLI tests, given to `oidc login` as $BROWSER.
 //
-//   oidc-test-browser [--deny] [--value NAME=VALUE]... [--forge-callback-first] [--log FILE] URL
+//   oidc-test-browser [--deny] [--value NAME=VALUE]... [--forge-callback-first] [--log FILE] [--secrets FILE] URL
 //
 // Opens URL, follows redirects and submits sign-in forms as a person would (OIDCTesting's
 // TestBrowser), then exits 0 when the last page is a 200, 1 otherwise. --forge-callback-first plays
 // an attacker before the real callback: a request to the same callback with another state, whose
-// status goes to the log. --log FILE appends what happened (never the query strings).
+// status goes to the log. --log FILE appends what happened (never the query strings). --secrets FILE
+// appends, one a line, the values of `code`, `state` and `nonce` in every URL the browser requested:
+// what a test then looks for, and must not find, in oidc's own output.
 import Foundation
 import OIDC
 import OIDCTesting
@@ -14,6 +16,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 var browser = TestBrowser()
 var forge = false
 var logPath: String?
+var secretsPath: String?
 var url: URL?
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
@@ -25,11 +28,14 @@ while !arguments.isEmpty {
         guard let equals = pair.firstIndex(of: "=") else { FileHandle.standardError.write(Data("bad --value\n".utf8)); exit(2) }
         browser.formValues[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
     case "--log": logPath = arguments.isEmpty ? nil : arguments.removeFirst()
+    case "--secrets": secretsPath = arguments.isEmpty ? nil : arguments.removeFirst()
     default: url = URL(string: argument)
     }
 }
 guard let url else {
-    FileHandle.standardError.write(Data("usage: oidc-test-browser [--deny] [--value NAME=VALUE] [--forge-callback-first] [--log FILE] URL\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: oidc-test-browser [--deny] [--value NAME=VALUE] [--forge-callback-first] [--log FILE] [--secrets FILE] URL\n".utf8)
+    )
     exit(2)
 }
 
@@ -55,6 +61,18 @@ if forge {
 
 do {
     let visit = try await browser.open(url)
+    if let secretsPath {
+        let values = visit.history.flatMap { url in
+            (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).filter { ["code", "state", "nonce"].contains($0.name) }
+                .compactMap(\.value)
+        }
+        if !FileManager.default.fileExists(atPath: secretsPath) { _ = FileManager.default.createFile(atPath: secretsPath, contents: nil) }
+        if let handle = FileHandle(forWritingAtPath: secretsPath) {
+            handle.seekToEndOfFile()
+            handle.write(Data(values.map { $0 + "\n" }.joined().utf8))
+            try? handle.close()
+        }
+    }
     log("final: \(visit.status) \(visit.url.path)")
     for line in visit.body.split(separator: "\n") where line.contains("<h1>") || line.contains("<p") { log("page: \(line)") }
     exit(visit.status == 200 ? 0 : 1)
