@@ -1,3 +1,4 @@
+internal import Logging
 internal import OIDC
 internal import PostgresNIO
 internal import Synchronization
@@ -62,7 +63,10 @@ extension PostgresTokenStore {
                 try await client.query(query, logger: logger).collect()
             }
         }
-        guard held.isUsable else { throw Self.lockLost(action, record) }
+        guard held.isUsable else {
+            logger.warning("lock lost; refused rather than done without it", metadata: metadata(key, ["action": .string(action)]))
+            throw Self.lockLost(action, record)
+        }
         do {
             return try await Deadline.run(operationTimeout) { try await held.connection.query(query, logger: logger).collect() }
         } catch let error as PSQLError where error.serverInfo != nil {
@@ -71,6 +75,7 @@ extension PostgresTokenStore {
         } catch {
             held.markInDoubt()
             if error is CancellationError { throw OIDCError(.cancelled, "Cancelled while \(action) \(record).") }
+            logger.warning("lock connection lost or silent; refused rather than done without the lock", metadata: metadata(key, ["action": .string(action)]))
             throw Self.lockLost(action, record)
         }
     }

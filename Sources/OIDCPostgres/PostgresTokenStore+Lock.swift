@@ -41,6 +41,8 @@ extension PostgresTokenStore {
         @Sendable func discard(_ connection: PostgresConnection) async {
             _ = try? await Deadline.run(limit) { try await connection.close() }
         }
+        let asked = ContinuousClock.now
+        let keyMetadata = metadata(key)
         do {
             // Waiting for a free connection is bounded too: all of them may be holding other locks.
             let (lease, connection): (ConnectionLease, PostgresConnection)
@@ -67,6 +69,10 @@ extension PostgresTokenStore {
                     await discard(connection)
                     throw error
                 }
+                let waited = ContinuousClock.now - asked
+                logger.log(
+                    level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
+                    metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 })
                 let held = HeldLock(client: client, table: table, key: key, connection: connection)
                 let result: Result<T, any Error>
                 if Task.isCancelled {
@@ -80,35 +86,53 @@ extension PostgresTokenStore {
                 }
                 held.markReleased()
                 if held.isInDoubt || connection.isClosed {
+                    logger.notice("lock connection in doubt: closed, which releases the lock", metadata: keyMetadata)
                     await discard(connection)
                 } else {
                     let released = try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit)
-                    if (try? released?.first?.decode(Bool.self)) != true { await discard(connection) }
+                    if (try? released?.first?.decode(Bool.self)) != true {
+                        logger.notice("lock not released cleanly: connection closed, which releases it", metadata: keyMetadata)
+                        await discard(connection)
+                    } else {
+                        logger.trace("lock released", metadata: keyMetadata)
+                    }
                 }
                 return try result.get()
             }()
         } catch let error as BodyError {
             throw error.error
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresFailure.lockNotAvailable {
-            throw OIDCError(
+        } catch {
+            let failure = lockFailure(error, name)
+            if failure.code != .cancelled {
+                logger.warning("could not take the lock", metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 }.merging(.failure(failure)) { $1 })
+            }
+            throw failure
+        }
+    }
+
+    /// What failed while taking or holding the lock of `name`, said the way a user can act on.
+    private func lockFailure(_ error: any Error, _ name: String) -> OIDCError {
+        switch error {
+        case let error as PSQLError where error.serverInfo?[.sqlState] == PostgresFailure.lockNotAvailable:
+            OIDCError(
                 .storageFailure,
                 "The lock of \(name) was held by another instance for longer than \(lockTimeout): check for a hung instance (pg_locks, locktype 'advisory') and try again.",
                 context: ["record": name, "sqlState": PostgresFailure.lockNotAvailable])
-        } catch is NoFreeConnection {
-            throw OIDCError(
+        case is NoFreeConnection:
+            OIDCError(
                 .storageFailure,
                 "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections) or PostgreSQL cannot be reached.",
                 context: ["record": name])
-        } catch is LockConnectionClosed {
-            throw OIDCError(
+        case is LockConnectionClosed:
+            OIDCError(
                 .storageFailure, "The connection that was to hold the lock of \(name) closed: check that PostgreSQL is up and reachable.",
                 context: ["record": name])
-        } catch is Deadline.Expired {
-            throw OIDCError(
+        case is Deadline.Expired:
+            OIDCError(
                 .storageFailure, "PostgreSQL did not answer within \(operationTimeout) while locking \(name): check that the server is up and reachable.",
                 context: ["record": name])
-        } catch {
-            throw PostgresFailure.storageError(error, "locking", name)
+        default:
+            PostgresFailure.storageError(error, "locking", name)
         }
     }
 

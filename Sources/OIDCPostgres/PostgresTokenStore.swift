@@ -73,7 +73,10 @@ public struct PostgresTokenStore: TokenStore {
     public let lockTimeout: Duration
     /// How long any other database call may take before it fails.
     public let operationTimeout: Duration
-    /// Where PostgresNIO's per-query messages go (nowhere by default).
+    /// Where the store's events go (nowhere by default): reads, saves and lock waits at `trace`
+    /// or `debug`, a lock lost or timed out, a connection closed to release a lock, a record that
+    /// does not open at `warning`. Metadata: table, service, account, key id, durations; never a
+    /// record or a token. PostgresNIO's per-query messages go here too.
     public let logger: Logger
 
     /// A store in `table`, through `client`.
@@ -84,7 +87,7 @@ public struct PostgresTokenStore: TokenStore {
     public init(
         client: PostgresClient, encryption: TokenEncryption, table: String = "oidc_logins",
         lockTimeout: Duration = .seconds(90), operationTimeout: Duration = .seconds(30),
-        logger: Logger = Logger(label: "oidc.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "oidc.store", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(OIDCError) {
         guard Self.isValidTableName(table) else {
             throw OIDCError(.invalidArgument, 
@@ -137,6 +140,16 @@ public struct PostgresTokenStore: TokenStore {
     /// such as `user` or `order` works too.
     var quotedTable: String { table.split(separator: ".").map { "\"\($0)\"" }.joined(separator: ".") }
 
+    /// The log metadata of `key`'s row: names, never contents (an account that is itself a
+    /// secret belongs in `TokenStoreKey(service:hashingAccount:)`).
+    func metadata(_ key: TokenStoreKey, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = extra
+        metadata["table"] = .untrusted(table)
+        metadata["service"] = .untrusted(key.service)
+        metadata["account"] = .untrusted(key.account)
+        return metadata
+    }
+
     /// How messages name the row of `key`: `oidc_logins row service/account`.
     func recordName(_ key: TokenStoreKey) -> String { "\(table) row \(key)" }
 
@@ -159,13 +172,23 @@ public struct PostgresTokenStore: TokenStore {
         let key = Self.canonical(key), name = recordName(key)
         let rows = try await rows(
             "SELECT record FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "loading", name)
-        guard let row = rows.first else { return nil }
+        guard let row = rows.first else {
+            logger.trace("no stored login", metadata: metadata(key))
+            return nil
+        }
         let sealed: ByteBuffer
         do { sealed = try row.decode(ByteBuffer.self) } catch {
             throw OIDCError(.corruptStore, "The record of \(name) is not a byte string; it was not written by PostgresTokenStore.", context: ["record": name])
         }
-        let plain = try encryption.open(Array(sealed.readableBytesView), record: key, location: name)
-        return try StoredLogin(serialized: plain, path: name)
+        do {
+            let plain = try encryption.open(Array(sealed.readableBytesView), record: key, location: name)
+            let login = try StoredLogin(serialized: plain, path: name)
+            logger.trace("login read", metadata: metadata(key))
+            return login
+        } catch {
+            logger.warning("stored login does not open", metadata: metadata(key).merging(.failure(error)) { $1 })
+            throw error
+        }
     }
 
     /// Replaces the login under `key` in one statement, sealed under the ring's current key.
@@ -184,6 +207,7 @@ public struct PostgresTokenStore: TokenStore {
             ON CONFLICT (service, account) DO UPDATE
             SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
             """, for: key, "saving", name)
+        logger.trace("login saved", metadata: metadata(key, ["key_id": .untrusted(keyID)]))
     }
 
     /// Removes the login under `key`; nothing happens when there is none.
@@ -192,6 +216,7 @@ public struct PostgresTokenStore: TokenStore {
         let key = Self.canonical(key)
         _ = try await rows(
             "DELETE FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "deleting", recordName(key))
+        logger.trace("login deleted", metadata: metadata(key))
     }
 
     /// Every key with a stored login, sorted by service, then account.

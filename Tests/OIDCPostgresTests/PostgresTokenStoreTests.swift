@@ -242,7 +242,9 @@ struct PostgresTokenStoreTests {
 
     @Test("the lock is lost while another instance waits: that instance takes it, and the first one's save and load are refused, not done without the lock")
     func lostLockFencesWrites() async throws {
-        try await TestDatabase.withStore { store, admin in
+        let log = StoreLogLines()
+        try await TestDatabase.withStore { plainStore, admin in
+            let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger())
             try await store.save(TestDatabase.login("access-old"), for: Self.key)
             try await TestDatabase.withClient { otherClient in
                 let other = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
@@ -275,6 +277,12 @@ struct PostgresTokenStoreTests {
                 #expect(try await other.load(Self.key)?.tokens.accessToken == Secret("access-new"))
             }
         }
+        // The store said what happened, at warning, and logged no token (nor any record).
+        let lines = log.all
+        #expect(lines.contains { $0.level == .warning && $0.text.contains("lock") && $0.text.contains("refused") }, "\(lines.map(\.text))")
+        #expect(lines.contains { $0.text.hasPrefix("lock taken") && $0.text.contains("account=user@example.com") })
+        #expect(lines.contains { $0.text.hasPrefix("login saved") && $0.text.contains("key_id=key-1") })
+        for line in lines { #expect(!line.text.contains("access-") && !line.text.contains("refresh-1") && !line.text.contains("id-1"), "\(line.text)") }
     }
 
     @Test("a key in NFD names the same row and lock as in NFC; table names that are SQL keywords work")

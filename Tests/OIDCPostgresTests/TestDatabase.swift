@@ -120,6 +120,35 @@ extension TestDatabase {
     }
 }
 
+/// Every line a store logs, rendered as a handler would print it (message and metadata).
+final class StoreLogLines: Sendable {
+    private let lines = Mutex<[(level: Logger.Level, text: String)]>([])
+
+    var all: [(level: Logger.Level, text: String)] { lines.withLock { $0 } }
+
+    /// A logger at `trace` whose lines are kept here.
+    func logger() -> Logger {
+        var logger = Logger(label: "oidc.store") { _ in Handler(lines: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let lines: StoreLogLines
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            let text = "\(event.message) " + all.keys.sorted().map { "\($0)=\(all[$0]!)" }.joined(separator: " ")
+            lines.lines.withLock { $0.append((event.level, text)) }
+        }
+    }
+}
+
 /// How many tasks are inside a lock at once.
 final class LockCounter: Sendable {
     private let state = Mutex((inside: 0, maximum: 0, entries: 0))
