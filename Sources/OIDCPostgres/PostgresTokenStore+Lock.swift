@@ -53,19 +53,21 @@ extension PostgresTokenStore {
             return try await { () async throws -> T in
                 // Taking the lock: lock_timeout applies to this transaction only; the lock itself
                 // belongs to the server session and outlives the COMMIT.
+                var granted = false
                 do {
                     _ = try await run(connection, "BEGIN", within: limit)
                     _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
                     // The server gives up first (lock_timeout), with an error that says so.
                     _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
+                    granted = true
                     _ = try await run(connection, "COMMIT", within: limit)
-                } catch let error as PSQLError where error.serverInfo != nil {
-                    // The server refused a statement (the lock timed out): the lock is not held.
+                } catch let error as PSQLError where error.serverInfo != nil && !granted {
+                    // The server refused a statement before the lock (it timed out): the lock is not held.
                     _ = try? await run(connection, "ROLLBACK", within: limit)
                     throw error
                 } catch {
-                    // A cancellation, a timeout, a broken connection: the lock may be held, or be
-                    // granted later to a statement still pending.
+                    // A cancellation, a timeout, a broken connection, a failed COMMIT: the lock may be
+                    // held, or be granted later to a statement still pending.
                     await discard(connection)
                     throw error
                 }
