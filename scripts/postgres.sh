@@ -3,10 +3,11 @@
 #
 #   scripts/postgres.sh start
 #       initdb into .build-postgres/data (when run as root: as the system user `oidc-postgres`,
-#       created if missing, into a directory of /tmp it owns), starts the server on a free port, listening on 127.0.0.1
-#       only with `trust` authentication, creates the database `oidc_test` and prints its URL
-#       (postgres://oidc@127.0.0.1:PORT/oidc_test?sslmode=disable: the
-#       cluster has no TLS) on stdout. Already running: prints it again.
+#       created if missing, into a directory of /tmp it owns), starts the server on a free port of
+#       127.0.0.1, where the user `oidc` logs in with a random password (SCRAM-SHA-256; `trust` only
+#       on the cluster's own Unix socket, in that private directory), creates the database
+#       `oidc_test` and prints its URL (postgres://oidc:PASSWORD@127.0.0.1:PORT/oidc_test?sslmode=disable:
+#       the cluster has no TLS) on stdout. Already running: prints it again.
 #   scripts/postgres.sh stop
 #       Stops the server (fast shutdown, then immediate) and removes the cluster. Not running: succeeds.
 #   scripts/postgres.sh run COMMAND [ARGS...]
@@ -75,9 +76,15 @@ start() {
         data=$(mktemp -d /tmp/oidc-postgres.XXXXXX)
         chown "$user" "$data"
     fi
+    mkdir -p "$data"
     echo "$data" > "$data_file"
-    as_owner "$bin/initdb" -D "$data/cluster" -U oidc --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$state/initdb.log" 2>&1 ||
-        die "initdb failed: $(tail -5 "$state/initdb.log")"
+    local password
+    password=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+    (umask 077 && echo "$password" > "$data/password")
+    [ "$(id -u)" -ne 0 ] || chown "$user" "$data/password"
+    as_owner "$bin/initdb" -D "$data/cluster" -U oidc --pwfile="$data/password" --auth-local=trust --auth-host=scram-sha-256 \
+        --encoding=UTF8 --locale=C.UTF-8 >"$state/initdb.log" 2>&1 || { rm -f "$data/password"; die "initdb failed: $(tail -5 "$state/initdb.log")"; }
+    rm -f "$data/password"
     local port attempt
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
@@ -88,9 +95,9 @@ start() {
         port=""
     done
     [ -n "$port" ] || die "the server did not start: $(tail -5 "$data/server.log" 2>/dev/null)"
-    "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U oidc -d postgres -c "CREATE DATABASE oidc_test" >/dev/null ||
+    as_owner "$bin/psql" -X -q -h "$data" -p "$port" -U oidc -d postgres -c "CREATE DATABASE oidc_test" >/dev/null ||
         die "could not create the database oidc_test"
-    echo "postgres://oidc@127.0.0.1:$port/oidc_test?sslmode=disable" > "$url_file"
+    (umask 077 && echo "postgres://oidc:$password@127.0.0.1:$port/oidc_test?sslmode=disable" > "$url_file")
     cat "$url_file"
 }
 

@@ -1,3 +1,4 @@
+internal import Foundation
 internal import Logging
 public import OIDC
 package import PostgresNIO
@@ -6,80 +7,171 @@ extension PostgresTokenStore {
     /// Runs `body` while holding the advisory lock of `key`, exclusive across every process and
     /// machine that uses this table.
     ///
-    /// The lock is a transaction-scoped advisory lock on a connection of the pool held for the
-    /// body. It is released when `body` returns or throws, and by the server when that connection
-    /// ends (the process died, the network broke). When the connection is lost while `body` runs,
-    /// `body` still finishes and its result is returned: the lock's transaction wrote nothing.
-    /// Do not nest `withLock` for the same key: the inner call waits for the outer one and times out.
+    /// The lock is a session-level advisory lock (`pg_advisory_lock`) taken on a connection of the
+    /// pool that is held for the body; ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` for `key`
+    /// in the body's task run on that same connection, so they are fenced by the lock: when the
+    /// connection is lost, the server releases the lock and those calls fail with
+    /// `OIDCError.Code.storageFailure` instead of writing while another instance may hold it. A
+    /// pool of one connection is enough. The lock is released (`pg_advisory_unlock`) when `body`
+    /// returns or throws; when anything about the connection is in doubt (a statement that did not
+    /// answer, a cancellation while waiting), the connection is closed instead, which releases the
+    /// lock on the server. Do not nest `withLock` for the same key in other tasks of the body: they
+    /// wait for the outer lock and time out.
     ///
-    /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``
-    ///   or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
+    /// Waiting for a free connection of the pool is bounded by ``operationTimeout``, waiting for
+    /// the lock by ``lockTimeout``.
+    ///
+    /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``,
+    ///   no connection of the pool is free within ``operationTimeout``, or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
     ///   lock is taken; whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try checkStorable(key)
+        let key = Self.canonical(key)
         let name = recordName(key)
         let lockKey = Self.advisoryLockKey(table: table, for: key)
-        // lock_timeout in whole milliseconds (at least 1: 0 would mean no limit).
-        let milliseconds = max(1, lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)
-        let logger = logger, limit = operationTimeout
+        let milliseconds = Self.lockTimeoutMilliseconds(lockTimeout)
+        let logger = logger, limit = operationTimeout, lockTimeout = lockTimeout, client = client, table = table
         // A statement on a connection that died may never complete: each is bounded, and none is
         // sent on a connection known to be closed.
-        @Sendable func run(_ connection: PostgresConnection, _ statement: PostgresQuery, within: Duration) async throws {
+        @Sendable func run(_ connection: PostgresConnection, _ statement: PostgresQuery, within: Duration) async throws -> [PostgresRow] {
             guard !connection.isClosed else { throw LockConnectionClosed() }
-            try await Deadline.run(within) { try await connection.query(statement, logger: logger).drain() }
+            return try await Deadline.run(within) { try await connection.query(statement, logger: logger).collect() }
         }
+        /// Ends the server session, which releases every lock it holds; bounded, like everything else.
+        @Sendable func discard(_ connection: PostgresConnection) async {
+            _ = try? await Deadline.run(limit) { try await connection.close() }
+        }
+        let asked = ContinuousClock.now
+        let keyMetadata = metadata(key)
         do {
-            return try await client.withConnection { connection in
+            // Waiting for a free connection is bounded too: all of them may be holding other locks.
+            let (lease, connection): (ConnectionLease, PostgresConnection)
+            do { (lease, connection) = try await ConnectionLease.lease(from: client, within: limit) } catch is Deadline.Expired {
+                throw NoFreeConnection()
+            }
+            defer { lease.end() }
+            return try await { () async throws -> T in
+                // Taking the lock: lock_timeout applies to this transaction only; the lock itself
+                // belongs to the server session and outlives the COMMIT.
+                var granted = false
                 do {
-                    try await run(connection, "BEGIN", within: limit)
-                    try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
+                    _ = try await run(connection, "BEGIN", within: limit)
+                    _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
                     // The server gives up first (lock_timeout), with an error that says so.
-                    try await run(connection, "SELECT pg_advisory_xact_lock(\(lockKey))", within: lockTimeout + limit)
-                    try Task.checkCancellation()
+                    _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
+                    granted = true
+                    _ = try await run(connection, "COMMIT", within: limit)
+                } catch let error as PSQLError where error.serverInfo != nil && !granted {
+                    // The server refused a statement before the lock (it timed out): the lock is not held.
+                    _ = try? await run(connection, "ROLLBACK", within: limit)
+                    throw error
                 } catch {
-                    try? await run(connection, "ROLLBACK", within: limit)
+                    // A cancellation, a timeout, a broken connection, a failed COMMIT: the lock may be
+                    // held, or be granted later to a statement still pending.
+                    await discard(connection)
                     throw error
                 }
-                let result: T
-                do {
-                    result = try await body()
-                } catch {
-                    try? await run(connection, "ROLLBACK", within: limit)
-                    throw BodyError(error: error)
+                let waited = ContinuousClock.now - asked
+                logger.log(
+                    level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
+                    metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 })
+                let held = HeldLock(client: client, table: table, key: key, connection: connection)
+                let result: Result<T, any Error>
+                if Task.isCancelled {
+                    result = .failure(CancellationError())
+                } else {
+                    do {
+                        result = .success(try await HeldLock.$held.withValue(HeldLock.held + [held]) { try await body() })
+                    } catch {
+                        result = .failure(BodyError(error: error))
+                    }
                 }
-                // Nothing was written in this transaction: if COMMIT fails (the connection is gone),
-                // the server has released the lock already and nothing is lost.
-                try? await run(connection, "COMMIT", within: limit)
-                return result
-            }
+                held.markReleased()
+                if held.isInDoubt || connection.isClosed {
+                    logger.notice("lock connection in doubt: closed, which releases the lock", metadata: keyMetadata)
+                    await discard(connection)
+                } else {
+                    let released = try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit)
+                    if (try? released?.first?.decode(Bool.self)) != true {
+                        logger.notice("lock not released cleanly: connection closed, which releases it", metadata: keyMetadata)
+                        await discard(connection)
+                    } else {
+                        logger.trace("lock released", metadata: keyMetadata)
+                    }
+                }
+                return try result.get()
+            }()
         } catch let error as BodyError {
             throw error.error
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresFailure.lockNotAvailable {
-            throw OIDCError(
-                .storageFailure,
-                "The lock of \(name) was held by another instance for longer than \(lockTimeout): check for a hung instance (pg_locks, locktype 'advisory') and try again.",
-                context: ["record": name, "sqlState": PostgresFailure.lockNotAvailable])
-        } catch is LockConnectionClosed {
-            throw OIDCError(
-                .storageFailure, "The connection that was to hold the lock of \(name) closed: check that PostgreSQL is up and reachable.",
-                context: ["record": name])
-        } catch is Deadline.Expired {
-            throw OIDCError(
-                .storageFailure, "PostgreSQL did not answer within \(operationTimeout) while locking \(name): check that the server is up and reachable.",
-                context: ["record": name])
         } catch {
-            throw PostgresFailure.storageError(error, "locking", name)
+            let failure = lockFailure(error, name)
+            if failure.code != .cancelled {
+                logger.warning("could not take the lock", metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 }.merging(.failure(failure)) { $1 })
+            }
+            throw failure
         }
     }
 
+    /// What failed while taking or holding the lock of `name`, said the way a user can act on.
+    private func lockFailure(_ error: any Error, _ name: String) -> OIDCError {
+        switch error {
+        case let error as PSQLError where error.serverInfo?[.sqlState] == PostgresFailure.lockNotAvailable:
+            OIDCError(
+                .storageFailure,
+                "The lock of \(name) was held by another instance for longer than \(lockTimeout): check for a hung instance (pg_locks, locktype 'advisory') and try again.",
+                context: ["record": name, "sqlState": PostgresFailure.lockNotAvailable])
+        case is NoFreeConnection:
+            OIDCError(
+                .storageFailure,
+                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections) or PostgreSQL cannot be reached.",
+                context: ["record": name])
+        case is LockConnectionClosed:
+            OIDCError(
+                .storageFailure, "The connection that was to hold the lock of \(name) closed: check that PostgreSQL is up and reachable.",
+                context: ["record": name])
+        case is Deadline.Expired:
+            OIDCError(
+                .storageFailure, "PostgreSQL did not answer within \(operationTimeout) while locking \(name): check that the server is up and reachable.",
+                context: ["record": name])
+        default:
+            PostgresFailure.storageError(error, "locking", name)
+        }
+    }
+
+    /// `lockTimeout` in whole milliseconds for the server's `lock_timeout`: at least 1 (0 would mean
+    /// no limit) and at most 2^31 − 1 (the setting's maximum, about 24.8 days).
+    static func lockTimeoutMilliseconds(_ timeout: Duration) -> Int64 {
+        let (seconds, attoseconds) = timeout.components
+        let whole = seconds.multipliedReportingOverflow(by: 1000)
+        guard !whole.overflow else { return Int64(Int32.max) }
+        return min(Int64(Int32.max), max(1, whole.partialValue + attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// `key` with its service and account in Unicode NFC, as rows and lock keys hold them: Swift
+    /// compares strings by canonical equivalence, PostgreSQL `text` byte by byte, and both must
+    /// agree on which login a key names.
+    static func canonical(_ key: TokenStoreKey) -> TokenStoreKey {
+        func nfc(_ text: String) -> String { text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping }
+        return TokenStoreKey(service: nfc(key.service), account: nfc(key.account))
+    }
+
     /// The 64-bit advisory lock key of a login: the first 8 bytes of SHA-256 over
-    /// `oidc-token-store`, the table, the service and the account, each followed by a NUL byte, read
-    /// as a big-endian signed integer. Stable across versions, machines and processes; another
-    /// table's logins never share a lock. In `pg_locks` (`locktype = 'advisory'`, `objsubid = 1`),
-    /// `classid` holds its upper 32 bits and `objid` its lower 32 bits.
+    /// `oidc-token-store`, the table, the service and the account (in Unicode NFC), each followed
+    /// by a NUL byte, read as a big-endian signed integer. Stable across versions, machines and
+    /// processes; another table's logins never share a lock. In `pg_locks` (`locktype = 'advisory'`,
+    /// `objsubid = 1`), `classid` holds its upper 32 bits and `objid` its lower 32 bits.
     public static func advisoryLockKey(table: String, for key: TokenStoreKey) -> Int64 {
+        let key = canonical(key)
+        return lockKey(["oidc-token-store", table, key.service, key.account])
+    }
+
+    /// The lock ``migrate()`` takes: `oidc-token-store-migrate` and the table, so that it can never
+    /// be a login's lock.
+    static func migrationLockKey(table: String) -> Int64 { lockKey(["oidc-token-store-migrate", table]) }
+
+    private static func lockKey(_ parts: [String]) -> Int64 {
         var input: [UInt8] = []
-        for part in ["oidc-token-store", table, key.service, key.account] {
+        for part in parts {
             input += Array(part.utf8)
             input.append(0)
         }
@@ -95,6 +187,9 @@ extension PostgresTokenStore {
         return (0..<8).map { UInt8(truncatingIfNeeded: hash >> (56 - 8 * $0)) }
     }
 }
+
+/// The pool had no free connection within the time limit.
+private struct NoFreeConnection: Error {}
 
 /// The lock's connection closed before a statement could be sent on it.
 private struct LockConnectionClosed: Error {}

@@ -36,29 +36,29 @@ public import PostgresNIO
 ///   row, never tokens.
 /// - **Atomic saves.** ``save(_:for:)`` is one `INSERT … ON CONFLICT DO UPDATE`, committed when it
 ///   returns.
-/// - **One lock across the fleet.** ``withLock(_:_:)`` takes a transaction-scoped advisory lock
-///   (`pg_advisory_xact_lock`) on a 64-bit key: the first 8 bytes of SHA-256 over the table name,
+/// - **One lock across the fleet.** ``withLock(_:_:)`` takes a session-level advisory lock
+///   (`pg_advisory_lock`) on a 64-bit key: the first 8 bytes of SHA-256 over the table name,
 ///   the service and the account. An advisory lock rather than `SELECT … FOR UPDATE` because the
 ///   lock must exist before the row does (the first save of a login) and must not hold a row lock
 ///   while the body calls the provider; and it is released by the server when the holder's
 ///   connection ends, so an instance killed while holding it never blocks the others beyond the
-///   moment its TCP connection closes. The lock's connection is held for the body; ``load(_:)``,
-///   ``save(_:for:)`` and ``delete(_:)`` run on other connections of the pool, so the pool needs at
-///   least two connections. Waiting is bounded by ``lockTimeout`` (`lock_timeout` on the server).
+///   moment its TCP connection closes. Waiting is bounded by ``lockTimeout`` (`lock_timeout` on
+///   the server).
+/// - **Writes fenced by the lock.** The lock's connection is held for the body, and the body's
+///   ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` of that login run on it (each committed at
+///   once), so the store is only ever written by the instance that holds the lock: a write that
+///   reaches the server went through the connection that owns the lock.
 /// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
 ///   row, calls the provider, saves the new tokens, then the lock is released. When the lock's
-///   connection is lost meanwhile, the server releases the lock; the body still finishes and its
-///   save goes through another connection, and `withLock` returns the body's result (the lock's
-///   transaction wrote nothing, so a failed `COMMIT` loses nothing). Not covered yet: another
-///   instance waiting for that lock takes it at once and may refresh with the old refresh token,
-///   and the first instance's save is not fenced against its result. When the
-///   save itself fails (the database is unreachable), the session keeps using the new tokens,
-///   reports `AuthenticatedSession.storageProblem` and saves them at its next refresh or call;
+///   connection is lost meanwhile, the server releases the lock (another instance waiting for it
+///   takes it at once), and the first instance's save fails with `OIDCError.Code.storageFailure`
+///   rather than writing without the lock. The session then keeps using the new tokens, reports
+///   `AuthenticatedSession.storageProblem` and saves them, under the lock again, at its next call;
 ///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
-///   logs out. What no lock can prevent: while the database is unreachable, another instance
-///   cannot read the new tokens, and if it refreshes with the old refresh token on its own (it
-///   cannot take the lock while the database is down, so only after it is back and before the
-///   first instance saved), a provider that detects refresh-token reuse may revoke the login.
+///   logs out. The same holds when the database is unreachable. What no lock can prevent: until
+///   the new tokens are saved, other instances read the old ones, and one that refreshes with the
+///   spent refresh token meanwhile gets `invalid_grant` from a provider that rotates refresh
+///   tokens (and may revoke the login if it detects reuse).
 /// - **Time limits.** Every call fails with `OIDCError.Code.storageFailure` after
 ///   ``operationTimeout`` (a server that does not answer, a pool that cannot connect) instead of
 ///   hanging.
@@ -73,7 +73,10 @@ public struct PostgresTokenStore: TokenStore {
     public let lockTimeout: Duration
     /// How long any other database call may take before it fails.
     public let operationTimeout: Duration
-    /// Where PostgresNIO's per-query messages go (nowhere by default).
+    /// Where the store's events go (nowhere by default): reads, saves and lock waits at `trace`
+    /// or `debug`, a lock lost or timed out, a connection closed to release a lock, a record that
+    /// does not open at `warning`. Metadata: table, service, account, key id, durations; never a
+    /// record or a token. PostgresNIO's per-query messages go here too.
     public let logger: Logger
 
     /// A store in `table`, through `client`.
@@ -84,7 +87,7 @@ public struct PostgresTokenStore: TokenStore {
     public init(
         client: PostgresClient, encryption: TokenEncryption, table: String = "oidc_logins",
         lockTimeout: Duration = .seconds(90), operationTimeout: Duration = .seconds(30),
-        logger: Logger = Logger(label: "oidc.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "oidc.store", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(OIDCError) {
         guard Self.isValidTableName(table) else {
             throw OIDCError(.invalidArgument, 
@@ -117,8 +120,8 @@ public struct PostgresTokenStore: TokenStore {
     /// - Throws: `OIDCError.Code.storageFailure` when PostgreSQL refuses (no right to create a
     ///   table, say) or cannot be reached.
     public func migrate() async throws(OIDCError) {
-        let client = client, table = table, logger = logger
-        let lockKey = Self.advisoryLockKey(table: table, for: TokenStoreKey(service: "", account: "migrate"))
+        let client = client, table = quotedTable, logger = logger
+        let lockKey = Self.migrationLockKey(table: self.table)
         try await PostgresFailure.within(operationTimeout, "creating", "the table \(table)") {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger).drain()
@@ -131,6 +134,20 @@ public struct PostgresTokenStore: TokenStore {
                 ).drain()
             }
         }
+    }
+
+    /// The table as an SQL identifier, quoted (its parts are checked at `init`), so that a name
+    /// such as `user` or `order` works too.
+    var quotedTable: String { table.split(separator: ".").map { "\"\($0)\"" }.joined(separator: ".") }
+
+    /// The log metadata of `key`'s row: names, never contents (an account that is itself a
+    /// secret belongs in `TokenStoreKey(service:hashingAccount:)`).
+    func metadata(_ key: TokenStoreKey, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = extra
+        metadata["table"] = .untrusted(table)
+        metadata["service"] = .untrusted(key.service)
+        metadata["account"] = .untrusted(key.account)
+        return metadata
     }
 
     /// How messages name the row of `key`: `oidc_logins row service/account`.
@@ -152,16 +169,26 @@ public struct PostgresTokenStore: TokenStore {
     ///   a key the ring does not have, or PostgreSQL fails.
     public func load(_ key: TokenStoreKey) async throws(OIDCError) -> StoredLogin? {
         try checkStorable(key)
-        let client = client, table = table, logger = logger, name = recordName(key)
-        let sealed: [UInt8]? = try await PostgresFailure.within(operationTimeout, "loading", name) {
-            let rows = try await client.query(
-                "SELECT record FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)", logger: logger)
-            for try await record in rows.decode(ByteBuffer.self) { return Array(record.readableBytesView) }
+        let key = Self.canonical(key), name = recordName(key)
+        let rows = try await rows(
+            "SELECT record FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "loading", name)
+        guard let row = rows.first else {
+            logger.trace("no stored login", metadata: metadata(key))
             return nil
         }
-        guard let sealed else { return nil }
-        let plain = try encryption.open(sealed, record: key, location: name)
-        return try StoredLogin(serialized: plain, path: name)
+        let sealed: ByteBuffer
+        do { sealed = try row.decode(ByteBuffer.self) } catch {
+            throw OIDCError(.corruptStore, "The record of \(name) is not a byte string; it was not written by PostgresTokenStore.", context: ["record": name])
+        }
+        do {
+            let plain = try encryption.open(Array(sealed.readableBytesView), record: key, location: name)
+            let login = try StoredLogin(serialized: plain, path: name)
+            logger.trace("login read", metadata: metadata(key))
+            return login
+        } catch {
+            logger.warning("stored login does not open", metadata: metadata(key).merging(.failure(error)) { $1 })
+            throw error
+        }
     }
 
     /// Replaces the login under `key` in one statement, sealed under the ring's current key.
@@ -170,37 +197,32 @@ public struct PostgresTokenStore: TokenStore {
     ///   stored login is then the old one, or, when the connection broke after the commit, the new one.
     public func save(_ login: StoredLogin, for key: TokenStoreKey) async throws(OIDCError) {
         try checkStorable(key)
-        let name = recordName(key)
+        let key = Self.canonical(key), name = recordName(key)
         let sealed = try encryption.seal(login.serialized(), record: key)
         let keyID = TokenEncryption.keyID(of: sealed) ?? ""
-        let client = client, table = table, logger = logger
-        try await PostgresFailure.within(operationTimeout, "saving", name) {
-            try await client.query(
-                """
-                INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
-                VALUES (\(key.service), \(key.account), \(keyID), \(ByteBuffer(bytes: sealed)), now())
-                ON CONFLICT (service, account) DO UPDATE
-                SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
-                """, logger: logger
-            ).drain()
-        }
+        _ = try await rows(
+            """
+            INSERT INTO \(unescaped: quotedTable) (service, account, key_id, record, updated_at)
+            VALUES (\(key.service), \(key.account), \(keyID), \(ByteBuffer(bytes: sealed)), now())
+            ON CONFLICT (service, account) DO UPDATE
+            SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+            """, for: key, "saving", name)
+        logger.trace("login saved", metadata: metadata(key, ["key_id": .untrusted(keyID)]))
     }
 
     /// Removes the login under `key`; nothing happens when there is none.
     public func delete(_ key: TokenStoreKey) async throws(OIDCError) {
         try checkStorable(key)
-        let client = client, table = table, logger = logger
-        try await PostgresFailure.within(operationTimeout, "deleting", recordName(key)) {
-            try await client.query(
-                "DELETE FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)", logger: logger
-            ).drain()
-        }
+        let key = Self.canonical(key)
+        _ = try await rows(
+            "DELETE FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "deleting", recordName(key))
+        logger.trace("login deleted", metadata: metadata(key))
     }
 
     /// Every key with a stored login, sorted by service, then account.
     public func keys() async throws(OIDCError) -> [TokenStoreKey] {
-        let client = client, table = table, logger = logger
-        return try await PostgresFailure.within(operationTimeout, "listing", "the logins in \(table)") {
+        let client = client, table = quotedTable, logger = logger
+        return try await PostgresFailure.within(operationTimeout, "listing", "the logins in \(self.table)") {
             var keys: [TokenStoreKey] = []
             let rows = try await client.query("SELECT service, account FROM \(unescaped: table) ORDER BY service, account", logger: logger)
             for try await (service, account) in rows.decode((String, String).self) {

@@ -188,6 +188,121 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    @Test("a pool of one connection is enough: the body's load, save and delete run on the lock's own connection")
+    func lockOnOneConnection() async throws {
+        try await TestDatabase.withClient(maximumConnections: 1) { client in
+            let store = try PostgresTokenStore(
+                client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable(),
+                operationTimeout: .seconds(3))
+            try await store.migrate()
+            // Each would wait for a second connection, and time out, if it did not use the lock's.
+            let loaded = try await store.withLock(Self.key) {
+                try await store.save(TestDatabase.login("access-a"), for: Self.key)
+                let first = try await store.load(Self.key)
+                try await store.delete(Self.key)
+                #expect(try await store.load(Self.key) == nil)
+                try await store.save(TestDatabase.login("access-b"), for: Self.key)
+                return first
+            }
+            #expect(loaded?.tokens.accessToken == Secret("access-a"))
+            #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-b"))
+            // The lock was released: another withLock on the one connection takes it at once.
+            #expect(try await store.withLock(Self.key) { 5 } == 5)
+            try await client.query("DROP TABLE \(unescaped: store.table)").drain()
+        }
+    }
+
+    @Test("a pool whose only connection holds another login's lock: withLock fails after the time limit, saying so, instead of waiting for ever")
+    func poolExhausted() async throws {
+        try await TestDatabase.withClient(maximumConnections: 1) { client in
+            let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable())
+            let impatient = try PostgresTokenStore(
+                client: client, encryption: store.encryption, table: store.table, operationTimeout: .milliseconds(500))
+            try await store.migrate()
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await store.withLock(TokenStoreKey(service: "s", account: "busy")) {
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+            let start = ContinuousClock.now
+            let error = try await #require(throws: OIDCError.self) { try await impatient.withLock(Self.key) { 1 } }
+            #expect(error.code == .storageFailure && error.message.contains("maximumConnections"), "\(error)")
+            #expect(ContinuousClock.now - start < .seconds(5))
+            releasing.yield()
+            try await holder.value
+            // The abandoned request left nothing behind: the one connection serves the next lock.
+            #expect(try await store.withLock(Self.key) { 2 } == 2)
+            try await client.query("DROP TABLE \(unescaped: store.table)").drain()
+        }
+    }
+
+    @Test("the lock is lost while another instance waits: that instance takes it, and the first one's save and load are refused, not done without the lock")
+    func lostLockFencesWrites() async throws {
+        let log = StoreLogLines()
+        try await TestDatabase.withStore { plainStore, admin in
+            let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger())
+            try await store.save(TestDatabase.login("access-old"), for: Self.key)
+            try await TestDatabase.withClient { otherClient in
+                let other = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
+                let (otherHolds, otherHolding) = AsyncStream.makeStream(of: Void.self)
+                let (otherMayEnd, otherEnding) = AsyncStream.makeStream(of: Void.self)
+                let first = try await store.withLock(Self.key) { () async throws -> OIDCError? in
+                    let waiter = Task {
+                        try await other.withLock(Self.key) {
+                            otherHolding.yield()
+                            for await _ in otherMayEnd { break }
+                            try await other.save(TestDatabase.login("access-other"), for: Self.key)
+                        }
+                    }
+                    try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the other instance never waited")
+                    try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
+                    for await _ in otherHolds { break }  // the other instance has the lock now
+                    let refused = await #expect(throws: OIDCError.self) {
+                        try await store.save(TestDatabase.login("access-stale"), for: Self.key)
+                    }
+                    await #expect(throws: OIDCError.self) { try await store.load(Self.key) }
+                    otherEnding.yield()
+                    try await waiter.value
+                    return refused
+                }
+                #expect(first?.code == .storageFailure && first?.message.contains("lock") == true, "\(String(describing: first))")
+                #expect(first.map { !$0.message.contains("access-stale") } ?? true)
+                #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-other"))
+                // The first instance's pool recovers, and its lock works again.
+                try await store.withLock(Self.key) { try await store.save(TestDatabase.login("access-new"), for: Self.key) }
+                #expect(try await other.load(Self.key)?.tokens.accessToken == Secret("access-new"))
+            }
+        }
+        // The store said what happened, at warning, and logged no token (nor any record).
+        let lines = log.all
+        #expect(lines.contains { $0.level == .warning && $0.text.contains("lock") && $0.text.contains("refused") }, "\(lines.map(\.text))")
+        #expect(lines.contains { $0.text.hasPrefix("lock taken") && $0.text.contains("account=user@example.com") })
+        #expect(lines.contains { $0.text.hasPrefix("login saved") && $0.text.contains("key_id=key-1") })
+        for line in lines { #expect(!line.text.contains("access-") && !line.text.contains("refresh-1") && !line.text.contains("id-1"), "\(line.text)") }
+    }
+
+    @Test("a key in NFD names the same row and lock as in NFC; table names that are SQL keywords work")
+    func canonicalKeys() async throws {
+        let composed = TokenStoreKey(service: "caf\u{E9}", account: "Zo\u{EB}")
+        let decomposed = TokenStoreKey(service: "cafe\u{301}", account: "Zoe\u{308}")
+        #expect(PostgresTokenStore.advisoryLockKey(table: "t", for: composed) == PostgresTokenStore.advisoryLockKey(table: "t", for: decomposed))
+        try await TestDatabase.withClient { client in
+            let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: "user")
+            try await client.query("DROP TABLE IF EXISTS \"user\"").drain()
+            try await store.migrate()
+            try await store.save(TestDatabase.login("access-nfd"), for: decomposed)
+            #expect(try await store.load(composed)?.tokens.accessToken == Secret("access-nfd"))
+            #expect(try await store.keys().count == 1)
+            try await store.delete(composed)
+            #expect(try await store.keys().isEmpty)
+            try await client.query("DROP TABLE \"user\"").drain()
+        }
+    }
+
     @Test("the lock key is stable: a fixed value for a fixed table, service and account")
     func stableLockKey() async throws {
         // Every instance, on any machine and version, must compute the same key, or the lock excludes nothing.

@@ -89,6 +89,66 @@ enum TestDatabase {
     }
 }
 
+extension TestDatabase {
+    /// The pg_locks condition for `key`'s advisory lock in `store`'s table.
+    static func lockCondition(_ store: PostgresTokenStore, _ key: TokenStoreKey) -> String {
+        let lockKey = PostgresTokenStore.advisoryLockKey(table: store.table, for: key)
+        let high = Int64(UInt32(truncatingIfNeeded: lockKey >> 32)), low = Int64(UInt32(truncatingIfNeeded: lockKey))
+        return "locktype = 'advisory' AND objsubid = 1 AND classid::bigint = \(high) AND objid::bigint = \(low)"
+    }
+
+    /// Ends the server session that holds `key`'s lock, waiting up to 2 s for one to hold it;
+    /// whether one was ended.
+    static func terminateLockHolder(_ client: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> Bool {
+        for _ in 0..<100 {
+            let rows = try await client.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE granted AND \(unescaped: lockCondition(store, key))")
+            for try await ended in rows.decode(Bool.self) where ended { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// Waits up to 5 s until some session waits for `key`'s lock; whether one does.
+    static func waitForLockWaiter(_ client: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> Bool {
+        for _ in 0..<250 {
+            let rows = try await client.query("SELECT count(*) FROM pg_locks WHERE NOT granted AND \(unescaped: lockCondition(store, key))")
+            for try await count in rows.decode(Int64.self) where count > 0 { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}
+
+/// Every line a store logs, rendered as a handler would print it (message and metadata).
+final class StoreLogLines: Sendable {
+    private let lines = Mutex<[(level: Logger.Level, text: String)]>([])
+
+    var all: [(level: Logger.Level, text: String)] { lines.withLock { $0 } }
+
+    /// A logger at `trace` whose lines are kept here.
+    func logger() -> Logger {
+        var logger = Logger(label: "oidc.store") { _ in Handler(lines: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let lines: StoreLogLines
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            let text = "\(event.message) " + all.keys.sorted().map { "\($0)=\(all[$0]!)" }.joined(separator: " ")
+            lines.lines.withLock { $0.append((event.level, text)) }
+        }
+    }
+}
+
 /// How many tasks are inside a lock at once.
 final class LockCounter: Sendable {
     private let state = Mutex((inside: 0, maximum: 0, entries: 0))

@@ -1,5 +1,5 @@
 internal import Foundation
-public import Logging
+package import Logging
 
 /// The loggers the library uses when a caller passes none: they discard everything, and since
 /// swift-log builds a message and its metadata only for a level the handler accepts, a disabled
@@ -35,7 +35,7 @@ extension Logger.MetadataValue {
 
     /// Text from outside (a provider's error code, a key id, an issuer from a document): control
     /// characters replaced, at most 64 characters, so it cannot forge or break a log line.
-    static func untrusted(_ text: String, limit: Int = 64) -> Self {
+    package static func untrusted(_ text: String, limit: Int = 64) -> Self {
         .string(Display.sanitized(text, limit: limit))
     }
 
@@ -52,7 +52,7 @@ extension Logger.MetadataValue {
     static func int(_ value: Int) -> Self { .stringConvertible(value) }
 
     /// Whole milliseconds since `start`.
-    static func milliseconds(since start: ContinuousClock.Instant) -> Self {
+    package static func milliseconds(since start: ContinuousClock.Instant) -> Self {
         .stringConvertible(LogRedaction.milliseconds(ContinuousClock.now - start))
     }
 
@@ -66,7 +66,7 @@ extension Logger.MetadataValue {
 
     /// The error's code (`invalidGrant` is the OAuth code, in ``oauthError(_:)``), never its
     /// provider-supplied text.
-    static func code(_ error: OIDCError) -> Self { .string(error.code.description) }
+    package static func code(_ error: OIDCError) -> Self { .string(error.code.description) }
 
     /// An RFC 3339 instant, UTC, whole seconds.
     static func instant(_ date: Date) -> Self {
@@ -77,7 +77,7 @@ extension Logger.MetadataValue {
 extension Logger.Metadata {
     /// `error` (the code) and, when the provider sent one, `oauth_error` and `status`, from an
     /// error's non-secret fields; the provider's text (which may echo what was sent) is left out.
-    static func failure(_ error: OIDCError) -> Self {
+    package static func failure(_ error: OIDCError) -> Self {
         var metadata: Self = ["error": .code(error)]
         if let oauth = error.providerError?.error { metadata["oauth_error"] = .untrusted(oauth) }
         if let status = error.context["status"] { metadata["status"] = .untrusted(status) }

@@ -18,7 +18,7 @@ public struct SwanBackend: Sendable {
     public let settings: SwanSettings
     public let provider: ProviderConfiguration
     public let transport: any HTTPTransport
-    /// The tokens of every session, by session id (service `swan-backend`, account = session id).
+    /// The tokens of every session (service `swan-backend`, account = the SHA-256 of the session id).
     public let sessions: any TokenStore
     let keys: JWKSCache
     let pending = PendingLogins()
@@ -42,7 +42,11 @@ public struct SwanBackend: Sendable {
         )
     }
 
-    public func key(forSession id: String) -> TokenStoreKey { TokenStoreKey(service: "swan-backend", account: id) }
+    /// The store key of a session: its id's SHA-256, never the id itself. The id is the session
+    /// cookie, a bearer secret, while store keys appear in error messages, logs and the table.
+    public func key(forSession id: String) -> TokenStoreKey {
+        TokenStoreKey(service: "swan-backend", hashingAccount: Secret(id))
+    }
 
     /// The session's tokens in use: the bearer token goes to Swan's API host only, refreshed before
     /// expiry and once on a 401 (with the client secret); a refused refresh ends the session.

@@ -1,0 +1,93 @@
+internal import Logging
+internal import OIDC
+internal import PostgresNIO
+internal import Synchronization
+
+/// A login's advisory lock as ``PostgresTokenStore/withLock(_:_:)`` holds it: the connection whose
+/// server session owns the lock. While the body runs, that login's loads, saves and deletes go
+/// through this connection, so a write can only happen while the lock is held: when the connection
+/// is lost, so is the lock (the server releases it), and every later statement fails instead of
+/// writing under a lock that another instance may hold by now.
+final class HeldLock: Sendable {
+    /// Which store (client and table) and which login the lock is for.
+    let client: ObjectIdentifier
+    let table: String
+    let key: TokenStoreKey
+    let connection: PostgresConnection
+    private let state = Mutex(State())
+
+    private struct State {
+        /// A statement on the connection ended without the server's answer (a timeout, a
+        /// cancellation, a broken connection): the server may or may not hold the lock any more,
+        /// and a statement may still be pending. Nothing more is sent, and the connection is closed
+        /// at release.
+        var inDoubt = false
+        /// `withLock` has returned: a task the body left behind must not use the connection.
+        var released = false
+    }
+
+    init(client: PostgresClient, table: String, key: TokenStoreKey, connection: PostgresConnection) {
+        self.client = ObjectIdentifier(client)
+        self.table = table
+        self.key = key
+        self.connection = connection
+    }
+
+    var isUsable: Bool { state.withLock { !$0.inDoubt && !$0.released } && !connection.isClosed }
+    var isInDoubt: Bool { state.withLock { $0.inDoubt } }
+    func markInDoubt() { state.withLock { $0.inDoubt = true } }
+    func markReleased() { state.withLock { $0.released = true } }
+
+    /// The locks the current task holds, innermost last.
+    @TaskLocal static var held: [HeldLock] = []
+}
+
+extension PostgresTokenStore {
+    /// The lock of `key` this task holds through this store, if any (and still usable or in doubt:
+    /// a lost lock must refuse, not fall back to the pool).
+    func heldLock(for key: TokenStoreKey) -> HeldLock? {
+        HeldLock.held.last { held in
+            held.client == ObjectIdentifier(client) && held.table == table
+                && held.key.service.utf8.elementsEqual(key.service.utf8) && held.key.account.utf8.elementsEqual(key.account.utf8)
+                && !held.isReleased
+        }
+    }
+
+    /// The rows `query` returns, run on the connection holding `key`'s lock when this task holds it
+    /// (refused when that lock is lost), else on any connection of the pool.
+    func rows(_ query: PostgresQuery, for key: TokenStoreKey?, _ action: String, _ record: String) async throws(OIDCError) -> [PostgresRow] {
+        let logger = logger
+        guard let key, let held = heldLock(for: key) else {
+            let client = client
+            return try await PostgresFailure.within(operationTimeout, action, record) {
+                try await client.query(query, logger: logger).collect()
+            }
+        }
+        guard held.isUsable else {
+            logger.warning("lock lost; refused rather than done without it", metadata: metadata(key, ["action": .string(action)]))
+            throw Self.lockLost(action, record)
+        }
+        do {
+            return try await Deadline.run(operationTimeout) { try await held.connection.query(query, logger: logger).collect() }
+        } catch let error as PSQLError where error.serverInfo != nil {
+            // The server answered: the connection, and with it the lock, is still there.
+            throw PostgresFailure.storageError(error, action, record)
+        } catch {
+            held.markInDoubt()
+            if error is CancellationError { throw OIDCError(.cancelled, "Cancelled while \(action) \(record).") }
+            logger.warning("lock connection lost or silent; refused rather than done without the lock", metadata: metadata(key, ["action": .string(action)]))
+            throw Self.lockLost(action, record)
+        }
+    }
+
+    static func lockLost(_ action: String, _ record: String) -> OIDCError {
+        OIDCError(
+            .storageFailure,
+            "The connection that held the lock of \(record) was lost or did not answer, so another instance may hold the lock now: \(action) it was refused rather than done without the lock. Nothing was changed by this call unless PostgreSQL had committed it before the connection broke; check that the server is up and reachable.",
+            context: ["record": record])
+    }
+}
+
+extension HeldLock {
+    var isReleased: Bool { state.withLock { $0.released } }
+}
