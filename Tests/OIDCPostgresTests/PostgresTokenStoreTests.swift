@@ -193,7 +193,7 @@ struct PostgresTokenStoreTests {
         try await TestDatabase.withClient(maximumConnections: 1) { client in
             let store = try PostgresTokenStore(
                 client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable(),
-                operationTimeout: .seconds(3))
+                operationTimeout: .seconds(15))
             try await store.migrate()
             // Each would wait for a second connection, and time out, if it did not use the lock's.
             let loaded = try await store.withLock(Self.key) {
