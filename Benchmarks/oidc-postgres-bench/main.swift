@@ -75,7 +75,7 @@ func benchmark(_ store: PostgresTokenStore, key: TokenStoreKey) async throws {
             print("what".padding(toLength: 52, withPad: " ", startingAt: 0) + "  median        p99     runs")
             row("load (SELECT, open AES-256-GCM, decode)", try await measure(runs) { _ = try await store.load(key) })
             row("save (seal, INSERT … ON CONFLICT, commit)", try await measure(runs) { try await store.save(login, for: key) })
-            row("withLock, empty body (BEGIN, lock, COMMIT)", try await measure(runs) { try await store.withLock(key) {} })
+            row("withLock, empty body (lock, unlock)", try await measure(runs) { try await store.withLock(key) {} })
             let locked = try await measure(runs) {
                 try await store.withLock(key) {
                     _ = try await store.load(key)
