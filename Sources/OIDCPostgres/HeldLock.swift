@@ -43,13 +43,13 @@ final class HeldLock: Sendable {
 }
 
 extension PostgresTokenStore {
-    /// The lock of `key` this task holds through this store, if any (and still usable or in doubt:
-    /// a lost lock must refuse, not fall back to the pool).
+    /// The lock of `key` this task works under through this store, if any, even when it is lost or
+    /// already released: a task the body started and left behind must not fall back to the pool
+    /// and write without the lock.
     func heldLock(for key: TokenStoreKey) -> HeldLock? {
         HeldLock.held.last { held in
             held.client == ObjectIdentifier(client) && held.table == table
                 && held.key.service.utf8.elementsEqual(key.service.utf8) && held.key.account.utf8.elementsEqual(key.account.utf8)
-                && !held.isReleased
         }
     }
 
@@ -64,6 +64,13 @@ extension PostgresTokenStore {
             }
         }
         guard held.isUsable else {
+            if held.isReleased {
+                logger.warning("called after its lock was released; refused", metadata: metadata(key, ["action": .string(action)]))
+                throw OIDCError(
+                    .storageFailure,
+                    "\(action.prefix(1).uppercased() + action.dropFirst()) \(record) was refused: it was called from a task started under the lock, after the lock was released. Finish such work inside withLock, or call it from a task that does not inherit the lock.",
+                    context: ["record": record])
+            }
             logger.warning("lock lost; refused rather than done without it", metadata: metadata(key, ["action": .string(action)]))
             throw Self.lockLost(action, record)
         }

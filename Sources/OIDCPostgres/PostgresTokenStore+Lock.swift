@@ -22,8 +22,9 @@ extension PostgresTokenStore {
     /// the lock by ``lockTimeout``.
     ///
     /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``,
-    ///   no connection of the pool is free within ``operationTimeout``, or PostgreSQL cannot be reached; `CancellationError` when the task is cancelled before the
-    ///   lock is taken; whatever `body` throws.
+    ///   no connection of the pool is free within ``operationTimeout``, or PostgreSQL cannot be reached;
+    ///   `OIDCError.Code.cancelled` when the task is cancelled before the body runs (the lock is
+    ///   then released, or its connection closed); whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try checkStorable(key)
         let key = Self.canonical(key)
@@ -37,12 +38,18 @@ extension PostgresTokenStore {
             guard !connection.isClosed else { throw LockConnectionClosed() }
             return try await Deadline.run(within) { try await connection.query(statement, logger: logger).collect() }
         }
-        /// Ends the server session, which releases every lock it holds; bounded, like everything else.
+        /// Ends the server session, which releases every lock it holds; bounded, like everything
+        /// else, and done even when the caller is cancelled.
         @Sendable func discard(_ connection: PostgresConnection) async {
-            _ = try? await Deadline.run(limit) { try await connection.close() }
+            await Self.uncancelled { _ = try? await Deadline.run(limit) { try await connection.close() } }
+        }
+        /// Rolls back a transaction that holds no lock; when that fails (or cannot be sent), the
+        /// connection is closed rather than returned to the pool inside an aborted transaction.
+        @Sendable func rollBack(_ connection: PostgresConnection) async {
+            let done = await Self.uncancelled { (try? await run(connection, "ROLLBACK", within: limit)) != nil }
+            if !done { await discard(connection) }
         }
         let asked = ContinuousClock.now
-        let keyMetadata = metadata(key)
         do {
             // Waiting for a free connection is bounded too: all of them may be holding other locks.
             let (lease, connection): (ConnectionLease, PostgresConnection)
@@ -63,7 +70,7 @@ extension PostgresTokenStore {
                     _ = try await run(connection, "COMMIT", within: limit)
                 } catch let error as PSQLError where error.serverInfo != nil && !granted {
                     // The server refused a statement before the lock (it timed out): the lock is not held.
-                    _ = try? await run(connection, "ROLLBACK", within: limit)
+                    await rollBack(connection)
                     throw error
                 } catch {
                     // A cancellation, a timeout, a broken connection, a failed COMMIT: the lock may be
@@ -74,7 +81,7 @@ extension PostgresTokenStore {
                 let waited = ContinuousClock.now - asked
                 logger.log(
                     level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
-                    metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 })
+                    metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked)]))
                 let held = HeldLock(client: client, table: table, key: key, connection: connection)
                 let result: Result<T, any Error>
                 if Task.isCancelled {
@@ -88,15 +95,18 @@ extension PostgresTokenStore {
                 }
                 held.markReleased()
                 if held.isInDoubt || connection.isClosed {
-                    logger.notice("lock connection in doubt: closed, which releases the lock", metadata: keyMetadata)
+                    logger.notice("lock connection in doubt: closed, which releases the lock", metadata: self.metadata(key))
                     await discard(connection)
                 } else {
-                    let released = try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit)
-                    if (try? released?.first?.decode(Bool.self)) != true {
-                        logger.notice("lock not released cleanly: connection closed, which releases it", metadata: keyMetadata)
+                    // Sent even when the caller was cancelled meanwhile: the lock must not go back to the pool.
+                    let released = await Self.uncancelled {
+                        (try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit))?.first.flatMap { try? $0.decode(Bool.self) }
+                    }
+                    if released != true {
+                        logger.notice("lock not released cleanly: connection closed, which releases it", metadata: self.metadata(key))
                         await discard(connection)
                     } else {
-                        logger.trace("lock released", metadata: keyMetadata)
+                        logger.trace("lock released", metadata: self.metadata(key))
                     }
                 }
                 return try result.get()
@@ -106,7 +116,7 @@ extension PostgresTokenStore {
         } catch {
             let failure = lockFailure(error, name)
             if failure.code != .cancelled {
-                logger.warning("could not take the lock", metadata: keyMetadata.merging(["wait_ms": .milliseconds(since: asked)]) { $1 }.merging(.failure(failure)) { $1 })
+                logger.warning("could not take the lock", metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked)]).merging(.failure(failure)) { $1 })
             }
             throw failure
         }
@@ -131,11 +141,18 @@ extension PostgresTokenStore {
                 context: ["record": name])
         case is Deadline.Expired:
             OIDCError(
-                .storageFailure, "PostgreSQL did not answer within \(operationTimeout) while locking \(name): check that the server is up and reachable.",
+                .storageFailure,
+                "PostgreSQL did not answer in time while locking \(name) (operationTimeout \(operationTimeout), lockTimeout \(lockTimeout)): check that the server is up and reachable.",
                 context: ["record": name])
         default:
             PostgresFailure.storageError(error, "locking", name)
         }
+    }
+
+    /// Runs `work` in a task of its own, which the caller's cancellation does not reach: releasing a
+    /// lock or closing its connection must happen even when the task that took the lock was cancelled.
+    static func uncancelled<R: Sendable>(_ work: @escaping @Sendable () async -> R) async -> R {
+        await Task { await work() }.value
     }
 
     /// `lockTimeout` in whole milliseconds for the server's `lock_timeout`: at least 1 (0 would mean

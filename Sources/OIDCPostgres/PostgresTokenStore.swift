@@ -145,8 +145,8 @@ public struct PostgresTokenStore: TokenStore {
     func metadata(_ key: TokenStoreKey, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         var metadata = extra
         metadata["table"] = .untrusted(table)
-        metadata["service"] = .untrusted(key.service)
-        metadata["account"] = .untrusted(key.account)
+        metadata["service"] = .untrusted(key.service, limit: 128)
+        metadata["account"] = .untrusted(key.account, limit: 128)
         return metadata
     }
 

@@ -303,6 +303,65 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    @Test("a task cancelled while it waits for the lock, or while its body runs, leaves no lock behind in the pool")
+    func cancellationReleasesTheLock() async throws {
+        try await TestDatabase.withStore { store, admin in
+            let check = try PostgresTokenStore(client: admin, encryption: store.encryption, table: store.table, lockTimeout: .seconds(2))
+            // Cancelled while waiting: the pending lock statement must not be granted later to a pooled connection.
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await check.withLock(Self.key) {
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+            let waiter = Task { try await store.withLock(Self.key) { 1 } }
+            try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key))
+            waiter.cancel()
+            let cancelled = await waiter.result
+            #expect(throws: OIDCError.self) { try cancelled.get() }
+            releasing.yield()
+            try await holder.value
+            // Both the pool's connections and the server are free of that lock: another pool takes it at once.
+            #expect(try await check.withLock(Self.key) { 2 } == 2)
+
+            // Cancelled inside the body: the unlock is still sent.
+            let (entered, entering) = AsyncStream.makeStream(of: Void.self)
+            let inside = Task {
+                try await store.withLock(Self.key) {
+                    entering.yield()
+                    try await Task.sleep(for: .seconds(60))
+                }
+            }
+            for await _ in entered { break }
+            inside.cancel()
+            _ = await inside.result
+            #expect(try await check.withLock(Self.key) { 3 } == 3)
+            // The store's own pool is still usable.
+            #expect(try await store.withLock(Self.key) { 4 } == 4)
+        }
+    }
+
+    @Test("a task the body started and left behind cannot write once the lock is released")
+    func leftoverTaskRefused() async throws {
+        try await TestDatabase.withStore { store, _ in
+            try await store.save(TestDatabase.login("access-kept"), for: Self.key)
+            let (released, releasing) = AsyncStream.makeStream(of: Void.self)
+            let leftover = try await store.withLock(Self.key) {
+                Task {
+                    for await _ in released { break }
+                    try await store.save(TestDatabase.login("access-late"), for: Self.key)
+                }
+            }
+            releasing.yield()
+            let error = await #expect(throws: OIDCError.self) { try await leftover.value }
+            #expect(error?.code == .storageFailure && error?.message.contains("after the lock was released") == true, "\(String(describing: error))")
+            #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-kept"))
+        }
+    }
+
     @Test("the lock key is stable: a fixed value for a fixed table, service and account")
     func stableLockKey() async throws {
         // Every instance, on any machine and version, must compute the same key, or the lock excludes nothing.

@@ -17,13 +17,15 @@ public struct TokenStoreKey: Sendable, Hashable, CustomStringConvertible {
     /// A key whose account is `sha256:` and the SHA-256 of `secretAccount` in lower-case hex, for
     /// an account that is itself a secret, such as a session cookie's value: store keys appear in
     /// error messages, logs, file names and database rows, and the secret never should.
-    public init(service: String, hashingAccount secretAccount: Secret) {
-        // SHA-256 fails only when libcrypto cannot allocate a few bytes; the key must never be the secret.
-        let digest = (try? LibCrypto.sha256(Array(secretAccount.revealedValue.utf8))) ?? []
+    ///
+    /// - Throws: `OIDCError.Code.cryptoFailure` when libcrypto cannot compute the digest (no
+    ///   memory, a broken OpenSSL configuration); never a key that other secrets would share.
+    public init(service: String, hashingAccount secretAccount: Secret) throws(OIDCError) {
+        let digest = try LibCrypto.sha256(Array(secretAccount.revealedValue.utf8))
         let hex = Array("0123456789abcdef".utf8)
         var text: [UInt8] = Array("sha256:".utf8)
         for byte in digest { text += [hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]] }
-        self.init(service: service, account: digest.isEmpty ? "sha256:unavailable" : String(decoding: text, as: UTF8.self))
+        self.init(service: service, account: String(decoding: text, as: UTF8.self))
     }
 
     /// The Schibsted SDK's key: one session per client.

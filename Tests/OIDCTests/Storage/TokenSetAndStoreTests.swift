@@ -37,8 +37,8 @@ struct TokenSetAndStoreTests {
     }
 
     @Test("a key made from a secret account holds its SHA-256, never the secret")
-    func hashedAccount() {
-        let key = TokenStoreKey(service: "backend", hashingAccount: Secret("abc"))
+    func hashedAccount() throws {
+        let key = try TokenStoreKey(service: "backend", hashingAccount: Secret("abc"))
         // SHA-256("abc"), FIPS 180-2 Appendix B.1.
         #expect(key.account == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(!key.description.contains("abc") && key.service == "backend")

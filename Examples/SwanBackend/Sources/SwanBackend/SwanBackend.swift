@@ -44,15 +44,15 @@ public struct SwanBackend: Sendable {
 
     /// The store key of a session: its id's SHA-256, never the id itself. The id is the session
     /// cookie, a bearer secret, while store keys appear in error messages, logs and the table.
-    public func key(forSession id: String) -> TokenStoreKey {
-        TokenStoreKey(service: "swan-backend", hashingAccount: Secret(id))
+    public func key(forSession id: String) throws -> TokenStoreKey {
+        try TokenStoreKey(service: "swan-backend", hashingAccount: Secret(id))
     }
 
     /// The session's tokens in use: the bearer token goes to Swan's API host only, refreshed before
     /// expiry and once on a 401 (with the client secret); a refused refresh ends the session.
-    public func session(_ id: String) -> AuthenticatedSession {
+    public func session(_ id: String) throws -> AuthenticatedSession {
         AuthenticatedSession(
-            store: sessions, key: key(forSession: id), source: .refreshToken(tokenClient), transport: transport,
+            store: sessions, key: try key(forSession: id), source: .refreshToken(tokenClient), transport: transport,
             allowlist: .default(for: settings.apiURL)
         )
     }
@@ -95,7 +95,7 @@ public struct SwanBackend: Sendable {
             }
             let verified = try await tokenClient.completeLogin(response, for: login, keys: keys)
             let sessionID = try RandomToken.generate()
-            try await sessions.save(StoredLogin(verified, clientID: settings.clientID), for: key(forSession: sessionID))
+            try await sessions.save(StoredLogin(verified, clientID: settings.clientID), for: try key(forSession: sessionID))
 
             var answer = Response.redirect(to: Self.link(settings.appLoginLink, ["session": sessionID]), type: .found)
             answer.headers[.cacheControl] = "no-store"
@@ -131,12 +131,12 @@ public struct SwanBackend: Sendable {
             return Self.page(.badRequest, "This consent belongs to Swan's \(callback.environment.rawValue) environment, not to this server's.")
         }
         guard let sessionID = request.cookies[sessionCookie]?.value,
-            (try? await sessions.load(key(forSession: sessionID))) != nil
+            (try? await sessions.load(try key(forSession: sessionID))) != nil
         else {
             return Self.page(.unauthorized, "No session in this browser: log in at /auth first.")
         }
         do {
-            let status = try await ConsentAPI(url: settings.apiURL).status(of: callback.consentID, session: session(sessionID))
+            let status = try await ConsentAPI(url: settings.apiURL).status(of: callback.consentID, session: try session(sessionID))
             // Only what Swan confirmed: the consent id the API answered for, and its status there.
             // (The URL's resourceId is not passed on: read the resource from the API when you need it.)
             let parameters = ["consentId": callback.consentID, "status": status.rawValue]
@@ -145,7 +145,7 @@ public struct SwanBackend: Sendable {
             return Self.page(.notFound, "Swan knows no such consent.")
         } catch {
             // A refused refresh deletes the session; anything else leaves it.
-            if (try? await sessions.load(key(forSession: sessionID))) == nil {
+            if (try? await sessions.load(try key(forSession: sessionID))) == nil {
                 return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
             }
             return Self.page(.badGateway, "Swan's API could not confirm the consent; try again.")

@@ -119,7 +119,7 @@ struct SwanBackendTests {
             #expect(!location.contains("token"))  // only the session id goes to the app
             let session = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "session" }?.value)
 
-            let stored = try await swan.backend.sessions.load(swan.backend.key(forSession: session))
+            let stored = try await swan.backend.sessions.load(try swan.backend.key(forSession: session))
             #expect(stored?.subject == "test-user")
             #expect(stored?.tokens.refreshToken != nil)
             // The provider accepts this client's secret only in the form body: the exchange worked, so it was there.
@@ -178,7 +178,7 @@ struct SwanBackendTests {
             #expect(answer.status == 302)
             // Only what Swan confirmed reaches the app: not the URL's status, nor its resourceId.
             #expect(answer.headers["Location"] == "com.example.app://swan/consent?consentId=consent-1&status=Accepted")
-            let stored = try await swan.backend.sessions.load(swan.backend.key(forSession: session))
+            let stored = try await swan.backend.sessions.load(try swan.backend.key(forSession: session))
             #expect(await swan.api.tokensSeen == [try #require(stored?.tokens.accessToken.revealedValue)])
 
             await swan.api.setStatus("CustomerRefused", for: "consent-1")
@@ -227,7 +227,7 @@ struct SwanBackendTests {
             await swan.provider.failNextTokenRequests(1, with: .invalidGrant)
             let answer = try await swan.get(swan.base + "/consent/callback?consentId=consent-1&env=Sandbox&status=Accepted", cookie: cookie)
             #expect(answer.status == 401)
-            #expect(try await swan.backend.sessions.load(swan.backend.key(forSession: session)) == nil)
+            #expect(try await swan.backend.sessions.load(try swan.backend.key(forSession: session)) == nil)
         }
     }
 
@@ -262,7 +262,7 @@ struct SwanBackendTests {
         try await store.migrate()
         try await withSwan(sessions: store) { swan in
             let (session, cookie) = try await swan.logIn()
-            let sessionKey = swan.backend.key(forSession: session)
+            let sessionKey = try swan.backend.key(forSession: session)
             let stored = try #require(try await store.load(sessionKey))
             // The row holds no token in clear.
             let rows = try await client.query(
@@ -275,7 +275,7 @@ struct SwanBackendTests {
             // Another instance of the backend, on the same table, knows the session and refreshes it.
             let other = try await SwanBackend.start(swan.backend.settings, transport: swan.transport, sessions: store)
             await swan.provider.expireAccessTokens()
-            let status = try await ConsentAPI(url: swan.backend.settings.apiURL).status(of: "consent-1", session: other.session(session))
+            let status = try await ConsentAPI(url: swan.backend.settings.apiURL).status(of: "consent-1", session: try other.session(session))
             #expect(status == .accepted)
             #expect(await swan.provider.grantCount("refresh_token") == 1)
             #expect(try await store.load(sessionKey)?.tokens.accessToken != stored.tokens.accessToken)
