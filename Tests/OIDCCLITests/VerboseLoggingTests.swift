@@ -23,7 +23,7 @@ struct VerboseLoggingTests {
         return [tokens.accessToken, tokens.refreshToken, tokens.idToken].compactMap { $0?.revealedValue }
     }
 
-    @Test("oidc -vv login, then -vv request (a refresh on 401), -v refresh (rejected: logged out) and -vv logout: trace lines on stderr, none with a token, code, state, nonce or the client secret; stdout as without -v")
+    @Test("oidc -vv login, then -vv request (a refresh on 401), -v refresh (rejected: logged out) and -vv logout: trace lines on stderr, none with a token, code, PKCE verifier, state, nonce or the client secret; stdout as without -v")
     func verboseLoginHasNoSecret() async throws {
         let clientSecret = "cli-client-secret-" + UUID().uuidString
         let client = TestProvider.Client.confidential(id: Self.clientID, secret: clientSecret)
@@ -83,6 +83,15 @@ struct VerboseLoggingTests {
             #expect(rejected.status == 4, "\(rejected.stderr)")
             #expect(try sandbox.storedLogin("work") == nil)
             stderr["rejected refresh"] = rejected.stderr
+
+            // What the CLI posted to the token endpoint: both logins' PKCE verifiers, the codes and
+            // the refresh tokens it presented.
+            let sent = await provider.tokenRequestParameters()
+            let verifiers = sent.compactMap { $0["code_verifier"] }
+            #expect(verifiers.count == 2, "one verifier per login: \(sent.map { $0.keys.sorted() })")
+            #expect(verifiers.allSatisfy { $0.count >= 43 })
+            secrets += verifiers
+            secrets += sent.flatMap { [$0["code"], $0["refresh_token"], $0["client_secret"]].compactMap { $0 } }
 
             for (step, text) in stderr {
                 #expect(!Self.logLines(text).isEmpty, "\(step): no log line")

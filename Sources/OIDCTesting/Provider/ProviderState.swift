@@ -14,6 +14,7 @@ actor ProviderState {
 
     private var requestCounts: [TestProvider.Endpoint: Int] = [:]
     private var grantCounts: [String: Int] = [:]
+    private var tokenRequests: [[String: String]] = []
     private var faults: [TestProvider.Endpoint: [TestProvider.Fault]] = [:]
 
     var codes: [String: AuthorizationCodeRecord] = [:]
@@ -56,9 +57,12 @@ actor ProviderState {
 
     /// Counts a request (and its grant type at the token endpoint) and hands back the fault to play,
     /// if one is queued for this endpoint.
-    func recordRequest(_ endpoint: TestProvider.Endpoint, grantType: String?) -> TestProvider.Fault? {
+    func recordRequest(
+        _ endpoint: TestProvider.Endpoint, grantType: String?, tokenParameters: [String: String]? = nil
+    ) -> TestProvider.Fault? {
         requestCounts[endpoint, default: 0] += 1
         if let grantType { grantCounts[grantType, default: 0] += 1 }
+        if let tokenParameters { tokenRequests.append(tokenParameters) }
         guard var queue = faults[endpoint], !queue.isEmpty else { return nil }
         let fault = queue.removeFirst()
         faults[endpoint] = queue
@@ -78,9 +82,12 @@ actor ProviderState {
 
     func grantCount(_ grantType: String) -> Int { grantCounts[grantType] ?? 0 }
 
+    func tokenRequestParameters() -> [[String: String]] { tokenRequests }
+
     func resetCounters() {
         requestCounts = [:]
         grantCounts = [:]
+        tokenRequests = []
     }
 
     // MARK: Authorization

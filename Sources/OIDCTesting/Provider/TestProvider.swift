@@ -123,7 +123,19 @@ public final class TestProvider: Sendable {
         await state.grantCount(grantType)
     }
 
-    /// Sets every request and grant counter back to zero.
+    /// The form parameters of every token request received, oldest first, faulted ones included
+    /// (a repeated name keeps its first value; a body that is not a form is not recorded).
+    ///
+    /// They hold what a client sent and must keep secret — `code`, `code_verifier`,
+    /// `refresh_token`, a `client_secret` — which is the point: a test can check that none of them
+    /// reached a log, a message or a file.
+    ///
+    ///     let verifiers = await provider.tokenRequestParameters().compactMap { $0["code_verifier"] }
+    public func tokenRequestParameters() async -> [[String: String]] {
+        await state.tokenRequestParameters()
+    }
+
+    /// Sets every request and grant counter back to zero and forgets the recorded token requests.
     public func resetCounters() async {
         await state.resetCounters()
     }
