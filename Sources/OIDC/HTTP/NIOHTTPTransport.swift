@@ -250,15 +250,19 @@ public final class NIOHTTPTransport: HTTPTransport {
     }
 
     private func logFailure(_ error: OIDCError, _ request: HTTPRequest, start: ContinuousClock.Instant?) {
-        var metadata: Logger.Metadata = .failure(error)
-        metadata["method"] = .string(request.method)
-        metadata["url"] = .endpoint(request.url)
-        if let start { metadata["duration_ms"] = .milliseconds(since: start) }
+        // Built only inside the log calls' autoclosures, so only for a level the handler takes.
+        func metadata() -> Logger.Metadata {
+            var metadata: Logger.Metadata = .failure(error)
+            metadata["method"] = .string(request.method)
+            metadata["url"] = .endpoint(request.url)
+            if let start { metadata["duration_ms"] = .milliseconds(since: start) }
+            return metadata
+        }
         if error.code == .pinMismatch {
             // An operator must see this one: a rotated certificate outside the pins, or interception.
-            logger.warning("TLS public key matches no pin; nothing was sent", metadata: metadata)
+            logger.warning("TLS public key matches no pin; nothing was sent", metadata: metadata())
         } else {
-            logger.debug("HTTP request failed", metadata: metadata)
+            logger.debug("HTTP request failed", metadata: metadata())
         }
     }
 

@@ -460,15 +460,16 @@ public actor AuthenticatedSession {
     private func endLogin(_ reason: LogoutReason) async throws(OIDCError) {
         generation += 1
         unsaved = nil
-        let metadata = lineMetadata(["reason": .string(Self.name(of: reason))])
+        // Built only inside the log calls' autoclosures, so only for a level the handler takes.
+        func metadata() -> Logger.Metadata { lineMetadata(["reason": .string(Self.name(of: reason))]) }
         do { try await storage { try await self.store.delete(self.key) } } catch {
-            logger.warning("the store failed to delete the login at logout", metadata: metadata.merging(.failure(error)) { $1 })
+            logger.warning("the store failed to delete the login at logout", metadata: metadata().merging(.failure(error)) { $1 })
             throw error
         }
         if case .userInitiated = reason {
-            logger.debug("logged out", metadata: metadata)
+            logger.debug("logged out", metadata: metadata())
         } else {
-            logger.notice("logged out", metadata: metadata)
+            logger.notice("logged out", metadata: metadata())
         }
         current = nil
         loaded = true
@@ -483,7 +484,7 @@ public actor AuthenticatedSession {
     private func lineMetadata(_ metadata: Logger.Metadata = [:]) -> Logger.Metadata {
         var metadata = metadata
         if let issuer = current?.issuer, !issuer.isEmpty { metadata["issuer"] = .issuer(issuer) }
-        metadata["account"] = .untrusted(key.account)
+        metadata["account"] = .untrusted(key.account, limit: 128)  // room for a hashed account: sha256: and 64 hex digits
         return metadata
     }
 

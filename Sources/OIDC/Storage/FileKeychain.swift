@@ -164,11 +164,11 @@ public struct FileKeychain: TokenStore {
                 // A login written by a newer version, or sealed with a key this store lacks, is not
                 // corrupt: leave it for whoever can read it.
                 guard error.code == .corruptStore else {
-                    logger.warning("stored login unreadable; left in place", metadata: metadata(key, ["path": .string(path)]).merging(.failure(error)) { $1 })
+                    logger.warning("stored login unreadable; left in place", metadata: metadata(key, ["path": .untrusted(path, limit: 256)]).merging(.failure(error)) { $1 })
                     throw error
                 }
                 guard let destination = try moveAside(names, in: directory, identity: file.identity) else { continue }
-                logger.warning("corrupt stored login moved aside", metadata: metadata(key, ["path": .string(path), "moved_to": .string(destination)]))
+                logger.warning("corrupt stored login moved aside", metadata: metadata(key, ["path": .untrusted(path, limit: 256), "moved_to": .untrusted(destination, limit: 256)]))
                 throw OIDCError(
                     .corruptStore,
                     "\(error.message) It was moved aside to \(destination) (kept for you to inspect or delete); log in again.",
@@ -273,16 +273,17 @@ public struct FileKeychain: TokenStore {
     /// The directories whose locks this task holds (by path), and which directory each lock is in.
     @TaskLocal private static var lockedDirectories: [String: FileIdentity] = [:]
 
-    /// Opens and checks the directory; `nil` when it does not exist.
-    /// `service` and `account` of `key` (names, not secrets) and the store's directory.
+    /// `service` and `account` of `key` (names, not secrets; 128 characters leave room for a
+    /// hashed account, `sha256:` and 64 hex digits) and the store's directory.
     private func metadata(_ key: TokenStoreKey, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         var metadata = extra
-        metadata["service"] = .untrusted(key.service)
-        metadata["account"] = .untrusted(key.account)
+        metadata["service"] = .untrusted(key.service, limit: 128)
+        metadata["account"] = .untrusted(key.account, limit: 128)
         metadata["directory"] = .untrusted(directoryPath, limit: 256)
         return metadata
     }
 
+    /// Opens and checks the directory; `nil` when it does not exist.
     private func openDirectory() throws(OIDCError) -> StoreDirectory? {
         guard let directory = try StoreDirectory.open(directoryPath) else {
             // Gone while this task holds a lock in it: moved away, not "no login".

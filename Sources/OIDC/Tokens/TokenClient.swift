@@ -226,22 +226,27 @@ public struct TokenClient: Sendable {
         }
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
         // What is logged is chosen here, by name, from what is not secret: never `form` or `headers`.
-        var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(provider.clientAuthentication.rawValue)]
-        if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = "revocation" }
-        logger.debug("token endpoint request", metadata: purpose)
+        // Built only inside the log calls' autoclosures, so only for a level the handler takes.
+        let authentication = provider.clientAuthentication
+        func purpose() -> Logger.Metadata {
+            var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(authentication.rawValue)]
+            if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = "revocation" }
+            return purpose
+        }
+        logger.debug("token endpoint request", metadata: purpose())
         let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
         let response: HTTPResponse
         do { response = try await transport.send(request, options: requestOptions) } catch {
-            logger.debug("token endpoint unreachable", metadata: purpose.merging(.failure(error)) { $1 })
+            logger.debug("token endpoint unreachable", metadata: purpose().merging(.failure(error)) { $1 })
             throw error
         }
         guard response.status == 200 else {
             let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
             let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
-            logger.debug("token endpoint refused the request", metadata: purpose.merging(.failure(error)) { $1 })
+            logger.debug("token endpoint refused the request", metadata: purpose().merging(.failure(error)) { $1 })
             throw error
         }
-        if let start { logger.trace("token endpoint answered", metadata: purpose.merging(["status": .int(200), "duration_ms": .milliseconds(since: start)]) { $1 }) }
+        if let start { logger.trace("token endpoint answered", metadata: purpose().merging(["status": .int(200), "duration_ms": .milliseconds(since: start)]) { $1 }) }
         return response
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OIDC
 
 /// One line per event on stderr, for a terminal and a bug report:
 ///
@@ -7,7 +8,9 @@ import Logging
 ///
 /// UTC time with milliseconds, level, label, message, then the metadata sorted by key; a value with
 /// a space, a quote, an `=` or nothing in it is quoted. Control characters (a line break a provider
-/// put in an error code) are escaped, so one event is always one line.
+/// put in an error code), format characters (a bidi override, a zero-width space) and the line and
+/// paragraph separators U+2028/U+2029 are escaped, so one event is always one line and shows what
+/// it holds.
 struct StderrLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -54,16 +57,17 @@ struct StderrLogHandler: LogHandler {
         return "\"" + escaped(text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")) + "\""
     }
 
-    /// Control characters as `\n`, `\t` or `\u{…}`.
+    /// Control characters as `\n`, `\t` or `\u{…}`; format characters and U+2028/U+2029 as `\u{…}`
+    /// (``Display/isUnsafe(_:)``).
     static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        guard text.unicodeScalars.contains(where: Display.isUnsafe) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.properties.generalCategory == .control: result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            case _ where Display.isUnsafe(scalar): result += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: result.unicodeScalars.append(scalar)
             }
         }
