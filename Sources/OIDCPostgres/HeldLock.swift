@@ -91,7 +91,7 @@ extension PostgresTokenStore {
         OIDCError(
             .storageFailure,
             "The connection that held the lock of \(record) was lost or did not answer, so another instance may hold the lock now: \(action) it was refused rather than done without the lock. Nothing was changed by this call unless PostgreSQL had committed it before the connection broke; check that the server is up and reachable.",
-            context: ["record": record, "lockLost": "true"])
+            context: ["record": record])
     }
 }
 

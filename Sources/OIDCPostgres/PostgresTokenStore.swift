@@ -49,17 +49,16 @@ public import PostgresNIO
 ///   once), so the store is only ever written by the instance that holds the lock: a write that
 ///   reaches the server went through the connection that owns the lock.
 /// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
-///   row, marks the refresh in flight in it (``lockCanBeLost`` is `true`), calls the provider,
-///   saves the new tokens, then the lock is released. When the lock's connection is lost
-///   meanwhile, the server releases the lock (another instance waiting for it takes it at once),
-///   and the first instance's save fails rather than writing without the lock; the session then
-///   saves the new tokens at once under a new lock. An instance whose refresh token is rejected
-///   while another instance's refresh is marked in flight, or that cannot read the row again
-///   because its own lock was lost, gets `OIDCError.Code.temporarilyUnavailable`, not a logout,
-///   and adopts the other instance's tokens at its next call. When the database is unreachable,
-///   the session keeps using the new tokens, reports `AuthenticatedSession.storageProblem`, and
-///   saves them at its next call. Nobody is logged out by a connection loss: only a provider's
-///   `invalid_grant` or `invalid_client` for a refresh token nobody else was spending logs out.
+///   row, calls the provider, saves the new tokens, then the lock is released. When the lock's
+///   connection is lost meanwhile, the server releases the lock (another instance waiting for it
+///   takes it at once), and the first instance's save fails with `OIDCError.Code.storageFailure`
+///   rather than writing without the lock. The session then keeps using the new tokens, reports
+///   `AuthenticatedSession.storageProblem` and saves them, under the lock again, at its next call;
+///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
+///   logs out. The same holds when the database is unreachable. What no lock can prevent: until
+///   the new tokens are saved, other instances read the old ones, and one that refreshes with the
+///   spent refresh token meanwhile gets `invalid_grant` from a provider that rotates refresh
+///   tokens (and may revoke the login if it detects reuse).
 /// - **Time limits.** Every call fails with `OIDCError.Code.storageFailure` after
 ///   ``operationTimeout`` (a server that does not answer, a pool that cannot connect) instead of
 ///   hanging.
@@ -162,9 +161,6 @@ public struct PostgresTokenStore: TokenStore {
     }
 
     // MARK: - TokenStore
-
-    /// `true`: the lock lives on a connection, which can break while the lock is held.
-    public var lockCanBeLost: Bool { true }
 
     /// The login kept under `key`, or `nil`.
     ///

@@ -12,11 +12,6 @@ public import Logging
 /// - A refresh the provider rejects (`invalid_grant`, `invalid_client`) logs the user out:
 ///   the stored login is deleted, ``events`` and the delegate are told. A transient failure (network,
 ///   5xx, timeout) logs nobody out: the caller gets a retryable error, and the next call tries again.
-///   Before logging out, the session reads the store again under the lock: tokens another process
-///   rotated meanwhile are used instead; when the store cannot be read, or (for a store whose lock
-///   can be lost, ``TokenStore/lockCanBeLost``) another process's refresh of that login is marked
-///   in flight, the rejection may be that process's doing, and the caller gets
-///   `OIDCError.Code.temporarilyUnavailable` instead of a logout.
 ///
 /// ```swift
 /// let session = AuthenticatedSession(store: keychain, key: .schibsted(clientID: id),
@@ -327,15 +322,6 @@ public actor AuthenticatedSession {
                 if stored.tokens.accessToken != stale, !stored.tokens.isExpired(at: now()) { return stored }
                 throw OIDCError(.notLoggedIn, "The access token is expired or refused and the login has no refresh token; log in again.")
             }
-            // Another instance began refreshing this login and has not saved since: its lock was lost.
-            let foreignMark = Self.freshRefreshMark(in: stored, at: now())
-            if store.lockCanBeLost {
-                // Recorded before the refresh token is spent, so that an instance taking this lock if
-                // it is lost knows a rejection of that token may be this refresh's doing.
-                var marked = stored
-                marked.attributes[refreshInFlightAttribute] = String(Int(now().timeIntervalSince1970))
-                try await storage { try await self.store.save(marked, for: self.key) }
-            }
             let answer: TokenSet
             logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
             let started = ContinuousClock.now
@@ -343,7 +329,6 @@ public actor AuthenticatedSession {
                 if error.code == .providerError, let oauth = error.providerError, Self.rejectingErrors.contains(oauth.error),
                     generation == startedIn
                 {
-                    if let kept = try await loginDespiteRejection(of: refreshToken, foreignMark: foreignMark) { return kept }
                     logger.notice("refresh rejected by the provider; logging out", metadata: lineMetadata(.failure(error)))
                     try await endLogin(.refreshRejected(error.providerError))
                 } else {
@@ -353,7 +338,6 @@ public actor AuthenticatedSession {
             }
             guard generation == startedIn else { throw Self.loggedOutMeanwhile }
             var refreshed = stored
-            refreshed.attributes[refreshInFlightAttribute] = nil
             refreshed.tokens = stored.tokens.refreshed(with: await checkedIDToken(in: answer, for: stored, client: client))
             logger.debug(
                 "tokens refreshed",
@@ -447,14 +431,7 @@ public actor AuthenticatedSession {
         current = login
         eventSink.yield(.tokensRefreshed)
         do {
-            do {
-                try await storage { try await self.store.save(login, for: self.key) }
-            } catch where error.context["lockLost"] == "true" {
-                // The store refused because this lock was lost: another instance may be waiting to
-                // read these tokens. Save them at once under the lock again rather than at the next call.
-                logger.notice("lock lost before the refreshed tokens were saved; saving them under the lock again", metadata: lineMetadata())
-                try await storage { try await self.store.withLock(self.key) { try await self.store.save(login, for: self.key) } }
-            }
+            try await storage { try await self.store.save(login, for: self.key) }
             unsaved = nil
             storageProblem = nil
         } catch {
@@ -462,48 +439,6 @@ public actor AuthenticatedSession {
             storageProblem = error
             logger.warning("the store refused the refreshed tokens; they are used, and saved again next time", metadata: lineMetadata(.failure(error)))
         }
-    }
-
-    /// How long another instance's mark of a refresh in flight counts: longer than a refresh takes
-    /// (the token client's time limits) and than clocks of a fleet drift apart.
-    static let refreshInFlightWindow: TimeInterval = 120
-
-    /// When another instance marked a refresh of `login` in flight, if within ``refreshInFlightWindow``.
-    static func freshRefreshMark(in login: StoredLogin, at now: Date) -> Date? {
-        guard let text = login.attributes[refreshInFlightAttribute], let seconds = Int(text) else { return nil }
-        let mark = Date(timeIntervalSince1970: TimeInterval(seconds))
-        return abs(now.timeIntervalSince(mark)) < refreshInFlightWindow ? mark : nil
-    }
-
-    /// After the provider rejected `spent` (under the lock): whether that ends the login. The store
-    /// is read again: tokens another instance rotated meanwhile are adopted; when the store cannot
-    /// be read (this lock was lost), or another instance's refresh was in flight, the rejection may
-    /// be that refresh's doing, so it is a temporary failure, not a logout. `nil`: log out.
-    private func loginDespiteRejection(of spent: Secret, foreignMark: Date?) async throws(OIDCError) -> StoredLogin? {
-        let latest: StoredLogin?
-        do { latest = try await storage { try await self.store.load(self.key) } } catch {
-            logger.warning("refresh rejected, but the store cannot be read again; not logging out", metadata: lineMetadata(.failure(error)))
-            throw OIDCError(
-                .temporarilyUnavailable,
-                "The provider refused the refresh token, and the token store could not be read again to check whether another instance had replaced it: the login is kept. Try again shortly.")
-        }
-        if let latest, latest.tokens.refreshToken != spent {
-            current = latest
-            logger.notice("refresh rejected, but another instance had replaced the tokens; using theirs", metadata: lineMetadata())
-            if !latest.tokens.needsRefresh(at: now(), margin: refreshMargin) {
-                eventSink.yield(.tokensRefreshed)
-                return latest
-            }
-            throw OIDCError(
-                .temporarilyUnavailable, "The provider refused a refresh token that another instance had already replaced; the login is kept. Try again.")
-        }
-        if let foreignMark {
-            logger.notice("refresh rejected while another instance's refresh was in flight; not logging out", metadata: lineMetadata())
-            throw OIDCError(
-                .temporarilyUnavailable,
-                "The provider refused the refresh token while another instance's refresh of this login, begun \(Int(now().timeIntervalSince(foreignMark).rounded())) s ago, may have spent it; its new tokens are expected in the store. The login is kept; try again shortly.")
-        }
-        return nil
     }
 
     private static let loggedOutMeanwhile = OIDCError(.notLoggedIn, "The user was logged out while the tokens were being refreshed.")

@@ -14,19 +14,4 @@ public protocol TokenStore: Sendable {
     func delete(_ key: TokenStoreKey) async throws
     /// Runs `body` while holding the exclusive lock of `key`.
     func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T
-    /// Whether the lock can be lost while `body` runs and another instance take it meanwhile (a
-    /// database lock whose connection breaks). When it can, ``AuthenticatedSession`` marks a
-    /// refresh as in flight in the stored login before calling the provider, so that an instance
-    /// that takes the lost lock does not mistake the refresh token that refresh spent for a
-    /// rejected login. A lock that lives as long as the process holding it (a file lock) cannot.
-    var lockCanBeLost: Bool { get }
 }
-
-extension TokenStore {
-    /// `false`: the lock lives as long as the task that holds it.
-    public var lockCanBeLost: Bool { false }
-}
-
-/// The stored login's attribute in which ``AuthenticatedSession`` marks a refresh in flight, for
-/// stores whose lock can be lost: the time it began, in whole seconds since 1970.
-package let refreshInFlightAttribute = "oidc.refresh-in-flight"
