@@ -64,7 +64,7 @@ struct LogSafetyTests {
         let key = try TokenStoreKey(service: "oidc", hashingAccount: Secret("user@example.com/" + UUID().uuidString))
         #expect(key.account.count == 71)
         try await withTestProvider { provider in
-            try await store.inject(try await provider.issueTokens(), issuer: provider.issuer, clientID: "test-client", key: key)
+            _ = try await store.inject(try await provider.issueTokens(), issuer: provider.issuer, clientID: "test-client", key: key)
         }
         let saved = try #require(recorder.lines("oidc.store", "login saved").first)
         #expect(saved.metadata["account"]?.description == key.account)
