@@ -57,60 +57,58 @@ extension PostgresTokenStore {
                 throw NoFreeConnection()
             }
             defer { lease.end() }
-            return try await { () async throws -> T in
-                // Taking the lock: lock_timeout applies to this transaction only; the lock itself
-                // belongs to the server session and outlives the COMMIT.
-                var granted = false
+            // Taking the lock: lock_timeout applies to this transaction only; the lock itself
+            // belongs to the server session and outlives the COMMIT.
+            var granted = false
+            do {
+                _ = try await run(connection, "BEGIN", within: limit)
+                _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
+                // The server gives up first (lock_timeout), with an error that says so.
+                _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
+                granted = true
+                _ = try await run(connection, "COMMIT", within: limit)
+            } catch let error as PSQLError where error.serverInfo != nil && !granted {
+                // The server refused a statement before the lock (it timed out): the lock is not held.
+                await rollBack(connection)
+                throw error
+            } catch {
+                // A cancellation, a timeout, a broken connection, a failed COMMIT: the lock may be
+                // held, or be granted later to a statement still pending.
+                await discard(connection)
+                throw error
+            }
+            let waited = ContinuousClock.now - asked
+            logger.log(
+                level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
+                metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked)]))
+            let held = HeldLock(client: client, table: table, key: key, connection: connection)
+            let result: Result<T, any Error>
+            if Task.isCancelled {
+                result = .failure(CancellationError())
+            } else {
                 do {
-                    _ = try await run(connection, "BEGIN", within: limit)
-                    _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
-                    // The server gives up first (lock_timeout), with an error that says so.
-                    _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
-                    granted = true
-                    _ = try await run(connection, "COMMIT", within: limit)
-                } catch let error as PSQLError where error.serverInfo != nil && !granted {
-                    // The server refused a statement before the lock (it timed out): the lock is not held.
-                    await rollBack(connection)
-                    throw error
+                    result = .success(try await HeldLock.$held.withValue(HeldLock.held + [held]) { try await body() })
                 } catch {
-                    // A cancellation, a timeout, a broken connection, a failed COMMIT: the lock may be
-                    // held, or be granted later to a statement still pending.
-                    await discard(connection)
-                    throw error
+                    result = .failure(BodyError(error: error))
                 }
-                let waited = ContinuousClock.now - asked
-                logger.log(
-                    level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
-                    metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked)]))
-                let held = HeldLock(client: client, table: table, key: key, connection: connection)
-                let result: Result<T, any Error>
-                if Task.isCancelled {
-                    result = .failure(CancellationError())
-                } else {
-                    do {
-                        result = .success(try await HeldLock.$held.withValue(HeldLock.held + [held]) { try await body() })
-                    } catch {
-                        result = .failure(BodyError(error: error))
-                    }
+            }
+            held.markReleased()
+            if held.isInDoubt || connection.isClosed {
+                logger.notice("lock connection in doubt: closed, which releases the lock", metadata: self.metadata(key))
+                await discard(connection)
+            } else {
+                // Sent even when the caller was cancelled meanwhile: the lock must not go back to the pool.
+                let released = await Self.uncancelled {
+                    (try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit))?.first.flatMap { try? $0.decode(Bool.self) }
                 }
-                held.markReleased()
-                if held.isInDoubt || connection.isClosed {
-                    logger.notice("lock connection in doubt: closed, which releases the lock", metadata: self.metadata(key))
+                if released != true {
+                    logger.notice("lock not released cleanly: connection closed, which releases it", metadata: self.metadata(key))
                     await discard(connection)
                 } else {
-                    // Sent even when the caller was cancelled meanwhile: the lock must not go back to the pool.
-                    let released = await Self.uncancelled {
-                        (try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit))?.first.flatMap { try? $0.decode(Bool.self) }
-                    }
-                    if released != true {
-                        logger.notice("lock not released cleanly: connection closed, which releases it", metadata: self.metadata(key))
-                        await discard(connection)
-                    } else {
-                        logger.trace("lock released", metadata: self.metadata(key))
-                    }
+                    logger.trace("lock released", metadata: self.metadata(key))
                 }
-                return try result.get()
-            }()
+            }
+            return try result.get()
         } catch let error as BodyError {
             throw error.error
         } catch {

@@ -39,7 +39,7 @@ public struct TokenEncryptionKey: Sendable, CustomStringConvertible, CustomDebug
             }
             self.id = id
         } else {
-            self.id = try Self.hex(LibCrypto.sha256(bytes).prefix(8))
+            self.id = try Hex.lowercase(LibCrypto.sha256(bytes).prefix(8))
         }
         material = KeyBytes(copying: bytes)
     }
@@ -119,11 +119,6 @@ public struct TokenEncryptionKey: Sendable, CustomStringConvertible, CustomDebug
                 default: false
                 }
             }
-    }
-
-    private static func hex(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
     }
 
     /// Exactly 64 hex digits (either case), or `nil`.

@@ -22,10 +22,7 @@ public struct TokenStoreKey: Sendable, Hashable, CustomStringConvertible {
     ///   memory, a broken OpenSSL configuration); never a key that other secrets would share.
     public init(service: String, hashingAccount secretAccount: Secret) throws(OIDCError) {
         let digest = try LibCrypto.sha256(Array(secretAccount.revealedValue.utf8))
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = Array("sha256:".utf8)
-        for byte in digest { text += [hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]] }
-        self.init(service: service, account: String(decoding: text, as: UTF8.self))
+        self.init(service: service, account: "sha256:" + Hex.lowercase(digest))
     }
 
     /// The Schibsted SDK's key: one session per client.
