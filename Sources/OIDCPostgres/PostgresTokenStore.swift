@@ -49,16 +49,23 @@ public import PostgresNIO
 ///   once), so the store is only ever written by the instance that holds the lock: a write that
 ///   reaches the server went through the connection that owns the lock.
 /// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
-///   row, calls the provider, saves the new tokens, then the lock is released. When the lock's
-///   connection is lost meanwhile, the server releases the lock (another instance waiting for it
-///   takes it at once), and the first instance's save fails with `OIDCError.Code.storageFailure`
-///   rather than writing without the lock. The session then keeps using the new tokens, reports
-///   `AuthenticatedSession.storageProblem` and saves them, under the lock again, at its next call;
-///   the user is not logged out, because only a provider's `invalid_grant` or `invalid_client`
-///   logs out. The same holds when the database is unreachable. What no lock can prevent: until
-///   the new tokens are saved, other instances read the old ones, and one that refreshes with the
-///   spent refresh token meanwhile gets `invalid_grant` from a provider that rotates refresh
-///   tokens (and may revoke the login if it detects reuse).
+///   row, marks the refresh in flight in it (``lockCanBeLost`` is `true`; the attribute
+///   `oidc.refresh-in-flight`: a random id and the time), calls the provider, saves the new tokens
+///   (which removes the mark), then the lock is released. When the lock's connection is lost
+///   meanwhile, the server releases the lock and another instance waiting for it takes it at
+///   once; the first instance's save fails with `OIDCError.Code.storageFailure` rather than
+///   writing without the lock, and the session saves the new tokens at once under a new lock, but
+///   only over the row that still holds the refresh token it spent (a login deleted or replaced
+///   meanwhile is not brought back). The instance that took the lock finds the mark and does not
+///   spend the same refresh token: it waits for the new tokens (up to
+///   `AuthenticatedSession.inFlightRefreshWait`, then `OIDCError.Code.temporarilyUnavailable`
+///   with `retryAfter`, the login kept). Nobody is logged out, and exactly one refresh reaches the
+///   provider. When the database is unreachable, the session keeps using the new tokens, reports
+///   `AuthenticatedSession.storageProblem` and saves them at its next call. What no lock can
+///   prevent: an instance that dies after the provider answered takes the new tokens with it, and
+///   when its mark expires (the token client's timeout plus 30 s) the others refresh with the
+///   spent token and get `invalid_grant` from a provider that rotates refresh tokens; the same
+///   when the first instance cannot reach the database again within that time.
 /// - **Time limits.** Every call fails with `OIDCError.Code.storageFailure` after
 ///   ``operationTimeout`` (a server that does not answer, a pool that cannot connect) instead of
 ///   hanging.
@@ -161,6 +168,10 @@ public struct PostgresTokenStore: TokenStore {
     }
 
     // MARK: - TokenStore
+
+    /// `true`: the lock lives on a connection, which can break while the lock is held; writes on a
+    /// lost lock are refused, and the session marks its refreshes in flight in the row.
+    public var lockCanBeLost: Bool { true }
 
     /// The login kept under `key`, or `nil`.
     ///

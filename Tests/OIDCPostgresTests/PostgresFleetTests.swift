@@ -92,11 +92,13 @@ struct PostgresFleetTests {
         }
     }
 
-    @Test("the lock's connection is cut during the refresh: the save is refused (no write without the lock), the new tokens are used and saved at the next call, nobody is logged out")
+    @Test("the lock's connection is cut during the refresh: the refresh was marked in flight, the save on the lost lock is refused, then done at once under a new lock; nobody is logged out")
     func lockConnectionLost() async throws {
         try await withTestProvider { provider in
             try await withNIOHTTPTransport { transport in
-                try await TestDatabase.withStore { store, client in
+                try await TestDatabase.withStore { plainStore, client in
+                    let log = StoreLogLines()
+                    let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger())
                     let before = try await Self.injectExpiredLogin(provider, into: store)
                     let session = try await Self.makeSession(provider, store, transport)
                     await provider.failNextTokenRequests(1, with: .delay(.seconds(1)))
@@ -106,26 +108,161 @@ struct PostgresFleetTests {
                     // row read), while the provider answers.
                     for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
                     try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
+                    // Marked in flight in the row before the refresh token was sent.
+                    let marked = try #require(try await store.load(Self.key))
+                    #expect(marked.attributes[Self.markAttribute]?.split(separator: " ").count == 2, "\(marked.attributes)")
+                    #expect(marked.tokens.refreshToken == before.tokens.refreshToken)
+                    #expect(try await session.login?.attributes[Self.markAttribute] == nil)  // never shown
                     try #require(try await TestDatabase.terminateLockHolder(client, store, Self.key), "the lock was never seen held")
 
-                    let tokens = try await refresh.value  // the new tokens, although the lock was lost
+                    let tokens = try await refresh.value
                     #expect(tokens.accessToken != before.tokens.accessToken)
-                    #expect(await provider.grantCount("refresh_token") == 1)
-                    let problem = await session.storageProblem
-                    #expect(problem?.code == .storageFailure && problem?.message.contains("lock") == true, "\(String(describing: problem))")
-                    #expect(try await store.load(Self.key)?.tokens.accessToken == before.tokens.accessToken)  // not written without the lock
-
-                    // The next call saves them, under the lock again (the pool may need a moment to reconnect).
-                    for _ in 0..<20 where await session.storageProblem != nil {
-                        let again = try await session.validTokens()
-                        #expect(again.accessToken == tokens.accessToken)
-                        if await session.storageProblem != nil { try await Task.sleep(for: .milliseconds(250)) }
-                    }
+                    // The save on the lost lock was refused (the store said so), then done under a new lock.
+                    #expect(log.all.contains { $0.level == .warning && $0.text.contains("refused") && $0.text.contains("action=saving") }, "\(log.all.map(\.text))")
                     #expect(await session.storageProblem == nil)
                     let stored = try #require(try await store.load(Self.key), "logged out")
                     #expect(stored.tokens.accessToken == tokens.accessToken)
                     #expect(stored.tokens.refreshToken != before.tokens.refreshToken)
+                    #expect(stored.attributes[Self.markAttribute] == nil)
                     #expect(await provider.grantCount("refresh_token") == 1)
+                    #expect(try await session.send(HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))).status == 200)
+                }
+            }
+        }
+    }
+
+    static let markAttribute = "oidc.refresh-in-flight"
+
+    @Test("the lock is lost while another instance waits for it: that instance finds the refresh marked in flight and waits for its tokens instead of spending the same refresh token; 1 refresh, nobody logged out")
+    func lockLostWhileAnotherWaits() async throws {
+        try await withTestProvider { provider in
+            try await withNIOHTTPTransport { transport in
+                try await TestDatabase.withStore { store, admin in
+                    try await TestDatabase.withClient { otherClient in
+                        let before = try await Self.injectExpiredLogin(provider, into: store)
+                        let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
+                        let first = try await Self.makeSession(provider, store, transport)
+                        let second = try await Self.makeSession(provider, otherStore, transport)
+                        // The first refresh waits at the provider before it is handled (its token not spent yet).
+                        await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+                        let firstRefresh = Task { try await first.validTokens() }
+                        for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                        try #require(await provider.requestCount(.token) == 1, "the first refresh never reached the provider")
+                        let secondRefresh = Task { try await second.validTokens() }
+                        try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the second instance never waited")
+                        try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
+
+                        // The second takes the lock at once, finds the mark, and waits rather than refresh.
+                        let tokens = try await firstRefresh.value
+                        #expect(tokens.accessToken != before.tokens.accessToken)
+                        #expect(try await secondRefresh.value.accessToken == tokens.accessToken)
+                        #expect(await provider.grantCount("refresh_token") == 1)
+                        #expect(await provider.requestCount(.token) == 1)  // the spent token was never sent again
+                        let stored = try #require(try await store.load(Self.key), "logged out")
+                        #expect(stored.tokens.accessToken == tokens.accessToken)
+                        #expect(stored.attributes[Self.markAttribute] == nil)
+                        // The tokens are alive at the provider (no reuse was detected, nothing revoked), for both.
+                        let resource = HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))
+                        #expect(try await first.send(resource).status == 200)
+                        #expect(try await second.send(resource).status == 200)
+                        #expect(await second.storageProblem == nil)
+                        #expect(await first.storageProblem == nil)
+                        // And they refresh again normally: the rotated refresh token is the live one.
+                        #expect(try await second.validTokens(forceRefresh: true).accessToken != tokens.accessToken)
+                        #expect(await provider.grantCount("refresh_token") == 2)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a fresh mark of another instance's refresh: no refresh request is sent; the caller gets temporarilyUnavailable with retryAfter and the login is kept; a mark older than a refresh can take is refreshed over")
+    func foreignMark() async throws {
+        try await withTestProvider { provider in
+            try await withNIOHTTPTransport { transport in
+                try await TestDatabase.withStore { store, _ in
+                    let injected = try await Self.injectExpiredLogin(provider, into: store)
+                    func mark(ageSeconds: Double) async throws {
+                        let began = Int64(((Date().timeIntervalSince1970 - ageSeconds) * 1000).rounded())
+                        var marked = injected
+                        marked.attributes[Self.markAttribute] = "another-instance \(began)"
+                        try await store.save(marked, for: Self.key)
+                    }
+                    let session = try await Self.makeSession(provider, store, transport)
+                    await session.setInFlightRefreshWait(0.3)
+
+                    try await mark(ageSeconds: 5)
+                    let error = try await #require(throws: OIDCError.self) { try await session.validTokens() }
+                    #expect(error.code == .temporarilyUnavailable && error.message.contains("Another instance"), "\(error)")
+                    // The token client's 30 s timeout plus 30 s, less the mark's 5 s age.
+                    let retryAfter = try #require(error.context["retryAfter"].flatMap { Int($0) })
+                    #expect((50...56).contains(retryAfter), "\(retryAfter)")
+                    #expect(await provider.requestCount(.token) == 0)
+                    #expect(try await store.load(Self.key)?.attributes[Self.markAttribute]?.hasPrefix("another-instance") == true)  // left as it was
+
+                    // A mark older than a refresh can take: that refresh ended without saving; refresh.
+                    try await mark(ageSeconds: 200)
+                    let tokens = try await session.validTokens()
+                    #expect(tokens.accessToken != injected.tokens.accessToken)
+                    #expect(await provider.grantCount("refresh_token") == 1)
+                    let stored = try #require(try await store.load(Self.key))
+                    #expect(stored.tokens.accessToken == tokens.accessToken && stored.attributes[Self.markAttribute] == nil)
+                }
+            }
+        }
+    }
+
+    @Test("a stale mark over a refresh token that is really dead: the rejection logs out (a mark never keeps a revoked login alive)")
+    func staleMarkOverDeadLogin() async throws {
+        try await withTestProvider { provider in
+            try await withNIOHTTPTransport { transport in
+                try await TestDatabase.withStore { store, _ in
+                    let injected = try await Self.injectExpiredLogin(provider, into: store)
+                    let session = try await Self.makeSession(provider, store, transport)
+                    // Revoked at the provider; a mark from a refresh that ended 200 s ago without saving.
+                    let configuration = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer).configuration()
+                    try await TokenClient(provider: configuration, clientID: TestProvider.Client.default.id, transport: transport)
+                        .revoke(try #require(injected.tokens.refreshToken), hint: .refreshToken)
+                    let began = Int64(((Date().timeIntervalSince1970 - 200) * 1000).rounded())
+                    var marked = injected
+                    marked.attributes[Self.markAttribute] = "another-instance \(began)"
+                    try await store.save(marked, for: Self.key)
+
+                    let error = try await #require(throws: OIDCError.self) { try await session.validTokens() }
+                    #expect(error.code == .providerError && error.providerError?.error == "invalid_grant", "\(error)")
+                    #expect(try await store.load(Self.key) == nil)
+                    #expect(try await session.login == nil)
+                }
+            }
+        }
+    }
+
+    @Test("a logout by another instance while the lock is lost is not undone: the refreshed tokens are not saved over the deleted login but revoked, and the refresh ends in notLoggedIn")
+    func logoutWhileLockLost() async throws {
+        try await withTestProvider { provider in
+            try await withNIOHTTPTransport { transport in
+                try await TestDatabase.withStore { store, admin in
+                    try await TestDatabase.withClient { otherClient in
+                        _ = try await Self.injectExpiredLogin(provider, into: store)
+                        let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
+                        let first = try await Self.makeSession(provider, store, transport)
+                        let second = try await Self.makeSession(provider, otherStore, transport)
+                        await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+                        let firstRefresh = Task { try await first.validTokens() }
+                        for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                        try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
+                        let logout = Task { try await second.logout(revoke: false) }
+                        try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the logout never waited")
+                        try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
+                        try await logout.value
+
+                        let error = try await #require(throws: OIDCError.self) { try await firstRefresh.value }
+                        #expect(error.code == .notLoggedIn, "\(error)")
+                        #expect(try await store.load(Self.key) == nil)  // still logged out
+                        #expect(try await first.login == nil)
+                        #expect(await provider.grantCount("refresh_token") == 1)
+                        #expect(await provider.requestCount(.revocation) == 1)  // the refreshed tokens, revoked
+                    }
                 }
             }
         }

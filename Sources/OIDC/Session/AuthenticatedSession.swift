@@ -12,6 +12,12 @@ public import Logging
 /// - A refresh the provider rejects (`invalid_grant`, `invalid_client`) logs the user out:
 ///   the stored login is deleted, ``events`` and the delegate are told. A transient failure (network,
 ///   5xx, timeout) logs nobody out: the caller gets a retryable error, and the next call tries again.
+/// - With a store whose lock can be lost (``TokenStore/lockCanBeLost``, a database), each refresh is
+///   marked in flight in the stored login before the refresh token is sent. An instance that takes
+///   the lock while another instance's refresh is marked (that instance's lock was lost) does not
+///   spend the same refresh token: it waits for that refresh's tokens (``inFlightRefreshWait``), and
+///   refreshed tokens the store refused on a lost lock are saved at once under a new lock, over the
+///   login they replace only (a login deleted or replaced meanwhile is never brought back).
 ///
 /// ```swift
 /// let session = AuthenticatedSession(store: keychain, key: .schibsted(clientID: id),
@@ -51,6 +57,12 @@ public actor AuthenticatedSession {
     public var temporarilyUnavailableDelay: TimeInterval = 60
     /// Timeout and size limit for the resource requests.
     public var requestOptions = HTTPRequestOptions()
+    /// How long a refresh waits for another instance's refresh of the same login that is marked in
+    /// flight (stores whose lock can be lost only, ``TokenStore/lockCanBeLost``), before it gives up
+    /// with `OIDCError.Code.temporarilyUnavailable` (10 s by default). A mark older than the token
+    /// client's timeout plus 30 s is a refresh that ended without saving (its instance died): the
+    /// session then refreshes itself.
+    public var inFlightRefreshWait: TimeInterval = 10
     /// Where requests, refreshes and logouts are logged (label `oidc.session` by convention); a
     /// logger that discards everything unless one was given. Each line carries the login's `issuer`
     /// once it is loaded.
@@ -68,9 +80,15 @@ public actor AuthenticatedSession {
     private var loaded = false
     /// Bumped by every logout: a refresh or load that started before it must not bring the login back.
     private var generation = 0
-    /// Refreshed tokens the store could not keep (a full disk): used, and saved again next time,
-    /// because the refresh token they replace is already spent.
+    /// Refreshed tokens the store could not keep (a full disk, a lost lock): used, and saved again
+    /// next time, because the refresh token they replace is already spent.
     private var unsaved: StoredLogin?
+    /// The refresh token that ``unsaved`` replaces: they are saved only over a login that still
+    /// holds it, never over a login deleted or replaced meanwhile. `nil`: the host's tokens, saved
+    /// over whatever is stored.
+    private var unsavedReplaces: Secret?
+    /// The ids of the latest refreshes this session marked in flight: ended, never waited for.
+    private var ownMarks: [String] = []
     /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
     /// were still returned. `nil` once a save succeeds.
     public private(set) var storageProblem: OIDCError?
@@ -142,6 +160,15 @@ public actor AuthenticatedSession {
 
     /// Clamped to 0...86 400 seconds; a value that is not a finite number keeps the default (60 s).
     public func setTemporarilyUnavailableDelay(_ seconds: TimeInterval) { temporarilyUnavailableDelay = seconds }
+
+    /// Sets ``inFlightRefreshWait``, in seconds: clamped to 0...300 when used; a value that is not
+    /// a finite number keeps the default (10 s).
+    public func setInFlightRefreshWait(_ seconds: TimeInterval) { inFlightRefreshWait = seconds }
+
+    /// ``inFlightRefreshWait`` as it is used.
+    private var clampedInFlightWait: TimeInterval {
+        inFlightRefreshWait.isFinite ? min(max(inFlightRefreshWait, 0), 300) : 10
+    }
 
     /// ``temporarilyUnavailableDelay`` as it is used: within 0...86 400 s, 60 s when not finite.
     private var clampedUnavailableDelay: TimeInterval {
@@ -244,7 +271,7 @@ public actor AuthenticatedSession {
         let stored = try await storage { try await self.store.load(self.key) }
         // Someone else may have loaded, refreshed or logged out while this load was waiting.
         guard !loaded else { return }
-        current = stored
+        current = stored?.marked(nil)
         loaded = true
     }
 
@@ -271,12 +298,107 @@ public actor AuthenticatedSession {
         return try await Self.value(of: task)
     }
 
+    /// What a refresh under the lock came to.
+    private enum LockedRefresh: Sendable {
+        /// The login to use.
+        case done(StoredLogin)
+        /// Another instance's refresh is marked in flight for this many more seconds at most.
+        case inFlightElsewhere(TimeInterval)
+    }
+
     private func refreshUnderLock(replacing stale: Secret?, saveOnly: Bool, reason: String) async throws -> StoredLogin {
-        let asked = ContinuousClock.now
-        return try await store.withLock(key) {
-            await self.logLockWait(since: asked)
-            return try await self.refreshLocked(replacing: stale, saveOnly: saveOnly, reason: reason)
+        let began = ContinuousClock.now
+        var pause = Duration.milliseconds(25)
+        // Bounded: each round waits at least `pause`, and the rounds end after `inFlightRefreshWait`.
+        while true {
+            let asked = ContinuousClock.now
+            let outcome = try await store.withLock(key) {
+                await self.logLockWait(since: asked)
+                return try await self.refreshLocked(replacing: stale, saveOnly: saveOnly, reason: reason)
+            }
+            switch outcome {
+            case .done(let login):
+                // Refused on a lost lock: another instance may be waiting for these tokens. Save
+                // them now under a new lock (not nested in the one just released).
+                if unsaved != nil, !saveOnly, store.lockCanBeLost { try await saveUnsavedUnderNewLock() }
+                return login
+            case .inFlightElsewhere(let remaining):
+                let left = Duration.seconds(clampedInFlightWait) - (ContinuousClock.now - began)
+                guard left > .zero else { throw Self.refreshInFlightElsewhere(remaining) }
+                logger.debug(
+                    "another instance's refresh of this login is in flight; waiting for its tokens",
+                    metadata: lineMetadata(["retry_after_s": .seconds(remaining)]))
+                try? await Task.sleep(for: min(pause, left, .seconds(remaining)))
+                pause = min(pause * 2, .seconds(1))
+            }
         }
+    }
+
+    private static func refreshInFlightElsewhere(_ remaining: TimeInterval) -> OIDCError {
+        let seconds = String(Int(remaining.rounded(.up)))
+        return OIDCError(
+            .temporarilyUnavailable,
+            "Another instance is refreshing this login: its lock on the token store was lost while its refresh was at the provider, and its new tokens have not reached the store yet. The login is kept; try again in \(seconds) s, by which time the tokens are saved or that refresh counts as failed.",
+            context: ["retryAfter": seconds])
+    }
+
+    /// How long a refresh marked in flight may be under way: the token client's timeout, plus room
+    /// for the save and for clocks of a fleet that disagree.
+    private static func inFlightWindow(_ client: TokenClient) -> TimeInterval {
+        let timeout = client.requestOptions.timeout.components
+        return TimeInterval(timeout.seconds) + TimeInterval(timeout.attoseconds) / 1e18 + 30
+    }
+
+    /// Saves ``unsaved`` under a new lock at once, over the login they replace only.
+    private func saveUnsavedUnderNewLock() async throws(OIDCError) {
+        do {
+            _ = try await storage { try await self.store.withLock(self.key) { try await self.reconcileUnsaved() } }
+        } catch where error.code == .notLoggedIn {
+            throw error
+        } catch {
+            storageProblem = error
+            logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
+        }
+    }
+
+    /// Under the lock: saves ``unsaved`` when the store still holds the login they replace, and
+    /// returns what the store now holds for this session to go on with (with any refresh mark).
+    ///
+    /// - Throws: ``OIDCError/Code/notLoggedIn`` when the login was deleted meanwhile (another
+    ///   instance logged out): the refreshed tokens are revoked (best effort), not saved.
+    private func reconcileUnsaved() async throws(OIDCError) -> StoredLogin? {
+        let row = try await storage { try await self.store.load(self.key) }
+        guard let pending = unsaved else { return row }
+        if let replaced = unsavedReplaces, row?.tokens.refreshToken != replaced {
+            unsaved = nil
+            unsavedReplaces = nil
+            storageProblem = nil
+            guard let row else {
+                generation += 1
+                current = nil
+                loaded = true
+                logger.notice("the login was deleted while its refreshed tokens waited to be saved; not saved, revoked", metadata: lineMetadata())
+                await revoke(pending.tokens)
+                throw OIDCError(
+                    .notLoggedIn,
+                    "The login was deleted from the store (logged out elsewhere) while its refreshed tokens waited to be saved; they were discarded, not saved. Log in again.")
+            }
+            logger.notice("the store holds other tokens than those the refreshed tokens replace; using the store's", metadata: lineMetadata())
+            current = row.marked(nil)
+            return row
+        }
+        do {
+            try await storage { try await self.store.save(pending, for: self.key) }
+            unsaved = nil
+            unsavedReplaces = nil
+            storageProblem = nil
+            logger.notice("refreshed tokens the store had refused are saved now", metadata: lineMetadata())
+        } catch {
+            storageProblem = error
+            logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
+        }
+        // While they stay unsaved, they are the live ones: the stored refresh token is spent.
+        return pending
     }
 
     /// OAuth errors that mean this login's refresh is rejected for good (RFC 6749 §5.2): the grant
@@ -287,30 +409,21 @@ public actor AuthenticatedSession {
     static let rejectingErrors: Set<String> = ["invalid_grant", "invalid_client"]
 
     /// Under the store's lock: re-read, adopt tokens another process rotated, else refresh.
-    private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false, reason: String) async throws(OIDCError) -> StoredLogin {
+    private func refreshLocked(replacing stale: Secret?, saveOnly: Bool = false, reason: String) async throws(OIDCError) -> LockedRefresh {
         let startedIn = generation
-        if let unsaved {
-            // Our refreshed tokens that the store could not keep: save them again first.
-            do {
-                try await storage { try await self.store.save(unsaved, for: self.key) }
-                self.unsaved = nil
-                storageProblem = nil
-                logger.notice("refreshed tokens the store had refused are saved now", metadata: lineMetadata())
-            } catch {
-                storageProblem = error
-                logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
-            }
-        }
-        // While they stay unsaved, they are the live ones: the stored refresh token is spent.
-        let stored: StoredLogin?
-        if let unsaved { stored = unsaved } else { stored = try await storage { try await self.store.load(self.key) } }
+        // Our refreshed tokens that the store could not keep are saved first, if the store still
+        // holds the login they replace.
+        let row: StoredLogin?
+        if unsaved != nil { row = try await reconcileUnsaved() } else { row = try await storage { try await self.store.load(self.key) } }
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+        let foreignMark = row?.refreshMark.flatMap { ownMarks.contains($0.id) ? nil : $0 }
+        let stored = row?.marked(nil)
         current = stored
-        if saveOnly, let stored { return stored }
+        if saveOnly, let stored { return .done(stored) }
         if let stored, stored.tokens.accessToken != stale, !stored.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             logger.debug("using tokens another process refreshed", metadata: lineMetadata(["expires_at": expiry(stored.tokens)]))
             eventSink.yield(.tokensRefreshed)
-            return stored
+            return .done(stored)
         }
         switch source {
         case .refreshToken(let client):
@@ -319,8 +432,26 @@ public actor AuthenticatedSession {
             }
             guard let refreshToken = stored.tokens.refreshToken else {
                 // Nothing to refresh with: the login stays until it has really expired or is replaced.
-                if stored.tokens.accessToken != stale, !stored.tokens.isExpired(at: now()) { return stored }
+                if stored.tokens.accessToken != stale, !stored.tokens.isExpired(at: now()) { return .done(stored) }
                 throw OIDCError(.notLoggedIn, "The access token is expired or refused and the login has no refresh token; log in again.")
+            }
+            var mark: RefreshMark?
+            if store.lockCanBeLost {
+                if let foreignMark {
+                    // Another instance's lock was lost while its refresh was at the provider: the
+                    // stored refresh token may be spent, its replacement on the way to the store.
+                    let remaining = foreignMark.remaining(at: now(), window: Self.inFlightWindow(client))
+                    if remaining > 0 { return .inFlightElsewhere(remaining) }
+                    logger.notice(
+                        "another instance's refresh of this login was marked in flight longer than a refresh takes; refreshing",
+                        metadata: lineMetadata())
+                }
+                // Marked before the refresh token is sent, under the lock (and refused if the lock
+                // is lost already): an instance taking this lock if it is lost waits for this refresh.
+                let new = try RefreshMark.new(at: now())
+                try await storage { try await self.store.save(stored.marked(new), for: self.key) }
+                ownMarks = Array((ownMarks + [new.id]).suffix(8))
+                mark = new
             }
             let answer: TokenSet
             logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
@@ -333,6 +464,7 @@ public actor AuthenticatedSession {
                     try await endLogin(.refreshRejected(error.providerError))
                 } else {
                     logger.warning("refresh failed; the login is kept and the next call tries again", metadata: lineMetadata(.failure(error)))
+                    if mark != nil { await removeMark(from: stored) }
                 }
                 throw error
             }
@@ -347,8 +479,8 @@ public actor AuthenticatedSession {
                     "id_token": .string(answer.idToken == nil ? "none" : refreshed.tokens.idToken == answer.idToken ? "verified" : "dropped"),
                 ])
             )
-            await keep(refreshed)
-            return refreshed
+            await keep(refreshed, replacing: refreshToken)
+            return .done(refreshed)
         case .host(let provide):
             guard !hostUnauthenticated else {
                 throw OIDCError(.notLoggedIn, "The host application said nobody is signed in; call refreshToken() when someone is.")
@@ -368,8 +500,8 @@ public actor AuthenticatedSession {
                     tokens: tokens, issuer: stored?.issuer ?? "", clientID: stored?.clientID ?? "", subject: stored?.subject,
                     attributes: stored?.attributes ?? [:]
                 )
-                await keep(login)
-                return login
+                await keep(login, replacing: nil)
+                return .done(login)
             case .temporarilyUnavailable(let delay):
                 // A delay that is not a sensible number of seconds gets the default.
                 let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? clampedUnavailableDelay
@@ -425,19 +557,32 @@ public actor AuthenticatedSession {
     }
 
     /// Makes `login` current and saves it; when the save fails, the tokens are used anyway (the
-    /// refresh token they replace is spent), ``storageProblem`` says why, and the next refresh saves
-    /// them again.
-    private func keep(_ login: StoredLogin) async {
+    /// refresh token they replace is spent), ``storageProblem`` says why, and they are saved again
+    /// later over the login holding `spent` only (over anything for `nil`).
+    private func keep(_ login: StoredLogin, replacing spent: Secret?) async {
         current = login
         eventSink.yield(.tokensRefreshed)
         do {
             try await storage { try await self.store.save(login, for: self.key) }
             unsaved = nil
+            unsavedReplaces = nil
             storageProblem = nil
         } catch {
             unsaved = login
+            unsavedReplaces = spent
             storageProblem = error
             logger.warning("the store refused the refreshed tokens; they are used, and saved again next time", metadata: lineMetadata(.failure(error)))
+        }
+    }
+
+    /// Under the lock, after a refresh failed for a transient reason: puts `login` back without
+    /// this refresh's mark, so that other instances do not wait for it; best effort (a mark left
+    /// behind expires).
+    private func removeMark(from login: StoredLogin) async {
+        do { try await storage { try await self.store.save(login, for: self.key) } } catch {
+            logger.warning(
+                "the failed refresh's in-flight mark could not be removed; other instances wait for it until it expires",
+                metadata: lineMetadata(.failure(error)))
         }
     }
 
@@ -445,9 +590,14 @@ public actor AuthenticatedSession {
 
     /// Under the store's lock: revokes the stored refresh token (or access token), best effort.
     private func revokeStoredTokens() async {
-        guard case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil else { return }
         let stored = (try? await store.load(key)) ?? nil
         guard let tokens = (unsaved ?? stored ?? current)?.tokens else { return }
+        await revoke(tokens)
+    }
+
+    /// Revokes the refresh token of `tokens` (or their access token), best effort.
+    private func revoke(_ tokens: TokenSet) async {
+        guard case .refreshToken(let client) = source, client.provider.revocationEndpoint != nil else { return }
         do {
             try await client.revoke(tokens.refreshToken ?? tokens.accessToken, hint: tokens.refreshToken == nil ? .accessToken : .refreshToken)
             logger.debug("revoked the stored token", metadata: lineMetadata(["token_type_hint": .string(tokens.refreshToken == nil ? "access_token" : "refresh_token")]))
@@ -460,6 +610,7 @@ public actor AuthenticatedSession {
     private func endLogin(_ reason: LogoutReason) async throws(OIDCError) {
         generation += 1
         unsaved = nil
+        unsavedReplaces = nil
         // Built only inside the log calls' autoclosures, so only for a level the handler takes.
         func metadata() -> Logger.Metadata { lineMetadata(["reason": .string(Self.name(of: reason))]) }
         do { try await storage { try await self.store.delete(self.key) } } catch {

@@ -14,4 +14,17 @@ public protocol TokenStore: Sendable {
     func delete(_ key: TokenStoreKey) async throws
     /// Runs `body` while holding the exclusive lock of `key`.
     func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T
+    /// Whether the lock can be lost while `body` runs, and another instance take it meanwhile: a
+    /// database lock whose connection breaks. Such a store must refuse the body's writes once the
+    /// lock is lost (fencing), and ``AuthenticatedSession`` then marks each refresh in flight in
+    /// the stored login (the attribute `oidc.refresh-in-flight`) before it sends the refresh
+    /// token, so that an instance taking a lost lock waits for that refresh's tokens instead of
+    /// spending the same refresh token again. A lock that lives as long as the process holding it
+    /// (a file lock) cannot be lost: `false`, the default.
+    var lockCanBeLost: Bool { get }
+}
+
+extension TokenStore {
+    /// `false`: the lock lives as long as the task that holds it.
+    public var lockCanBeLost: Bool { false }
 }

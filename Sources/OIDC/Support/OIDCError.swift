@@ -96,9 +96,12 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let issuerMismatch = Code(.issuerMismatch)
         /// The provider answered with an OAuth error; see ``OIDCError/providerError``.
         public static let providerError = Code(.providerError)
-        /// The host application's token provider has no token now
-        /// (``TokenProviderOutcome/temporarilyUnavailable(retryAfter:)``): try again later; the
-        /// context's `retryAfter` says in how many seconds.
+        /// No token can be had now, but the login is kept: try again later; the context's
+        /// `retryAfter` says in how many seconds. Either the host application's token provider
+        /// said so (``TokenProviderOutcome/temporarilyUnavailable(retryAfter:)``), or another
+        /// instance's refresh of the login is in flight and its tokens did not reach a store whose
+        /// lock can be lost (``TokenStore/lockCanBeLost``) within
+        /// ``AuthenticatedSession/inFlightRefreshWait``.
         public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
         /// The token store could not be read or written (permissions, a full disk, a lock).
         public static let storageFailure = Code(.storageFailure)

@@ -420,6 +420,55 @@ struct SessionLogoutRulesTests {
         }
     }
 
+    @Test("tokens the store refused are not saved over a login that replaced theirs meanwhile: the session uses the store's")
+    func refusedTokensDoNotOverwriteANewLogin() async throws {
+        try await Outer.withFixture { fixture in
+            let store = FlakyStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            let session = AuthenticatedSession(
+                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
+                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
+            )
+            await store.failSaves(1)
+            let refused = try await session.validTokens()
+            #expect(await session.storageProblem?.code == .storageFailure)
+
+            // Another process logs in anew before the refused tokens are saved again.
+            let newer = try await fixture.logIn()
+            #expect(try await session.validTokens().accessToken == newer.tokens.accessToken)
+            #expect(await fixture.store.load(Outer.key) == newer)  // not overwritten by the refused tokens
+            #expect(await session.storageProblem == nil)
+            #expect(refused.accessToken != newer.tokens.accessToken)
+            #expect(await fixture.provider.grantCount("refresh_token") == 1)
+        }
+    }
+
+    @Test("tokens the store refused are not saved over a login deleted meanwhile (a logout elsewhere): they are revoked, the session is logged out")
+    func refusedTokensDoNotResurrectALogin() async throws {
+        try await Outer.withFixture { fixture in
+            let store = FlakyStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            let session = AuthenticatedSession(
+                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
+                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
+            )
+            await store.failSaves(1)
+            let refused = try await session.validTokens()
+            #expect(await fixture.provider.requestCount(.revocation) == 0)
+
+            await fixture.store.delete(Outer.key)  // another process logs out
+            let error = await #expect(throws: OIDCError.self) { try await session.validTokens() }
+            #expect(error?.code == .notLoggedIn, "\(String(describing: error))")
+            #expect(await fixture.store.load(Outer.key) == nil)
+            #expect(try await session.login == nil)
+            // The refused tokens were revoked rather than left alive after the logout.
+            #expect(await fixture.provider.requestCount(.revocation) == 1)
+            var request = HTTPRequest(url: fixture.resource.url)
+            request.headers.set("Authorization", "Bearer " + refused.accessToken.revealedValue)
+            #expect(try await fixture.transport.send(request, options: HTTPRequestOptions()).status == 401)
+        }
+    }
+
     @Test("a 401 while the session re-saves tokens the store refused still refreshes, instead of taking the re-saved ones")
     func unauthorizedDuringResave() async throws {
         try await Outer.withFixture { fixture in
