@@ -63,7 +63,7 @@ public import PostgresNIO
 ///   provider. When the database is unreachable, the session keeps using the new tokens, reports
 ///   `AuthenticatedSession.storageProblem` and saves them at its next call. What no lock can
 ///   prevent: an instance that dies after the provider answered takes the new tokens with it, and
-///   when its mark expires (the token client's timeout plus 30 s) the others refresh with the
+///   when its mark expires (three times the token client's timeout plus 60 s) the others refresh with the
 ///   spent token and get `invalid_grant` from a provider that rotates refresh tokens; the same
 ///   when the first instance cannot reach the database again within that time.
 /// - **Time limits.** Every call fails with `OIDCError.Code.storageFailure` after

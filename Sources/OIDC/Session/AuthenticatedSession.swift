@@ -17,7 +17,8 @@ public import Logging
 ///   the lock while another instance's refresh is marked (that instance's lock was lost) does not
 ///   spend the same refresh token: it waits for that refresh's tokens (``inFlightRefreshWait``), and
 ///   refreshed tokens the store refused on a lost lock are saved at once under a new lock, over the
-///   login they replace only (a login deleted or replaced meanwhile is never brought back).
+///   login they replace only (a login deleted or replaced meanwhile is never brought back; the
+///   host application's tokens, from ``TokenSource/host(_:)``, are saved over whatever is stored).
 ///
 /// ```swift
 /// let session = AuthenticatedSession(store: keychain, key: .schibsted(clientID: id),
@@ -59,9 +60,10 @@ public actor AuthenticatedSession {
     public var requestOptions = HTTPRequestOptions()
     /// How long a refresh waits for another instance's refresh of the same login that is marked in
     /// flight (stores whose lock can be lost only, ``TokenStore/lockCanBeLost``), before it gives up
-    /// with `OIDCError.Code.temporarilyUnavailable` (10 s by default). A mark older than the token
-    /// client's timeout plus 30 s is a refresh that ended without saving (its instance died): the
-    /// session then refreshes itself.
+    /// with `OIDCError.Code.temporarilyUnavailable` (10 s by default). A mark counts for three times
+    /// the token client's timeout plus 60 s (150 s by default), from the time it claims and at most
+    /// from when this session first saw it; past that, the refresh it marks ended without saving
+    /// (its instance died), and the session refreshes itself.
     public var inFlightRefreshWait: TimeInterval = 10
     /// Where requests, refreshes and logouts are logged (label `oidc.session` by convention); a
     /// logger that discards everything unless one was given. Each line carries the login's `issuer`
@@ -89,6 +91,9 @@ public actor AuthenticatedSession {
     private var unsavedReplaces: Secret?
     /// The ids of the latest refreshes this session marked in flight: ended, never waited for.
     private var ownMarks: [String] = []
+    /// Another instance's mark this session found, and when (by ``now``) it first did: a mark
+    /// counts for one window from then at most, whatever time it claims (a clock far ahead).
+    private var foreignMarkSeen: (id: String, at: Date)?
     /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
     /// were still returned. `nil` once a save succeeds.
     public private(set) var storageProblem: OIDCError?
@@ -307,28 +312,36 @@ public actor AuthenticatedSession {
     }
 
     private func refreshUnderLock(replacing stale: Secret?, saveOnly: Bool, reason: String) async throws -> StoredLogin {
+        var stale = stale
         let began = ContinuousClock.now
         var pause = Duration.milliseconds(25)
-        // Bounded: each round waits at least `pause`, and the rounds end after `inFlightRefreshWait`.
+        // Bounded: each round that waits for another instance sleeps first, and those rounds end
+        // after `inFlightRefreshWait`; a login adopted from the store starts one more round, once.
         while true {
-            let asked = ContinuousClock.now
+            let asked = ContinuousClock.now, replacing = stale
             let outcome = try await store.withLock(key) {
                 await self.logLockWait(since: asked)
-                return try await self.refreshLocked(replacing: stale, saveOnly: saveOnly, reason: reason)
+                return try await self.refreshLocked(replacing: replacing, saveOnly: saveOnly, reason: reason)
             }
             switch outcome {
             case .done(let login):
                 // Refused on a lost lock: another instance may be waiting for these tokens. Save
                 // them now under a new lock (not nested in the one just released).
-                if unsaved != nil, !saveOnly, store.lockCanBeLost { try await saveUnsavedUnderNewLock() }
-                return login
+                guard unsaved != nil, !saveOnly, store.lockCanBeLost else { return login }
+                guard let adopted = try await saveUnsavedUnderNewLock() else { return login }
+                // The store holds another login than the one refreshed (a new login meanwhile):
+                // that one is this session's now, refreshed if it needs to be.
+                if !adopted.tokens.needsRefresh(at: now(), margin: refreshMargin) { return adopted }
+                stale = adopted.tokens.accessToken
             case .inFlightElsewhere(let remaining):
                 let left = Duration.seconds(clampedInFlightWait) - (ContinuousClock.now - began)
                 guard left > .zero else { throw Self.refreshInFlightElsewhere(remaining) }
                 logger.debug(
                     "another instance's refresh of this login is in flight; waiting for its tokens",
                     metadata: lineMetadata(["retry_after_s": .seconds(remaining)]))
-                try? await Task.sleep(for: min(pause, left, .seconds(remaining)))
+                do { try await Task.sleep(for: min(pause, left, .seconds(remaining))) } catch {
+                    throw OIDCError(.cancelled, "Cancelled while waiting for another instance's refresh of this login.")
+                }
                 pause = min(pause * 2, .seconds(1))
             }
         }
@@ -342,33 +355,49 @@ public actor AuthenticatedSession {
             context: ["retryAfter": seconds])
     }
 
-    /// How long a refresh marked in flight may be under way: the token client's timeout, plus room
-    /// for the save and for clocks of a fleet that disagree.
-    private static func inFlightWindow(_ client: TokenClient) -> TimeInterval {
+    /// How long a refresh marked in flight may be under way, from the mark to the save of its
+    /// tokens: three times the token client's timeout (the provider's answer, then a fetch and a
+    /// refetch of the keys that verify a refreshed ID token) plus 60 s (the save, and a new lock
+    /// when the first was lost, at ``PostgresTokenStore``'s default timeouts; and clocks of a fleet
+    /// that disagree). 150 s with the default 30 s timeout.
+    static func inFlightWindow(_ client: TokenClient) -> TimeInterval {
         let timeout = client.requestOptions.timeout.components
-        return TimeInterval(timeout.seconds) + TimeInterval(timeout.attoseconds) / 1e18 + 30
+        return 3 * (TimeInterval(timeout.seconds) + TimeInterval(timeout.attoseconds) / 1e18) + 60
     }
 
-    /// Saves ``unsaved`` under a new lock at once, over the login they replace only.
-    private func saveUnsavedUnderNewLock() async throws(OIDCError) {
+    /// How much longer `mark`, another instance's, counts as a refresh in flight: one window from
+    /// the time it claims, and at most one window from when this session first saw it.
+    private func remaining(of mark: RefreshMark, window: TimeInterval) -> TimeInterval {
+        let now = now()
+        if foreignMarkSeen?.id != mark.id { foreignMarkSeen = (mark.id, now) }
+        let firstSeen = foreignMarkSeen?.at ?? now
+        return min(mark.remaining(at: now, window: window), max(firstSeen.addingTimeInterval(window).timeIntervalSince(now), 0))
+    }
+
+    /// Saves ``unsaved`` under a new lock at once, over the login they replace only; the login
+    /// the store holds instead, when it holds another one (`nil` otherwise).
+    private func saveUnsavedUnderNewLock() async throws(OIDCError) -> StoredLogin? {
         do {
-            _ = try await storage { try await self.store.withLock(self.key) { try await self.reconcileUnsaved() } }
+            let result = try await storage { try await self.store.withLock(self.key) { try await self.reconcileUnsaved() } }
+            return result.adopted ? result.login?.marked(nil) : nil
         } catch where error.code == .notLoggedIn {
             throw error
         } catch {
             storageProblem = error
             logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
+            return nil
         }
     }
 
     /// Under the lock: saves ``unsaved`` when the store still holds the login they replace, and
-    /// returns what the store now holds for this session to go on with (with any refresh mark).
+    /// returns the login for this session to go on with (as stored, with any refresh mark):
+    /// `adopted` when it is another login the store holds instead.
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` when the login was deleted meanwhile (another
     ///   instance logged out): the refreshed tokens are revoked (best effort), not saved.
-    private func reconcileUnsaved() async throws(OIDCError) -> StoredLogin? {
+    private func reconcileUnsaved() async throws(OIDCError) -> (login: StoredLogin?, adopted: Bool) {
         let row = try await storage { try await self.store.load(self.key) }
-        guard let pending = unsaved else { return row }
+        guard let pending = unsaved else { return (row, false) }
         if let replaced = unsavedReplaces, row?.tokens.refreshToken != replaced {
             unsaved = nil
             unsavedReplaces = nil
@@ -385,7 +414,7 @@ public actor AuthenticatedSession {
             }
             logger.notice("the store holds other tokens than those the refreshed tokens replace; using the store's", metadata: lineMetadata())
             current = row.marked(nil)
-            return row
+            return (row, true)
         }
         do {
             try await storage { try await self.store.save(pending, for: self.key) }
@@ -398,7 +427,7 @@ public actor AuthenticatedSession {
             logger.warning("the store still refuses the refreshed tokens; they stay in memory", metadata: lineMetadata(.failure(error)))
         }
         // While they stay unsaved, they are the live ones: the stored refresh token is spent.
-        return pending
+        return (pending, false)
     }
 
     /// OAuth errors that mean this login's refresh is rejected for good (RFC 6749 §5.2): the grant
@@ -414,7 +443,7 @@ public actor AuthenticatedSession {
         // Our refreshed tokens that the store could not keep are saved first, if the store still
         // holds the login they replace.
         let row: StoredLogin?
-        if unsaved != nil { row = try await reconcileUnsaved() } else { row = try await storage { try await self.store.load(self.key) } }
+        if unsaved != nil { row = try await reconcileUnsaved().login } else { row = try await storage { try await self.store.load(self.key) } }
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
         let foreignMark = row?.refreshMark.flatMap { ownMarks.contains($0.id) ? nil : $0 }
         let stored = row?.marked(nil)
@@ -440,7 +469,7 @@ public actor AuthenticatedSession {
                 if let foreignMark {
                     // Another instance's lock was lost while its refresh was at the provider: the
                     // stored refresh token may be spent, its replacement on the way to the store.
-                    let remaining = foreignMark.remaining(at: now(), window: Self.inFlightWindow(client))
+                    let remaining = remaining(of: foreignMark, window: Self.inFlightWindow(client))
                     if remaining > 0 { return .inFlightElsewhere(remaining) }
                     logger.notice(
                         "another instance's refresh of this login was marked in flight longer than a refresh takes; refreshing",
@@ -449,9 +478,17 @@ public actor AuthenticatedSession {
                 // Marked before the refresh token is sent, under the lock (and refused if the lock
                 // is lost already): an instance taking this lock if it is lost waits for this refresh.
                 let new = try RefreshMark.new(at: now())
-                try await storage { try await self.store.save(stored.marked(new), for: self.key) }
+                // Known as this session's before the save: a save that committed but reported a
+                // failure (a broken connection) must not leave a mark this session waits for.
                 ownMarks = Array((ownMarks + [new.id]).suffix(8))
+                try await storage { try await self.store.save(stored.marked(new), for: self.key) }
                 mark = new
+                if unsaved != nil {
+                    // `stored` was the refreshed tokens the store had refused: saved now, with the mark.
+                    unsaved = nil
+                    unsavedReplaces = nil
+                    storageProblem = nil
+                }
             }
             let answer: TokenSet
             logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
@@ -568,8 +605,10 @@ public actor AuthenticatedSession {
             unsavedReplaces = nil
             storageProblem = nil
         } catch {
+            // When the refreshed tokens were themselves unsaved ones, the store still holds the
+            // login those replaced: that is what these are saved over.
+            if unsaved == nil { unsavedReplaces = spent }
             unsaved = login
-            unsavedReplaces = spent
             storageProblem = error
             logger.warning("the store refused the refreshed tokens; they are used, and saved again next time", metadata: lineMetadata(.failure(error)))
         }

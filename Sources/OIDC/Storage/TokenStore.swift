@@ -20,7 +20,8 @@ public protocol TokenStore: Sendable {
     /// the stored login (the attribute `oidc.refresh-in-flight`) before it sends the refresh
     /// token, so that an instance taking a lost lock waits for that refresh's tokens instead of
     /// spending the same refresh token again. A lock that lives as long as the process holding it
-    /// (a file lock) cannot be lost: `false`, the default.
+    /// (a file lock) cannot be lost: `false`, the default. A store that wraps another (for logging,
+    /// metrics) must pass this on, or the protection is off.
     var lockCanBeLost: Bool { get }
 }
 
