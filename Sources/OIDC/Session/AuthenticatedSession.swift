@@ -466,9 +466,16 @@ public actor AuthenticatedSession {
             }
             var mark: RefreshMark?
             if store.lockCanBeLost {
-                if let foreignMark {
+                if var foreignMark {
                     // Another instance's lock was lost while its refresh was at the provider: the
                     // stored refresh token may be spent, its replacement on the way to the store.
+                    if foreignMark.began > now() {
+                        // Dated ahead of this clock: dated now instead, in the row, so that every
+                        // session counts its window from here (best effort; its owner's save
+                        // replaces the row in any case).
+                        foreignMark = RefreshMark(id: foreignMark.id, began: now())
+                        try? await storage { try await self.store.save(stored.marked(foreignMark), for: self.key) }
+                    }
                     let remaining = remaining(of: foreignMark, window: Self.inFlightWindow(client))
                     if remaining > 0 { return .inFlightElsewhere(remaining) }
                     logger.notice(
@@ -481,7 +488,12 @@ public actor AuthenticatedSession {
                 // Known as this session's before the save: a save that committed but reported a
                 // failure (a broken connection) must not leave a mark this session waits for.
                 ownMarks = Array((ownMarks + [new.id]).suffix(8))
-                try await storage { try await self.store.save(stored.marked(new), for: self.key) }
+                do { try await storage { try await self.store.save(stored.marked(new), for: self.key) } } catch {
+                    // It may have been committed all the same (a connection that broke after the
+                    // commit): take it back, best effort, so that nobody waits for a refresh not sent.
+                    if unsaved == nil { await removeMark(from: stored) }
+                    throw error
+                }
                 mark = new
                 if unsaved != nil {
                     // `stored` was the refreshed tokens the store had refused: saved now, with the mark.

@@ -7,24 +7,19 @@ import Testing
 /// its refreshes in flight in it. Saves can be made to fail, or to commit and still report a failure
 /// (a connection that broke after the server committed).
 actor LosableLockStore: TokenStore {
+    enum SaveOutcome { case fail, commitThenFail }
     let inner: InMemoryTokenStore
-    private var failures = 0
-    private var committedFailures = 0
+    private var outcomes: [SaveOutcome] = []
     init(_ inner: InMemoryTokenStore) { self.inner = inner }
     nonisolated var lockCanBeLost: Bool { true }
-    func failSaves(_ count: Int) { failures = count }
-    func commitThenFailSaves(_ count: Int) { committedFailures = count }
+    /// The next saves end like this, in turn; the ones after them succeed.
+    func script(_ outcomes: [SaveOutcome]) { self.outcomes = outcomes }
     func load(_ key: TokenStoreKey) async throws -> StoredLogin? { await inner.load(key) }
     func save(_ login: StoredLogin, for key: TokenStoreKey) async throws {
-        if failures > 0 {
-            failures -= 1
-            throw OIDCError(.storageFailure, "The lock was lost.")
-        }
+        let outcome = outcomes.isEmpty ? nil : outcomes.removeFirst()
+        if outcome == .fail { throw OIDCError(.storageFailure, "The lock was lost.") }
         await inner.save(login, for: key)
-        if committedFailures > 0 {
-            committedFailures -= 1
-            throw OIDCError(.storageFailure, "The connection broke after the commit.")
-        }
+        if outcome == .commitThenFail { throw OIDCError(.storageFailure, "The connection broke after the commit.") }
     }
     func delete(_ key: TokenStoreKey) async throws { await inner.delete(key) }
     func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
@@ -78,10 +73,11 @@ struct RefreshMarkTests {
             try await fixture.logIn(expired: true)
             let session = Self.session(fixture, store)
             await session.setInFlightRefreshWait(30)
-            await store.commitThenFailSaves(1)
+            // The mark's save commits but reports a failure, and taking it back fails too.
+            await store.script([.commitThenFail, .fail])
             let error = await #expect(throws: OIDCError.self) { try await session.validTokens() }
             #expect(error?.code == .storageFailure)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] != nil)  // committed
+            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] != nil)  // committed, left behind
             #expect(await fixture.provider.requestCount(.token) == 0)  // the token was not sent
 
             let started = ContinuousClock.now
@@ -115,6 +111,42 @@ struct RefreshMarkTests {
             _ = try await session.validTokens()
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
             #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+        }
+    }
+
+    @Test("a mark save that committed but reported a failure is taken back: other instances do not wait for a refresh never sent")
+    func committedMarkIsTakenBack() async throws {
+        try await Outer.withFixture { fixture in
+            let store = LosableLockStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            let session = Self.session(fixture, store)
+            await store.script([.commitThenFail])
+            await #expect(throws: OIDCError.self) { try await session.validTokens() }
+            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(await fixture.provider.requestCount(.token) == 0)
+        }
+    }
+
+    @Test("a mark dated ahead is dated now in the store: a new session (a new request) does not wait for the clock gap either")
+    func futureMarkIsRedated() async throws {
+        try await Outer.withFixture { fixture in
+            let store = LosableLockStore(fixture.store)
+            try await fixture.logIn(expired: true)
+            try await Self.mark(fixture, began: Date().addingTimeInterval(3600))
+            let first = Self.session(fixture, store)
+            await first.setInFlightRefreshWait(0)
+            await #expect(throws: OIDCError.self) { try await first.validTokens() }
+            let stored = try #require(await fixture.store.load(Outer.key)?.attributes[Self.attribute])
+            let parts = stored.split(separator: " ")
+            #expect(parts.first == "another-instance")  // the same mark
+            let began = Date(timeIntervalSince1970: TimeInterval(try #require(parts.last.flatMap { Int64($0) })) / 1000)
+            #expect(abs(began.timeIntervalSinceNow) < 30, "\(began)")  // dated now, not an hour ahead
+
+            let clock = TestClock()
+            clock.advance(by: 151)
+            let later = Self.session(fixture, store, now: { clock.now })  // a new session, after one window
+            _ = try await later.validTokens()
+            #expect(await fixture.provider.grantCount("refresh_token") == 1)
         }
     }
 
