@@ -15,9 +15,12 @@ struct AuthenticatedSessionTests {
         let store: InMemoryTokenStore
         let client: TokenClient
 
-        func session(source: AuthenticatedSession.TokenSource? = nil, transport: (any HTTPTransport)? = nil, now: @escaping @Sendable () -> Date = { Date() }) -> AuthenticatedSession {
+        func session(
+            store: (any TokenStore)? = nil, source: AuthenticatedSession.TokenSource? = nil, transport: (any HTTPTransport)? = nil,
+            now: @escaping @Sendable () -> Date = { Date() }
+        ) -> AuthenticatedSession {
             AuthenticatedSession(
-                store: store, key: AuthenticatedSessionTests.key, source: source ?? .refreshToken(client), transport: transport ?? self.transport,
+                store: store ?? self.store, key: AuthenticatedSessionTests.key, source: source ?? .refreshToken(client), transport: transport ?? self.transport,
                 allowlist: .default(for: URL(string: provider.issuer)!), now: now
             )
         }
@@ -405,10 +408,7 @@ struct SessionLogoutRulesTests {
         try await Outer.withFixture { fixture in
             let store = FlakyStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = AuthenticatedSession(
-                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
-            )
+            let session = fixture.session(store: store)
             await store.failSaves(1)
             #expect(try await session.send(fixture.resource).status == 200)
             #expect(await session.storageProblem?.code == .storageFailure)
@@ -425,10 +425,7 @@ struct SessionLogoutRulesTests {
         try await Outer.withFixture { fixture in
             let store = FlakyStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = AuthenticatedSession(
-                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
-            )
+            let session = fixture.session(store: store)
             await store.failSaves(1)
             let refused = try await session.validTokens()
             #expect(await session.storageProblem?.code == .storageFailure)
@@ -448,10 +445,7 @@ struct SessionLogoutRulesTests {
         try await Outer.withFixture { fixture in
             let store = FlakyStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = AuthenticatedSession(
-                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
-            )
+            let session = fixture.session(store: store)
             await store.failSaves(1)
             let refused = try await session.validTokens()
             #expect(await fixture.provider.requestCount(.revocation) == 0)
@@ -474,10 +468,7 @@ struct SessionLogoutRulesTests {
         try await Outer.withFixture { fixture in
             let store = FlakyStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = AuthenticatedSession(
-                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-                allowlist: .default(for: URL(string: fixture.provider.issuer)!)
-            )
+            let session = fixture.session(store: store)
             await store.failSaves(1)
             #expect(try await session.send(fixture.resource).status == 200)  // refreshed; the store refused them
             await fixture.provider.expireAccessTokens()  // those tokens are now refused by the resource

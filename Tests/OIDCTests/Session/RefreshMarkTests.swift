@@ -33,9 +33,7 @@ struct RefreshMarkTests {
     static let attribute = "oidc.refresh-in-flight"
 
     static func session(_ fixture: Outer.Fixture, _ store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) -> AuthenticatedSession {
-        AuthenticatedSession(
-            store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-            allowlist: .default(for: URL(string: fixture.provider.issuer)!), now: now)
+        fixture.session(store: store, now: now)
     }
 
     /// Puts another instance's mark, begun at `began`, on the stored login.
@@ -170,9 +168,7 @@ struct RefreshMarkTests {
             let inner = fixture.store
             let store = FlakyStore(inner)
             let original = try await fixture.logIn(expired: true)
-            let session = AuthenticatedSession(
-                store: store, key: Outer.key, source: .refreshToken(fixture.client), transport: fixture.transport,
-                allowlist: .default(for: URL(string: fixture.provider.issuer)!))
+            let session = fixture.session(store: store)
             await store.failSaves(1_000)
             _ = try await session.validTokens()  // X → Y, refused
             let latest = try await session.validTokens(forceRefresh: true)  // Y → Z, refused again
