@@ -9,6 +9,9 @@ public import Logging
 ///   request is retried once. A request never loops.
 /// - Concurrent callers share one refresh. Across processes the refresh runs under the store's lock
 ///   and re-reads the store first, so tokens another process already rotated are used, not spent again.
+///   A caller cancelled while the refresh runs stops waiting at once (``OIDCError/Code/cancelled``);
+///   the refresh itself goes on, since stopping it halfway could lose tokens the provider has already
+///   rotated, and the next call uses its tokens.
 /// - A refresh the provider rejects (`invalid_grant`, `invalid_client`) logs the user out:
 ///   the stored login is deleted, ``events`` and the delegate are told. A transient failure (network,
 ///   5xx, timeout) logs nobody out: the caller gets a retryable error, and the next call tries again.
@@ -98,6 +101,8 @@ public actor AuthenticatedSession {
     /// were still returned. `nil` once a save succeeds.
     public private(set) var storageProblem: OIDCError?
     private var refreshTask: Task<StoredLogin, any Error>?
+    /// Counts the refreshes started: tells a finishing refresh whether it is still ``refreshTask``.
+    private var refreshCount = 0
     /// Whether ``refreshTask`` only saves again tokens the store refused (it refreshes nothing).
     private var refreshTaskSavesOnly = false
     private var hostRetryAfter: Date?
@@ -296,10 +301,16 @@ public actor AuthenticatedSession {
         if let current, let stale, current.tokens.accessToken != stale, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current
         }
-        let task = Task { try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly, reason: reason) }
+        refreshCount += 1
+        let number = refreshCount
+        // Isolated to this actor: it starts once this method waits for it, and it, not its caller
+        // (who may be cancelled and stop waiting), ends its turn as the refresh in flight.
+        let task = Task {
+            defer { if self.refreshCount == number { self.refreshTask = nil } }
+            return try await self.refreshUnderLock(replacing: stale, saveOnly: saveOnly, reason: reason)
+        }
         refreshTask = task
         refreshTaskSavesOnly = saveOnly
-        defer { if refreshTask == task { refreshTask = nil } }
         return try await Self.value(of: task)
     }
 
@@ -717,8 +728,12 @@ public actor AuthenticatedSession {
         return request
     }
 
+    /// The shared refresh's login. A caller cancelled while it runs stops waiting, with
+    /// ``OIDCError/Code/cancelled``; the refresh goes on, and its tokens are kept for the next call.
     private static func value(of task: Task<StoredLogin, any Error>) async throws(OIDCError) -> StoredLogin {
-        do { return try await task.value } catch let error as OIDCError { throw error } catch {
+        do { return try await SharedTaskWait.value(of: task) } catch let error as OIDCError { throw error } catch is CancellationError {
+            throw OIDCError(.cancelled, "Cancelled while the tokens were being refreshed; the refresh goes on, and the next call uses its tokens.")
+        } catch {
             throw OIDCError(.storageFailure, "The token store failed (\(type(of: error))).")
         }
     }

@@ -487,6 +487,27 @@ struct SessionLogoutRulesTests {
         }
     }
 
+    @Test("a caller cancelled while the refresh runs stops waiting at once; the refresh goes on, and the next call uses its tokens without another refresh")
+    func cancelledWhileRefreshing() async throws {
+        try await Outer.withFixture { fixture in
+            let login = try await fixture.logIn(expired: true)
+            let session = fixture.session()
+            await fixture.provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            let caller = Task { try await session.validTokens() }
+            for _ in 0..<400 where await fixture.provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let cancelledAt = ContinuousClock.now
+            caller.cancel()
+            let error = await #expect(throws: OIDCError.self) { try await caller.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(ContinuousClock.now - cancelledAt < .seconds(1))  // not the provider's 2 s
+
+            let tokens = try await session.validTokens()  // joins the refresh still in flight
+            #expect(tokens.accessToken != login.tokens.accessToken)
+            #expect(await fixture.provider.grantCount("refresh_token") == 1)
+            #expect(await fixture.store.load(Outer.key)?.tokens.accessToken == tokens.accessToken)
+        }
+    }
+
     @Test("logging out while a refresh is in flight: the refresh does not bring the login back")
     func logoutDuringRefresh() async throws {
         try await Outer.withFixture { fixture in
