@@ -143,6 +143,8 @@ struct PostgresFleetTests {
                         let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
                         let first = try await Self.makeSession(provider, store, transport)
                         let second = try await Self.makeSession(provider, otherStore, transport)
+                        // Room for a loaded machine: the point is that it waits rather than spends, not how long.
+                        await second.setInFlightRefreshWait(90)
                         // The first refresh waits at the provider before it is handled (its token not spent yet).
                         await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
                         let firstRefresh = Task { try await first.validTokens() }

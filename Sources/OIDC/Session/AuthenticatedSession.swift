@@ -295,12 +295,13 @@ public actor AuthenticatedSession {
             // A task that only saved again tokens the store had refused brings nothing new: a caller
             // whose token was just refused (a 401) still needs a refresh, once that save is done.
             guard !saveOnly, runningSavesOnly, let stale, result.tokens.accessToken == stale else { return result }
-            if refreshTask == running { refreshTask = nil }
             return try await refresh(replacing: stale, reason: reason)
         }
         if let current, let stale, current.tokens.accessToken != stale, !current.tokens.needsRefresh(at: now(), margin: refreshMargin) {
             return current
         }
+        // A caller cancelled already does not start a refresh it would not wait for.
+        if Task.isCancelled { throw OIDCError(.cancelled, "Cancelled before the tokens were refreshed.") }
         refreshCount += 1
         let number = refreshCount
         // Isolated to this actor: it starts once this method waits for it, and it, not its caller

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// Waits for a task that several callers share (the session's one refresh), so that a caller
 /// cancelled meanwhile stops waiting at once, while the task itself runs on for the others: a
@@ -18,20 +18,23 @@ enum SharedTaskWait {
     }
 
     /// Resumes its continuation once: with the task's result or the cancellation, whichever comes first.
-    private final class Waiter<T: Sendable>: Sendable {
+    /// `@unchecked Sendable`: its one mutable field is guarded by `lock` (an `NSLock`, not a
+    /// `Mutex`, which older Apple platforms lack).
+    private final class Waiter<T: Sendable>: @unchecked Sendable {
         private enum State {
             case waiting
             case installed(CheckedContinuation<T, any Error>)
             case finished
         }
-        private let state = Mutex(State.waiting)
+        private let lock = NSLock()
+        private var value = State.waiting
 
         /// Whether the continuation is now waiting; when the caller was cancelled before, it is
         /// resumed at once with `CancellationError` instead.
         func install(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
-            let cancelledBefore = state.withLock { state -> Bool in
-                guard case .waiting = state else { return true }
-                state = .installed(continuation)
+            let cancelledBefore = lock.withLock { () -> Bool in
+                guard case .waiting = value else { return true }
+                value = .installed(continuation)
                 return false
             }
             if cancelledBefore { continuation.resume(throwing: CancellationError()) }
@@ -39,9 +42,9 @@ enum SharedTaskWait {
         }
 
         func finish(with result: Result<T, any Error>) {
-            let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
-                defer { state = .finished }
-                if case .installed(let continuation) = state { return continuation }
+            let continuation = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+                defer { value = .finished }
+                if case .installed(let continuation) = value { return continuation }
                 return nil
             }
             continuation?.resume(with: result)

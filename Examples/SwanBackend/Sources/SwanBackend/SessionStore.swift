@@ -14,8 +14,11 @@ public enum SessionStore {
     /// The tokens are sealed with AES-256-GCM under the key in the file `OIDC_TOKEN_KEY_FILE` (32
     /// bytes, base64 or hex; mode 0600), or in `OIDC_TOKEN_KEY`. To rotate, put the new key there
     /// and the old one in `OIDC_TOKEN_PREVIOUS_KEY_FILE`.
+    ///
+    /// The store logs to `logger` (by default swift-log's `oidc.store`, at `info` and above: a lost
+    /// or timed-out lock, a record that does not open), never a token.
     public static func postgres(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger = Logger(label: "oidc.store")
     ) throws -> (store: PostgresTokenStore, client: PostgresClient)? {
         guard let url = environment["DATABASE_URL"], !url.isEmpty else { return nil }
         let current: TokenEncryptionKey
@@ -28,7 +31,7 @@ public enum SessionStore {
         }
         let previous = try environment["OIDC_TOKEN_PREVIOUS_KEY_FILE"].map { [try TokenEncryptionKey(contentsOfFile: $0)] } ?? []
         let client = PostgresClient(configuration: try PostgresConnectionURL.configuration(from: url))
-        let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: current, previous: previous))
+        let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: current, previous: previous), logger: logger)
         return (store, client)
     }
 }
