@@ -133,8 +133,12 @@ struct PostgresFleetTests {
 
     static let markAttribute = "oidc.refresh-in-flight"
 
-    @Test("the lock is lost while another instance waits for it: that instance finds the refresh marked in flight and waits for its tokens instead of spending the same refresh token; 1 refresh, nobody logged out")
-    func lockLostWhileAnotherWaits() async throws {
+    /// Two instances of a server on one table, each with its own pool and session, over a login whose
+    /// access token has expired: `body` gets the provider, the first instance's store, an admin
+    /// client, the login as injected, and the two sessions.
+    static func withTwoInstances(
+        _ body: @Sendable (TestProvider, PostgresTokenStore, PostgresClient, StoredLogin, AuthenticatedSession, AuthenticatedSession) async throws -> Void
+    ) async throws {
         try await withTestProvider { provider in
             try await withNIOHTTPTransport { transport in
                 try await TestDatabase.withStore { store, admin in
@@ -143,38 +147,45 @@ struct PostgresFleetTests {
                         let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
                         let first = try await Self.makeSession(provider, store, transport)
                         let second = try await Self.makeSession(provider, otherStore, transport)
-                        // Room for a loaded machine: the point is that it waits rather than spends, not how long.
-                        await second.setInFlightRefreshWait(90)
-                        // The first refresh waits at the provider before it is handled (its token not spent yet).
-                        await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
-                        let firstRefresh = Task { try await first.validTokens() }
-                        for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-                        try #require(await provider.requestCount(.token) == 1, "the first refresh never reached the provider")
-                        let secondRefresh = Task { try await second.validTokens() }
-                        try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the second instance never waited")
-                        try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
-
-                        // The second takes the lock at once, finds the mark, and waits rather than refresh.
-                        let tokens = try await firstRefresh.value
-                        #expect(tokens.accessToken != before.tokens.accessToken)
-                        #expect(try await secondRefresh.value.accessToken == tokens.accessToken)
-                        #expect(await provider.grantCount("refresh_token") == 1)
-                        #expect(await provider.requestCount(.token) == 1)  // the spent token was never sent again
-                        let stored = try #require(try await store.load(Self.key), "logged out")
-                        #expect(stored.tokens.accessToken == tokens.accessToken)
-                        #expect(stored.attributes[Self.markAttribute] == nil)
-                        // The tokens are alive at the provider (no reuse was detected, nothing revoked), for both.
-                        let resource = HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))
-                        #expect(try await first.send(resource).status == 200)
-                        #expect(try await second.send(resource).status == 200)
-                        #expect(await second.storageProblem == nil)
-                        #expect(await first.storageProblem == nil)
-                        // And they refresh again normally: the rotated refresh token is the live one.
-                        #expect(try await second.validTokens(forceRefresh: true).accessToken != tokens.accessToken)
-                        #expect(await provider.grantCount("refresh_token") == 2)
+                        try await body(provider, store, admin, before, first, second)
                     }
                 }
             }
+        }
+    }
+
+    @Test("the lock is lost while another instance waits for it: that instance finds the refresh marked in flight and waits for its tokens instead of spending the same refresh token; 1 refresh, nobody logged out")
+    func lockLostWhileAnotherWaits() async throws {
+        try await Self.withTwoInstances { provider, store, admin, before, first, second in
+            // Room for a loaded machine: the point is that it waits rather than spends, not how long.
+            await second.setInFlightRefreshWait(90)
+            // The first refresh waits at the provider before it is handled (its token not spent yet).
+            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            let firstRefresh = Task { try await first.validTokens() }
+            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(await provider.requestCount(.token) == 1, "the first refresh never reached the provider")
+            let secondRefresh = Task { try await second.validTokens() }
+            try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the second instance never waited")
+            try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
+
+            // The second takes the lock at once, finds the mark, and waits rather than refresh.
+            let tokens = try await firstRefresh.value
+            #expect(tokens.accessToken != before.tokens.accessToken)
+            #expect(try await secondRefresh.value.accessToken == tokens.accessToken)
+            #expect(await provider.grantCount("refresh_token") == 1)
+            #expect(await provider.requestCount(.token) == 1)  // the spent token was never sent again
+            let stored = try #require(try await store.load(Self.key), "logged out")
+            #expect(stored.tokens.accessToken == tokens.accessToken)
+            #expect(stored.attributes[Self.markAttribute] == nil)
+            // The tokens are alive at the provider (no reuse was detected, nothing revoked), for both.
+            let resource = HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))
+            #expect(try await first.send(resource).status == 200)
+            #expect(try await second.send(resource).status == 200)
+            #expect(await second.storageProblem == nil)
+            #expect(await first.storageProblem == nil)
+            // And they refresh again normally: the rotated refresh token is the live one.
+            #expect(try await second.validTokens(forceRefresh: true).accessToken != tokens.accessToken)
+            #expect(await provider.grantCount("refresh_token") == 2)
         }
     }
 
@@ -241,32 +252,22 @@ struct PostgresFleetTests {
 
     @Test("a logout by another instance while the lock is lost is not undone: the refreshed tokens are not saved over the deleted login but revoked, and the refresh ends in notLoggedIn")
     func logoutWhileLockLost() async throws {
-        try await withTestProvider { provider in
-            try await withNIOHTTPTransport { transport in
-                try await TestDatabase.withStore { store, admin in
-                    try await TestDatabase.withClient { otherClient in
-                        _ = try await Self.injectExpiredLogin(provider, into: store)
-                        let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
-                        let first = try await Self.makeSession(provider, store, transport)
-                        let second = try await Self.makeSession(provider, otherStore, transport)
-                        await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
-                        let firstRefresh = Task { try await first.validTokens() }
-                        for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-                        try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
-                        let logout = Task { try await second.logout(revoke: false) }
-                        try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the logout never waited")
-                        try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
-                        try await logout.value
+        try await Self.withTwoInstances { provider, store, admin, _, first, second in
+            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            let firstRefresh = Task { try await first.validTokens() }
+            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
+            let logout = Task { try await second.logout(revoke: false) }
+            try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the logout never waited")
+            try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key))
+            try await logout.value
 
-                        let error = try await #require(throws: OIDCError.self) { try await firstRefresh.value }
-                        #expect(error.code == .notLoggedIn, "\(error)")
-                        #expect(try await store.load(Self.key) == nil)  // still logged out
-                        #expect(try await first.login == nil)
-                        #expect(await provider.grantCount("refresh_token") == 1)
-                        #expect(await provider.requestCount(.revocation) == 1)  // the refreshed tokens, revoked
-                    }
-                }
-            }
+            let error = try await #require(throws: OIDCError.self) { try await firstRefresh.value }
+            #expect(error.code == .notLoggedIn, "\(error)")
+            #expect(try await store.load(Self.key) == nil)  // still logged out
+            #expect(try await first.login == nil)
+            #expect(await provider.grantCount("refresh_token") == 1)
+            #expect(await provider.requestCount(.revocation) == 1)  // the refreshed tokens, revoked
         }
     }
 

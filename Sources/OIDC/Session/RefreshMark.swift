@@ -53,6 +53,8 @@ extension StoredLogin {
 
     /// This login with `mark` as its refresh in flight, or without one for `nil`.
     func marked(_ mark: RefreshMark?) -> StoredLogin {
+        // Most logins carry no mark: nothing to copy then.
+        guard mark != nil || attributes[RefreshMark.attribute] != nil else { return self }
         var login = self
         login.attributes[RefreshMark.attribute] = mark?.encoded
         return login

@@ -29,6 +29,17 @@ struct AuthenticatedSessionTests {
 
         /// Logs the test user in, with the stored access token already expired when `expired`.
         @discardableResult
+        /// A session over an expired login whose refresh the store refused to save: the refreshed
+        /// tokens wait in memory to be saved again.
+        func sessionWithRefusedRefresh() async throws -> (session: AuthenticatedSession, refused: TokenSet) {
+            let store = FlakyStore(self.store)
+            try await logIn(expired: true)
+            let session = session(store: store)
+            await store.failSaves(1)
+            return (session, try await session.validTokens())
+        }
+
+        @discardableResult
         func logIn(expired: Bool = false) async throws -> StoredLogin {
             var tokens = try await provider.issueTokens()
             if expired { tokens.expiresAt = Date().addingTimeInterval(-10) }
@@ -423,11 +434,7 @@ struct SessionLogoutRulesTests {
     @Test("tokens the store refused are not saved over a login that replaced theirs meanwhile: the session uses the store's")
     func refusedTokensDoNotOverwriteANewLogin() async throws {
         try await Outer.withFixture { fixture in
-            let store = FlakyStore(fixture.store)
-            try await fixture.logIn(expired: true)
-            let session = fixture.session(store: store)
-            await store.failSaves(1)
-            let refused = try await session.validTokens()
+            let (session, refused) = try await fixture.sessionWithRefusedRefresh()
             #expect(await session.storageProblem?.code == .storageFailure)
 
             // Another process logs in anew before the refused tokens are saved again.
@@ -443,11 +450,7 @@ struct SessionLogoutRulesTests {
     @Test("tokens the store refused are not saved over a login deleted meanwhile (a logout elsewhere): they are revoked, the session is logged out")
     func refusedTokensDoNotResurrectALogin() async throws {
         try await Outer.withFixture { fixture in
-            let store = FlakyStore(fixture.store)
-            try await fixture.logIn(expired: true)
-            let session = fixture.session(store: store)
-            await store.failSaves(1)
-            let refused = try await session.validTokens()
+            let (session, refused) = try await fixture.sessionWithRefusedRefresh()
             #expect(await fixture.provider.requestCount(.revocation) == 0)
 
             await fixture.store.delete(Outer.key)  // another process logs out
