@@ -5,16 +5,20 @@ public import OIDC
 extension TokenStore {
     /// Puts `tokens` under `key`, as a completed login with `issuer` and `clientID` would have.
     /// The subject is read from the ID token's claims when not given (unverified: you made the token).
+    /// With `provider`, the login names its endpoints (``OIDC/StoredLogin/provider``), as one made by
+    /// ``OIDC/RelyingParty`` does.
     @discardableResult
     public func inject(
-        _ tokens: TokenSet, issuer: String, clientID: String, subject: String? = nil, attributes: [String: String] = [:],
-        key: TokenStoreKey
+        _ tokens: TokenSet, issuer: String, clientID: String, subject: String? = nil, provider: ProviderConfiguration? = nil,
+        attributes: [String: String] = [:], key: TokenStoreKey
     ) async throws -> StoredLogin {
         var subject = subject
         if subject == nil, let idToken = tokens.idToken {
             subject = (try? UnverifiedJWT(idToken.revealedValue))?.claims["sub"]?.stringValue
         }
-        let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientID, subject: subject, attributes: attributes)
+        let login = StoredLogin(
+            tokens: tokens, issuer: issuer, clientID: clientID, subject: subject, provider: provider, attributes: attributes
+        )
         try await save(login, for: key)
         return login
     }
@@ -23,7 +27,7 @@ extension TokenStore {
 extension TestProvider {
     /// Logs the provider's current user in for `clientID` without a browser and puts the real
     /// tokens into `store` under `key` (default: service `oidc`, account `clientID`). The stored
-    /// login names this provider's token endpoint in its `token_endpoint` attribute.
+    /// login names this provider (``providerConfiguration``) as its ``OIDC/StoredLogin/provider``.
     @discardableResult
     public func logIn(
         into store: some TokenStore, key: TokenStoreKey? = nil, clientID: String = Client.default.id,
@@ -31,7 +35,7 @@ extension TestProvider {
     ) async throws -> StoredLogin {
         let tokens = try await issueTokens(clientID: clientID, scope: scope)
         return try await store.inject(
-            tokens, issuer: issuer, clientID: clientID, attributes: ["token_endpoint": tokenEndpoint],
+            tokens, issuer: issuer, clientID: clientID, provider: providerConfiguration,
             key: key ?? TokenStoreKey(service: "oidc", account: clientID)
         )
     }

@@ -110,9 +110,9 @@ struct PostgresFleetTests {
                     try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
                     // Marked in flight in the row before the refresh token was sent.
                     let marked = try #require(try await store.load(Self.key))
-                    #expect(marked.attributes[Self.markAttribute]?.split(separator: " ").count == 2, "\(marked.attributes)")
+                    #expect(marked.refreshMark != nil, "\(marked.attributes)")
                     #expect(marked.tokens.refreshToken == before.tokens.refreshToken)
-                    #expect(try await session.login?.attributes[Self.markAttribute] == nil)  // never shown
+                    #expect(try await session.login?.refreshMark == nil)  // never shown
                     try #require(try await TestDatabase.terminateLockHolder(client, store, Self.key), "the lock was never seen held")
 
                     let tokens = try await refresh.value
@@ -123,15 +123,13 @@ struct PostgresFleetTests {
                     let stored = try #require(try await store.load(Self.key), "logged out")
                     #expect(stored.tokens.accessToken == tokens.accessToken)
                     #expect(stored.tokens.refreshToken != before.tokens.refreshToken)
-                    #expect(stored.attributes[Self.markAttribute] == nil)
+                    #expect(stored.refreshMark == nil)
                     #expect(await provider.grantCount("refresh_token") == 1)
                     #expect(try await session.send(HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))).status == 200)
                 }
             }
         }
     }
-
-    static let markAttribute = "oidc.refresh-in-flight"
 
     /// Two instances of a server on one table, each with its own pool and session, over a login whose
     /// access token has expired: `body` gets the provider, the first instance's store, an admin
@@ -176,7 +174,7 @@ struct PostgresFleetTests {
             #expect(await provider.requestCount(.token) == 1)  // the spent token was never sent again
             let stored = try #require(try await store.load(Self.key), "logged out")
             #expect(stored.tokens.accessToken == tokens.accessToken)
-            #expect(stored.attributes[Self.markAttribute] == nil)
+            #expect(stored.refreshMark == nil)
             // The tokens are alive at the provider (no reuse was detected, nothing revoked), for both.
             let resource = HTTPRequest(url: try #require(URL(string: provider.protectedResourceURL)))
             #expect(try await first.send(resource).status == 200)
@@ -198,7 +196,7 @@ struct PostgresFleetTests {
                     func mark(ageSeconds: Double) async throws {
                         let began = Int64(((Date().timeIntervalSince1970 - ageSeconds) * 1000).rounded())
                         var marked = injected
-                        marked.attributes[Self.markAttribute] = "another-instance \(began)"
+                        marked.refreshMark = RefreshMark(id: "another-instance", began: Date(timeIntervalSince1970: TimeInterval(began) / 1000))
                         try await store.save(marked, for: Self.key)
                     }
                     let session = try await Self.makeSession(provider, store, transport)
@@ -211,7 +209,7 @@ struct PostgresFleetTests {
                     let retryAfter = try #require(error.context["retryAfter"].flatMap { Int($0) })
                     #expect((140...146).contains(retryAfter), "\(retryAfter)")
                     #expect(await provider.requestCount(.token) == 0)
-                    #expect(try await store.load(Self.key)?.attributes[Self.markAttribute]?.hasPrefix("another-instance") == true)  // left as it was
+                    #expect(try await store.load(Self.key)?.refreshMark?.id == "another-instance")  // left as it was
 
                     // A mark older than a refresh can take: that refresh ended without saving; refresh.
                     try await mark(ageSeconds: 200)
@@ -219,7 +217,7 @@ struct PostgresFleetTests {
                     #expect(tokens.accessToken != injected.tokens.accessToken)
                     #expect(await provider.grantCount("refresh_token") == 1)
                     let stored = try #require(try await store.load(Self.key))
-                    #expect(stored.tokens.accessToken == tokens.accessToken && stored.attributes[Self.markAttribute] == nil)
+                    #expect(stored.tokens.accessToken == tokens.accessToken && stored.refreshMark == nil)
                 }
             }
         }
@@ -238,7 +236,7 @@ struct PostgresFleetTests {
                         .revoke(try #require(injected.tokens.refreshToken), hint: .refreshToken)
                     let began = Int64(((Date().timeIntervalSince1970 - 200) * 1000).rounded())
                     var marked = injected
-                    marked.attributes[Self.markAttribute] = "another-instance \(began)"
+                    marked.refreshMark = RefreshMark(id: "another-instance", began: Date(timeIntervalSince1970: TimeInterval(began) / 1000))
                     try await store.save(marked, for: Self.key)
 
                     let error = try await #require(throws: OIDCError.self) { try await session.validTokens() }

@@ -13,7 +13,7 @@ struct StoreInjectionTests {
             #expect(login.subject == (await provider.user).subject)
             let stored = try #require(await store.load(TokenStoreKey(service: "oidc", account: "test-client")))
             #expect(stored == login)
-            #expect(stored.attributes["token_endpoint"] == provider.tokenEndpoint)
+            #expect(stored.provider?.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
 
             let me = try await HTTPTestClient.get(
                 provider.protectedResourceURL, headers: [.init(name: "Authorization", value: "Bearer \(stored.tokens.accessToken.revealedValue)")]

@@ -17,7 +17,7 @@ public actor ProviderDiscovery {
     public nonisolated let logger: Logger
     private let now: @Sendable () -> Date
     private var cache: [String: (metadata: ProviderMetadata, fetchedAt: Date)] = [:]
-    private var inFlight: [String: Task<ProviderMetadata, any Error>] = [:]
+    private var fetches = SingleFlight<String, ProviderMetadata>()
 
     /// A discovery client with an empty cache.
     ///
@@ -51,27 +51,35 @@ public actor ProviderDiscovery {
             return cached.metadata
         }
         let task: Task<ProviderMetadata, any Error>
-        if let running = inFlight[issuer] {
+        if let running = fetches.task(for: issuer) {
             logger.trace("waiting for a discovery fetch in flight", metadata: ["issuer": .issuer(issuer)])
             task = running
         } else {
             logger.debug("fetching provider metadata", metadata: ["issuer": .issuer(issuer), "cached": .bool(cache[issuer] != nil)])
-            let transport = self.transport, options = requestOptions, logger = self.logger
-            task = Task { try await Self.load(issuer, transport: transport, options: options, logger: logger) }
-            inFlight[issuer] = task
+            task = fetches.launch(issuer) { number in
+                Task {
+                    defer { self.fetches.land(issuer, number) }
+                    return try await self.fetchAndCache(issuer)
+                }
+            }
         }
-        let result = await task.result
-        // Only the fetch this caller waited for: a newer one may have started since.
-        if inFlight[issuer] == task { inFlight[issuer] = nil }
-        switch result {
-        case .success(let metadata):
+        // A caller cancelled while it waits stops waiting; the fetch goes on for the others.
+        return try await SingleFlight<String, ProviderMetadata>.value(
+            of: task, cancelled: OIDCError(.cancelled, "Cancelled while the provider's metadata was being fetched."),
+            failed: { error in OIDCError(.networkFailure, "Discovery failed (\(type(of: error))).") }
+        )
+    }
+
+    /// The fetch itself: the document cached on success, the failure logged once.
+    private func fetchAndCache(_ issuer: String) async throws(OIDCError) -> ProviderMetadata {
+        let transport = self.transport, options = requestOptions, logger = self.logger
+        do {
+            let metadata = try await Self.load(issuer, transport: transport, options: options, logger: logger)
             cache[issuer] = (metadata, now())
             return metadata
-        case .failure(let error as OIDCError):
+        } catch {
             logger.debug("discovery failed", metadata: Logger.Metadata.failure(error).merging(["issuer": .issuer(issuer)]) { $1 })
             throw error
-        case .failure(let error):
-            throw OIDCError(.networkFailure, "Discovery failed: \(error).")
         }
     }
 

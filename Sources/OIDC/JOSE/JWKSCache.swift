@@ -36,7 +36,7 @@ public actor JWKSCache {
     private let now: @Sendable () -> Date
 
     private var cached: (keys: JWKSet, fetchedAt: Date)?
-    private var inFlight: Task<JWKSet, any Error>?
+    private var fetches = SingleFlight<Int, JWKSet>()
     /// How many fetches ran (for tests and metrics).
     public private(set) var fetchCount = 0
 
@@ -65,7 +65,11 @@ public actor JWKSCache {
     /// The current key set, fetched if there is none or it is older than ``maximumAge``. When that
     /// fetch fails and a set is cached, the cached set is used (the provider's keys do not stop
     /// being its keys during an outage) and no new fetch is tried within ``unknownKeyCooldown``.
-    public func keys() async throws -> JWKSet {
+    ///
+    /// - Throws: the fetch's error as an ``OIDCError`` (an error of another type becomes
+    ///   ``OIDCError/Code/networkFailure``); ``OIDCError/Code/cancelled`` when the caller is
+    ///   cancelled while it waits (the fetch goes on for the others).
+    public func keys() async throws(OIDCError) -> JWKSet {
         if let cached, now().timeIntervalSince(cached.fetchedAt) < maximumAge {
             logger.trace("JWKS cache hit", metadata: ["keys": .int(cached.keys.keys.count), "age_s": .seconds(now().timeIntervalSince(cached.fetchedAt))])
             return cached.keys
@@ -77,7 +81,7 @@ public actor JWKSCache {
         }
         do { return try await refresh(reason: cached == nil ? "empty" : "expired") } catch {
             if let usable {
-                logger.warning("JWKS fetch failed; serving the stale cached set", metadata: failure(error).merging(["age_s": .seconds(staleAge)]) { $1 })
+                logger.warning("JWKS fetch failed; serving the stale cached set", metadata: Logger.Metadata.failure(error).merging(["age_s": .seconds(staleAge)]) { $1 })
                 return usable
             }
             throw error
@@ -86,15 +90,14 @@ public actor JWKSCache {
 
     private var staleAge: TimeInterval { cached.map { now().timeIntervalSince($0.fetchedAt) } ?? 0 }
 
-    private func failure(_ error: any Error) -> Logger.Metadata {
-        (error as? OIDCError).map { .failure($0) } ?? ["error": .string(String(describing: type(of: error)))]
-    }
 
     /// A fresher key set after a token named a key the cached set lacks, or `nil` when the last
     /// fetch (successful or not) is younger than ``unknownKeyCooldown``: the answer then stays "no
     /// such key", so a flood of forged `kid`s costs at most one fetch per cool-down, even while
     /// the provider is down.
-    public func keysAfterUnknownKey() async throws -> JWKSet? {
+    ///
+    /// - Throws: as ``keys()``.
+    public func keysAfterUnknownKey() async throws(OIDCError) -> JWKSet? {
         if let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown {
             logger.debug("unknown key id; no refetch within the cool-down", metadata: ["cooldown_s": .seconds(unknownKeyCooldown)])
             return nil
@@ -104,21 +107,40 @@ public actor JWKSCache {
 
     private var lastAttempt: Date?
 
-    private func refresh(reason: String) async throws -> JWKSet {
-        if let inFlight {
+    /// One fetch for every caller: a caller cancelled while it runs stops waiting, the fetch goes on.
+    private func refresh(reason: String) async throws(OIDCError) -> JWKSet {
+        let task: Task<JWKSet, any Error>
+        if let running = fetches.task(for: 0) {
             logger.trace("waiting for a JWKS fetch in flight")
-            return try await inFlight.value
+            task = running
+        } else {
+            fetchCount += 1
+            lastAttempt = now()
+            logger.debug("fetching JWKS", metadata: ["reason": .string(reason), "fetch": .int(fetchCount)])
+            task = fetches.launch(0) { number in
+                Task {
+                    defer { self.fetches.land(0, number) }
+                    return try await self.fetchAndCache()
+                }
+            }
         }
-        let fetch = self.fetch
-        let task = Task<JWKSet, any Error> { try JWKSet(json: try await fetch(), allowsSymmetricKeys: false) }
-        inFlight = task
-        fetchCount += 1
-        lastAttempt = now()
-        defer { inFlight = nil }
-        logger.debug("fetching JWKS", metadata: ["reason": .string(reason), "fetch": .int(fetchCount)])
+        return try await SingleFlight<Int, JWKSet>.value(
+            of: task, cancelled: OIDCError(.cancelled, "Cancelled while the provider's keys were being fetched."),
+            failed: { error in OIDCError(.networkFailure, "The provider's keys could not be fetched (\(type(of: error))).") }
+        )
+    }
+
+    /// The fetch itself; its outcome is logged once, whoever waits for it.
+    private func fetchAndCache() async throws(OIDCError) -> JWKSet {
         let keys: JWKSet
-        do { keys = try await task.value } catch {
-            logger.debug("JWKS fetch failed", metadata: failure(error))
+        do throws(OIDCError) {
+            let bytes: [UInt8]
+            do { bytes = try await fetch() } catch let error as OIDCError { throw error } catch {
+                throw OIDCError(.networkFailure, "The provider's keys could not be fetched (\(type(of: error))).")
+            }
+            keys = try JWKSet(json: bytes, allowsSymmetricKeys: false)
+        } catch {
+            logger.debug("JWKS fetch failed", metadata: .failure(error))
             throw error
         }
         cached = (keys, now())
@@ -127,36 +149,5 @@ public actor JWKSCache {
             metadata: ["keys": .int(keys.keys.count), "kids": .untrusted(keys.keys.map { $0.keyID ?? "-" }.joined(separator: ","), limit: 256)]
         )
         return keys
-    }
-}
-
-extension IDTokenVerifier {
-    /// Verifies `token` with keys from `cache`, refetching once (within the cache's limits) when the
-    /// token names a key the cached set does not have.
-    ///
-    /// The cache's ``JWKSCache/logger`` gets the outcome: the key id and algorithm at `trace`, the
-    /// failure's code at `debug`.
-    public func verify(_ token: String, keys cache: JWKSCache, now: Date = Date()) async throws -> IDToken {
-        let verified: IDToken
-        do { verified = try await verifyRefetchingOnce(token, keys: cache, now: now) } catch {
-            if let error = error as? OIDCError { cache.logger.debug("ID token rejected", metadata: .failure(error)) }
-            throw error
-        }
-        cache.logger.trace(
-            "ID token verified",
-            metadata: ["kid": .untrusted(verified.keyID ?? "none"), "alg": .string(verified.algorithm.rawValue), "issuer": .issuer(issuer)]
-        )
-        return verified
-    }
-
-    private func verifyRefetchingOnce(_ token: String, keys cache: JWKSCache, now: Date) async throws -> IDToken {
-        let keys = try await cache.keys()
-        do {
-            return try verify(token, keys: keys, now: now)
-        } catch where error.code == .keyNotFound {
-            cache.logger.debug("ID token names a key the cached JWKS lacks")
-            guard let fresher = try await cache.keysAfterUnknownKey() else { throw error }
-            return try verify(token, keys: fresher, now: now)
-        }
     }
 }

@@ -137,8 +137,21 @@ public final class LoopbackRedirectListener: Sendable {
     ///   here, when another request is already served, or after ``close()``; what
     ///   ``AuthorizationRequest/url()`` throws.
     public func serve(_ request: AuthorizationRequest) throws(OIDCError) {
+        try serve(request, redirectingTo: try request.url())
+    }
+
+    /// Starts answering the ``startURL`` with a 302 to `location` and accepting `request`'s
+    /// callback, without waiting: ``serve(_:)`` for a login whose browser goes elsewhere than
+    /// `request.url()`, such as a pushed authorization request's short URL
+    /// (``RelyingParty/authorizationURL(for:)``).
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a request whose redirect URI does not lead
+    ///   here, when another request is already served, or after ``close()``;
+    ///   ``OIDCError/Code/insecureEndpoint`` for a `location` that is not https (or http on loopback).
+    public func serve(_ request: AuthorizationRequest, redirectingTo location: URL) throws(OIDCError) {
         try checkRedirectURI(of: request)
-        try state.beginWait(for: request, location: try request.url().absoluteString, awaiting: false)
+        try EndpointPolicy.validate(location, role: "authorization URL")
+        try state.beginWait(for: request, location: location.absoluteString, awaiting: false)
     }
 
     /// Serves the ``startURL`` as a 302 to `request.url()` (unless ``serve(_:)`` already does) and waits for the callback that belongs to `request`.

@@ -22,22 +22,9 @@ public enum LogoutReason: Sendable, Equatable {
     case userInitiated
 }
 
-/// A delegate in the style of the Schibsted SDK's `userDidLogout`; held weakly.
+/// Told when the user is logged out (as the Schibsted SDK's `userDidLogout`); held weakly.
 public protocol AuthenticatedSessionDelegate: AnyObject, Sendable {
     /// Called once the user is logged out and the stored login is deleted, after
     /// ``SessionEvent/loggedOut(_:)`` went to ``AuthenticatedSession/events``.
     func userDidLogout(reason: LogoutReason)
-}
-
-/// What a host application's token provider answers (the Subaio Fintech Bridge contract): the
-/// session asks it for tokens instead of refreshing itself.
-public enum TokenProviderOutcome: Sendable {
-    /// Fresh tokens.
-    case token(TokenSet)
-    /// No token now; ask again after the delay (the session's default, one minute, when `nil`).
-    /// Calls in between fail at once with ``OIDCError/Code/temporarilyUnavailable``.
-    case temporarilyUnavailable(retryAfter: Double? = nil)
-    /// Nobody is signed in: the session clears everything and stops asking until
-    /// ``AuthenticatedSession/refreshToken()`` is called (when another user signs in).
-    case unauthenticated
 }

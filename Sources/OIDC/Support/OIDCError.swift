@@ -186,6 +186,25 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     public let context: [String: String]
     /// The provider's own error, for ``Code/providerError``.
     public let providerError: ProviderError?
+    /// Why the login ended, when this error ended it: a session that deleted its login (a refresh
+    /// the provider rejected, a host application that said nobody is signed in) says so here.
+    public private(set) var endedLogin: LogoutReason?
+
+    /// Whether the login is over and the user must log in again: show the login screen. `true`
+    /// when this error ended the login (``endedLogin``) and for ``Code/notLoggedIn``; `false` for
+    /// everything a retry can heal (the network, a 5xx, a store that failed once).
+    ///
+    /// ```swift
+    /// do { response = try await session.send(request) } catch where error.endsLogin { showLoginScreen() }
+    /// ```
+    public var endsLogin: Bool { endedLogin != nil || code == .notLoggedIn }
+
+    /// This error, saying that it ended the login for `reason`.
+    package func endingLogin(_ reason: LogoutReason) -> OIDCError {
+        var error = self
+        error.endedLogin = reason
+        return error
+    }
 
     /// What kind of problem this is, which follows from ``code``: decide on it whether to fix the
     /// configuration, log the user out, or try again later.

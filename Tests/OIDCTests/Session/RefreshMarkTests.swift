@@ -30,7 +30,6 @@ actor LosableLockStore: TokenStore {
 @Suite("Authenticated session: refreshes marked in flight, for stores whose lock can be lost", .timeLimit(.minutes(1)))
 struct RefreshMarkTests {
     typealias Outer = AuthenticatedSessionTests
-    static let attribute = "oidc.refresh-in-flight"
 
     static func session(_ fixture: Outer.Fixture, _ store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) -> AuthenticatedSession {
         fixture.session(store: store, now: now)
@@ -39,7 +38,7 @@ struct RefreshMarkTests {
     /// Puts another instance's mark, begun at `began`, on the stored login.
     static func mark(_ fixture: Outer.Fixture, began: Date) async throws {
         var login = try #require(await fixture.store.load(Outer.key))
-        login.attributes[attribute] = "another-instance \(Int64((began.timeIntervalSince1970 * 1000).rounded()))"
+        login.refreshMark = RefreshMark(id: "another-instance", began: began)
         await fixture.store.save(login, for: Outer.key)
     }
 
@@ -52,7 +51,7 @@ struct RefreshMarkTests {
             let first = Self.session(fixture, store)
             let error = await #expect(throws: OIDCError.self) { try await first.validTokens() }
             #expect(error?.code != .notLoggedIn)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
 
             let other = Self.session(fixture, store)
             await other.setInFlightRefreshWait(30)
@@ -60,7 +59,7 @@ struct RefreshMarkTests {
             _ = try await other.validTokens()
             #expect(ContinuousClock.now - started < .seconds(10))  // not the 30 s wait
             #expect(await fixture.provider.requestCount(.token) == 2)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
         }
     }
 
@@ -75,7 +74,7 @@ struct RefreshMarkTests {
             await store.script([.commitThenFail, .fail])
             let error = await #expect(throws: OIDCError.self) { try await session.validTokens() }
             #expect(error?.code == .storageFailure)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] != nil)  // committed, left behind
+            #expect(await fixture.store.load(Outer.key)?.refreshMark != nil)  // committed, left behind
             #expect(await fixture.provider.requestCount(.token) == 0)  // the token was not sent
 
             let started = ContinuousClock.now
@@ -83,7 +82,7 @@ struct RefreshMarkTests {
             #expect(ContinuousClock.now - started < .seconds(10))
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
             let stored = try #require(await fixture.store.load(Outer.key))
-            #expect(stored.tokens.accessToken == tokens.accessToken && stored.attributes[Self.attribute] == nil)
+            #expect(stored.tokens.accessToken == tokens.accessToken && stored.refreshMark == nil)
         }
     }
 
@@ -108,7 +107,7 @@ struct RefreshMarkTests {
             clock.advance(by: 51)
             _ = try await session.validTokens()
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
         }
     }
 
@@ -120,7 +119,7 @@ struct RefreshMarkTests {
             let session = Self.session(fixture, store)
             await store.script([.commitThenFail])
             await #expect(throws: OIDCError.self) { try await session.validTokens() }
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
             #expect(await fixture.provider.requestCount(.token) == 0)
         }
     }
@@ -134,10 +133,9 @@ struct RefreshMarkTests {
             let first = Self.session(fixture, store)
             await first.setInFlightRefreshWait(0)
             await #expect(throws: OIDCError.self) { try await first.validTokens() }
-            let stored = try #require(await fixture.store.load(Outer.key)?.attributes[Self.attribute])
-            let parts = stored.split(separator: " ")
-            #expect(parts.first == "another-instance")  // the same mark
-            let began = Date(timeIntervalSince1970: TimeInterval(try #require(parts.last.flatMap { Int64($0) })) / 1000)
+            let stored = try #require(await fixture.store.load(Outer.key)?.refreshMark)
+            #expect(stored.id == "another-instance")  // the same mark
+            let began = stored.began
             #expect(abs(began.timeIntervalSinceNow) < 30, "\(began)")  // dated now, not an hour ahead
 
             let clock = TestClock()
@@ -155,10 +153,10 @@ struct RefreshMarkTests {
             try await fixture.logIn(expired: true)
             try await Self.mark(fixture, began: Date().addingTimeInterval(-1000))  // long dead
             let session = Self.session(fixture, store)
-            #expect(try await session.login?.attributes[Self.attribute] == nil)
+            #expect(try await session.login?.refreshMark == nil)
             _ = try await session.validTokens()
-            #expect(try await session.login?.attributes[Self.attribute] == nil)
-            #expect(await fixture.store.load(Outer.key)?.attributes[Self.attribute] == nil)
+            #expect(try await session.login?.refreshMark == nil)
+            #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
         }
     }
 

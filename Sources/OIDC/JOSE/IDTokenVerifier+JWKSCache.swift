@@ -1,0 +1,35 @@
+public import Foundation
+internal import Logging
+
+extension IDTokenVerifier {
+    /// Verifies `token` with keys from `cache`, refetching once (within the cache's limits) when the
+    /// token names a key the cached set does not have.
+    ///
+    /// The cache's ``JWKSCache/logger`` gets the outcome: the key id and algorithm at `trace`, the
+    /// failure's code at `debug`.
+    ///
+    /// - Throws: what ``verify(_:keys:now:)`` throws, and what ``JWKSCache/keys()`` throws.
+    public func verify(_ token: String, keys cache: JWKSCache, now: Date = Date()) async throws(OIDCError) -> IDToken {
+        let verified: IDToken
+        do { verified = try await verifyRefetchingOnce(token, keys: cache, now: now) } catch {
+            cache.logger.debug("ID token rejected", metadata: .failure(error))
+            throw error
+        }
+        cache.logger.trace(
+            "ID token verified",
+            metadata: ["kid": .untrusted(verified.keyID ?? "none"), "alg": .string(verified.algorithm.rawValue), "issuer": .issuer(issuer)]
+        )
+        return verified
+    }
+
+    private func verifyRefetchingOnce(_ token: String, keys cache: JWKSCache, now: Date) async throws(OIDCError) -> IDToken {
+        let keys = try await cache.keys()
+        do {
+            return try verify(token, keys: keys, now: now)
+        } catch where error.code == .keyNotFound {
+            cache.logger.debug("ID token names a key the cached JWKS lacks")
+            guard let fresher = try await cache.keysAfterUnknownKey() else { throw error }
+            return try verify(token, keys: fresher, now: now)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+public import Foundation
+
+/// The setters that ``AuthenticatedSession/Options`` replaced, kept for callers of 0.x.
+extension AuthenticatedSession {
+    /// ``Options/refreshMargin`` in seconds.
+    @available(*, deprecated, message: "Use options.refreshMargin")
+    public var refreshMargin: TimeInterval { options.refreshMargin.timeInterval }
+
+    /// ``Options/temporarilyUnavailableDelay`` in seconds.
+    @available(*, deprecated, message: "Use options.temporarilyUnavailableDelay")
+    public var temporarilyUnavailableDelay: TimeInterval { options.temporarilyUnavailableDelay.timeInterval }
+
+    /// ``Options/requestOptions``.
+    @available(*, deprecated, message: "Use options.requestOptions")
+    public var requestOptions: HTTPRequestOptions { options.requestOptions }
+
+    /// ``Options/inFlightRefreshWait`` in seconds.
+    @available(*, deprecated, message: "Use options.inFlightRefreshWait")
+    public var inFlightRefreshWait: TimeInterval { options.inFlightRefreshWait.timeInterval }
+
+    /// Sets ``Options/refreshedIDTokenKeys``.
+    @available(*, deprecated, message: "Pass Options(refreshedIDTokenKeys:) at init, or use RelyingParty.session(store:key:allowlist:options:)")
+    public func verifyRefreshedIDTokens(with keys: JWKSCache) { options.refreshedIDTokenKeys = keys }
+
+    /// Sets ``Options/refreshMargin``, in seconds.
+    @available(*, deprecated, message: "Pass Options(refreshMargin:) at init")
+    public func setRefreshMargin(_ seconds: TimeInterval) {
+        options.refreshMargin = Options.duration(seconds, fallback: .seconds(60))
+        options = options.validated
+    }
+
+    /// Sets ``Options/requestOptions``.
+    @available(*, deprecated, message: "Pass Options(requestOptions:) at init")
+    public func setRequestOptions(_ requestOptions: HTTPRequestOptions) { options.requestOptions = requestOptions }
+
+    /// Sets ``Options/temporarilyUnavailableDelay``, in seconds; a value that is not a finite number
+    /// keeps the default (60 s).
+    @available(*, deprecated, message: "Pass Options(temporarilyUnavailableDelay:) at init")
+    public func setTemporarilyUnavailableDelay(_ seconds: TimeInterval) {
+        options.temporarilyUnavailableDelay = Options.duration(seconds, fallback: .seconds(60))
+        options = options.validated
+    }
+
+    /// Sets ``Options/inFlightRefreshWait``, in seconds; a value that is not a finite number keeps
+    /// the default (10 s).
+    @available(*, deprecated, message: "Pass Options(inFlightRefreshWait:) at init")
+    public func setInFlightRefreshWait(_ seconds: TimeInterval) {
+        options.inFlightRefreshWait = Options.duration(seconds, fallback: .seconds(10))
+        options = options.validated
+    }
+
+    /// ``refreshNow()``, under its earlier name (which read as the token, not the act).
+    @available(*, deprecated, renamed: "refreshNow()")
+    @discardableResult
+    public func refreshToken() async throws(OIDCError) -> TokenSet { try await refreshNow() }
+}

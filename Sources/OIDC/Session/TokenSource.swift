@@ -1,0 +1,100 @@
+internal import Foundation
+internal import Logging
+
+extension AuthenticatedSession {
+    /// Where a session's new tokens come from: ``refreshToken(_:)`` (the stored refresh token at the
+    /// provider) or ``host(_:)`` (the host application's token provider).
+    ///
+    /// A struct with static factories rather than an enum, so that new sources are not a breaking
+    /// change to anyone's `switch`: write `.refreshToken(client)` and `.host { … }` as before.
+    public struct TokenSource: Sendable {
+        enum Kind: Sendable {
+            case refreshToken(TokenClient)
+            case host(@Sendable () async -> TokenProviderOutcome)
+        }
+
+        let kind: Kind
+
+        /// The stored refresh token, at the token endpoint of `client`'s provider (RFC 6749 §6).
+        public static func refreshToken(_ client: TokenClient) -> TokenSource { TokenSource(kind: .refreshToken(client)) }
+
+        /// The host application's token provider: a host that owns the login (a banking app
+        /// embedding a partner's pages) hands the session its tokens instead of a refresh token.
+        /// It runs under the store's lock, one call at a time; it must not call back into this
+        /// session.
+        public static func host(_ provide: @escaping @Sendable () async -> TokenProviderOutcome) -> TokenSource {
+            TokenSource(kind: .host(provide))
+        }
+
+        /// The token client this source refreshes with, and revokes with at logout; `nil` for a
+        /// host application's source.
+        public var tokenClient: TokenClient? {
+            switch kind {
+            case .refreshToken(let client): client
+            case .host: nil
+            }
+        }
+    }
+
+    /// What the host application's token provider said last: whether to ask it again yet.
+    struct HostSourceState {
+        /// No call before this time (it said "temporarily unavailable").
+        var retryAfter: Date?
+        /// It said nobody is signed in: no call until ``AuthenticatedSession/refreshNow()``.
+        var unauthenticated = false
+    }
+
+    /// Under the lock: asks the host application's token provider for tokens, and keeps them.
+    func askHost(
+        _ provide: @Sendable () async -> TokenProviderOutcome, stored: StoredLogin?, reason: String, startedIn: Int
+    ) async throws(OIDCError) -> LockedRefresh {
+        guard !host.unauthenticated else {
+            throw OIDCError(.notLoggedIn, "The host application said nobody is signed in; call refreshNow() when someone is.")
+        }
+        if let retryAfter = host.retryAfter, now() < retryAfter {
+            throw OIDCError(
+                .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; try again after \(retryAfter.formatted(.iso8601)).",
+                context: ["retryAfter": String(Int(retryAfter.timeIntervalSince(now()).rounded(.up)))]
+            )
+        }
+        logger.debug("asking the host application for tokens", metadata: lineMetadata(["reason": .string(reason)]))
+        switch await provide() {
+        case .token(let tokens):
+            guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+            host.retryAfter = nil
+            let login = StoredLogin(
+                tokens: tokens, issuer: stored?.issuer ?? "", clientID: stored?.clientID ?? "", subject: stored?.subject,
+                provider: stored?.provider, attributes: stored?.attributes ?? [:]
+            )
+            await keep(login, replacing: nil)
+            return .done(login)
+        case .temporarilyUnavailable(let delay):
+            // A delay that is not a sensible number of seconds gets the default.
+            let seconds = delay.flatMap { $0.isFinite && $0 >= 0 && $0 <= 86_400 ? $0 : nil } ?? options.temporarilyUnavailableDelay.timeInterval
+            host.retryAfter = now().addingTimeInterval(seconds)
+            logger.notice("the host's token provider is temporarily unavailable", metadata: lineMetadata(["retry_after_s": .seconds(seconds)]))
+            throw OIDCError(
+                .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",
+                context: ["retryAfter": String(Int(seconds.rounded(.up)))]
+            )
+        case .unauthenticated:
+            host.unauthenticated = true
+            try await endLogin(.unauthenticated)
+            throw OIDCError(.notLoggedIn, "The host application said nobody is signed in.").endingLogin(.unauthenticated)
+        }
+    }
+}
+
+/// What a host application's token provider answers: the session asks it for tokens instead of
+/// refreshing itself.
+public enum TokenProviderOutcome: Sendable {
+    /// Fresh tokens.
+    case token(TokenSet)
+    /// No token now; ask again after the delay in seconds (the session's
+    /// ``AuthenticatedSession/Options/temporarilyUnavailableDelay``, one minute by default, when
+    /// `nil`). Calls in between fail at once with ``OIDCError/Code/temporarilyUnavailable``.
+    case temporarilyUnavailable(retryAfter: Double? = nil)
+    /// Nobody is signed in: the session clears everything and stops asking until
+    /// ``AuthenticatedSession/refreshNow()`` is called (when another user signs in).
+    case unauthenticated
+}
