@@ -1,0 +1,34 @@
+internal import Foundation
+
+extension ProviderConfiguration {
+    /// This configuration (a preset such as ``swan``) with the provider's discovered metadata laid
+    /// under it: the metadata's issuer and endpoints (authorization, token, JWKS, userinfo,
+    /// revocation, end-session) and its RFC 9207 promise, each endpoint falling back to this
+    /// configuration's where the metadata has none; this configuration's quirks kept (client
+    /// authentication method, extra token-request headers, issuer matching, default scopes).
+    ///
+    /// ``RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:logger:)`` does this
+    /// when given a preset.
+    public func merging(_ metadata: ProviderMetadata) -> ProviderConfiguration {
+        var merged = self
+        merged.issuer = metadata.issuer
+        merged.authorizationEndpoint = metadata.authorizationEndpoint ?? authorizationEndpoint
+        merged.tokenEndpoint = metadata.tokenEndpoint ?? tokenEndpoint
+        merged.jwksURI = metadata.jwksURI ?? jwksURI
+        merged.userinfoEndpoint = metadata.userinfoEndpoint ?? userinfoEndpoint
+        merged.revocationEndpoint = metadata.revocationEndpoint ?? revocationEndpoint
+        merged.endSessionEndpoint = metadata.endSessionEndpoint ?? endSessionEndpoint
+        merged.authorizationResponseIssParameterSupported =
+            metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
+        return merged
+    }
+}
+
+extension ProviderMetadata {
+    /// The scopes a login asks for when its caller names none: `openid`, and `offline_access` when
+    /// the provider lists it in `scopes_supported` (a refresh token from providers that need it
+    /// asked for, OIDC Core §11).
+    public var defaultLoginScopes: [String] {
+        ["openid"] + (scopesSupported?.contains("offline_access") == true ? ["offline_access"] : [])
+    }
+}

@@ -1,0 +1,94 @@
+public import Foundation
+public import Logging
+
+/// A login from a terminal or a desktop program through the system browser and a loopback redirect
+/// (RFC 8252 §7.3): a listener on 127.0.0.1, a new authorization request whose redirect URI leads
+/// there, the browser opened at the listener's short start URL, the callback checked, the code
+/// exchanged, the ID token verified. Made by ``RelyingParty/loopbackLogin(scopes:)``; set what you
+/// need, then ``run(showing:)``.
+///
+/// ```swift
+/// var login = rp.loopbackLogin(scopes: ["openid", "offline_access"])
+/// login.timeout = .seconds(300)
+/// let verified = try await login.run { url in print("Sign in at \(url)") }
+/// ```
+public struct LoopbackLogin: Sendable {
+    /// What happens during ``run(showing:)``, for a progress display.
+    public enum Progress: Sendable {
+        /// The browser could not be opened: the URL shown is the way in now.
+        case browserFailed(OIDCError)
+        /// The provider's callback arrived and passed its checks; the code is being exchanged.
+        case callbackReceived
+    }
+
+    /// The client and provider of this login.
+    public var relyingParty: RelyingParty
+    /// The scope values; the provider configuration's default ones when `nil` (`openid` is always
+    /// asked for).
+    public var scopes: [String]?
+    /// Where the listener binds (127.0.0.1 on a port the system chooses, by default), its callback
+    /// path and limits.
+    public var listener: LoopbackRedirectListener.Configuration
+    /// Opens the start URL; `nil` shows it only (``run(showing:)``'s `show`). The user's browser by
+    /// default (``SystemBrowser``).
+    public var browser: (any BrowserLauncher)?
+    /// How long to wait for the browser to come back: 180 s by default.
+    public var timeout: Duration
+    /// Sets anything else on the request (`prompt`, `loginHint`, `maxAge`, additional parameters),
+    /// or replaces it; its redirect URI must stay the listener's.
+    public var configure: @Sendable (inout AuthorizationRequest) throws(OIDCError) -> Void
+    /// Told what happens while the login runs.
+    public var onProgress: @Sendable (Progress) -> Void
+    /// Where the listener logs (requests' method, path and answer; never a query); the relying
+    /// party's logger when `nil`.
+    public var logger: Logger?
+
+    /// A loopback login with the defaults: 127.0.0.1, the system browser, 180 s.
+    public init(relyingParty: RelyingParty, scopes: [String]? = nil) {
+        self.relyingParty = relyingParty
+        self.scopes = scopes
+        self.listener = LoopbackRedirectListener.Configuration()
+        self.browser = SystemBrowser()
+        self.timeout = .seconds(180)
+        self.configure = { _ in }
+        self.onProgress = { _ in }
+    }
+
+    /// Runs the login: listener → request → start URL shown (`show`), then opened in the browser →
+    /// callback checked → code exchanged → ID token verified. The listener is closed on every path.
+    ///
+    /// - Parameter show: given the start URL (`http://127.0.0.1:PORT/<random>`, short) before the
+    ///   browser is asked to open it, so that a user whose browser does not start can open it.
+    /// - Throws: `missingParameter` when the provider publishes no `jwks_uri` (before anything is
+    ///   started); what ``LoopbackRedirectListener/start(_:logger:)`` throws (`portInUse`, …); a
+    ///   callback's checks (`stateMismatch` is never thrown: another request's callback is answered
+    ///   and ignored); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
+    ///   what ``RelyingParty/completeLogin(_:for:now:)`` throws.
+    public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
+        _ = try relyingParty.requireKeys()
+        let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
+        do throws(OIDCError) {
+            let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
+            try listener.serve(request, redirectingTo: try await relyingParty.authorizationURL(for: request))
+            show(listener.startURL)
+            if let browser {
+                do throws(OIDCError) { try await browser.open(listener.startURL) } catch { onProgress(.browserFailed(error)) }
+            }
+            let response = try await listener.waitForAuthorization(request, timeout: timeout)
+            onProgress(.callbackReceived)
+            return try await relyingParty.completeLogin(response, for: request)
+        } catch {
+            await listener.close()
+            throw error
+        }
+    }
+}
+
+extension RelyingParty {
+    /// A login through the system browser and a loopback redirect (RFC 8252), with the defaults
+    /// (127.0.0.1, any port, 180 s): set what you need on it, then ``LoopbackLogin/run(showing:)``.
+    /// The provider must accept `http://127.0.0.1/callback` on any port.
+    public func loopbackLogin(scopes: [String]? = nil) -> LoopbackLogin {
+        LoopbackLogin(relyingParty: self, scopes: scopes)
+    }
+}

@@ -1,0 +1,82 @@
+public import Foundation
+
+/// The authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636, OIDC Core §3.1) for servers and
+/// apps that receive the redirect themselves: ``authorizationRequest(redirectURI:scopes:configure:)``,
+/// then ``authorizationURL(for:)`` for the browser, then ``completeLogin(callback:for:)`` with the URL
+/// the browser came back to. Keep the request in between (``PendingAuthorizations`` on a server).
+extension RelyingParty {
+    /// A new authorization request: fresh `state`, `nonce` and PKCE verifier (S256), this client's
+    /// id, the provider's endpoint, issuer and RFC 9207 promise.
+    ///
+    /// - Parameters:
+    ///   - redirectURI: the redirect URI exactly as registered with the provider.
+    ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
+    ///     is always asked for, first, since the login verifies an ID token (OIDC Core §3.1.2.1).
+    ///   - configure: sets anything else (`prompt`, `loginHint`, `maxAge`, additional parameters),
+    ///     or replaces the request, as a preset's builder does (``AuthorizationRequest/schibsted(environment:clientID:redirectURI:extraScopes:mfa:prompt:loginHint:assertion:xDomainID:state:nonce:codeVerifier:)``).
+    /// - Throws: ``OIDCError/Code/randomFailure`` when the random generator fails; what `configure` throws.
+    public func authorizationRequest(
+        redirectURI: String, scopes: [String]? = nil,
+        configure: (inout AuthorizationRequest) throws(OIDCError) -> Void = { _ in }
+    ) throws(OIDCError) -> AuthorizationRequest {
+        let asked = scopes ?? provider.defaultScopes
+        let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
+        var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
+        try configure(&request)
+        return request
+    }
+
+    /// Where to send the browser for `request`: its URL, checked (``AuthorizationRequest/url()``).
+    /// The one place a login's front-channel URL is made, so that pushed authorization requests
+    /// (RFC 9126) need no change in the callers.
+    ///
+    /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
+    ///   endpoint that is not https).
+    public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
+        try request.url()
+    }
+
+    /// Completes a login from the URL the browser came back to: the callback is checked (a
+    /// repeated parameter, then `state` first, then RFC 9207 `iss`, then a provider error), the code
+    /// exchanged with the request's PKCE verifier, and the ID token verified with ``keys`` (OIDC
+    /// Core §3.1.3.7) before anything is returned.
+    ///
+    /// - Parameters:
+    ///   - callback: the redirect URI with the provider's query, exactly as it reached the app or
+    ///     server.
+    ///   - request: the request that started this login.
+    ///   - now: the time the ID token is checked at; the token client's clock when `nil`.
+    /// - Throws: ``OIDCError/Code/notOurRedirect`` for a URL that is not the request's redirect, or
+    ///   is an intermediate one (a path with `bankId`: keep waiting; the context's `redirect` says
+    ///   `intermediate`); ``OIDCError/Code/cancelled`` for a cancel redirect;
+    ///   ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri` (before the
+    ///   code is spent); what ``AuthorizationResponse/init(callbackURL:request:)`` and
+    ///   ``completeLogin(_:for:now:)`` throw.
+    public func completeLogin(callback: URL, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError) -> VerifiedLogin {
+        switch try request.handleRedirect(callback) {
+        case .authorized(let response):
+            return try await completeLogin(response, for: request, now: now)
+        case .ignored:
+            throw OIDCError(
+                .notOurRedirect, "This URL is an intermediate redirect (an app such as BankID returning), not the provider's answer; keep waiting for it.",
+                context: ["redirect": "intermediate"])
+        case .cancelled:
+            throw OIDCError(.cancelled, "The login was cancelled in the browser.")
+        case .notOurs:
+            throw OIDCError(
+                .notOurRedirect, "This URL is not the login's redirect URI (\(request.redirectURI)); hand only that redirect to completeLogin.",
+                context: ["redirect": "other", "expected": request.redirectURI])
+        }
+    }
+
+    /// Completes a login from a callback already checked (``AuthorizationRequest/handleRedirect(_:)``,
+    /// or a loopback listener's answer): the code exchanged, the ID token verified.
+    ///
+    /// - Throws: ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri`;
+    ///   what ``TokenClient/completeLogin(_:for:keys:now:configure:)`` throws.
+    public func completeLogin(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError)
+        -> VerifiedLogin
+    {
+        try await tokenClient.completeLogin(response, for: request, keys: try requireKeys(), now: now)
+    }
+}

@@ -1,0 +1,108 @@
+internal import Foundation
+public import Logging
+
+/// This client at that provider (OIDC Core's relying party): the one value the common paths start
+/// from. It holds configuration and shared caches only (the provider, the client, its token
+/// client, the provider's keys), never a token, a store or any other state, so one value serves
+/// every login and every session of an app or a server.
+///
+/// ```swift
+/// let rp = try await RelyingParty.discover(issuer: "https://login.example.com", clientID: "my-cli")
+/// let login = try await rp.loopbackLogin().run { url in print("Opening \(url)") }
+/// let session = try await rp.keep(login, in: try FileKeychain(), as: key, allowlist: .default(for: api))
+/// ```
+///
+/// Each method is a short composition of the public parts underneath (``TokenClient``,
+/// ``AuthorizationRequest``, ``LoopbackRedirectListener``, ``JWKSCache``, ``AuthenticatedSession``),
+/// which stay available for anything the facade does not cover.
+public struct RelyingParty: Sendable {
+    /// The provider: its issuer, endpoints and quirks.
+    public var provider: ProviderConfiguration { tokenClient.provider }
+    /// This client's `client_id`.
+    public var clientID: String { tokenClient.clientID }
+    /// The client of the provider's token, revocation and userinfo endpoints, with this client's
+    /// authentication.
+    public let tokenClient: TokenClient
+    /// The provider's keys, cached and shared by every login and session of this relying party;
+    /// `nil` when the provider publishes no `jwks_uri` (then no login can complete).
+    public let keys: JWKSCache?
+    /// Where the relying party's parts log (``TokenClient``, ``JWKSCache``, the loopback listener
+    /// and the sessions it makes); a logger that discards everything unless one was given.
+    public let logger: Logger?
+    /// The transport every request goes through.
+    public var transport: any HTTPTransport { tokenClient.transport }
+
+    /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
+    /// by hand): nothing is fetched.
+    ///
+    /// A client secret given for a provider configured with ``ClientAuthenticationMethod/none`` is
+    /// sent with `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored.
+    ///
+    /// - Parameters:
+    ///   - provider: the provider's endpoints and quirks.
+    ///   - clientID: this client's `client_id`.
+    ///   - clientSecret: the secret of a confidential client (a server); `nil` for a public one.
+    ///   - transport: sends every request; the shared ``NIOHTTPTransport`` by default.
+    ///   - requestOptions: timeout and size limit of the token-endpoint requests.
+    ///   - logger: where every part logs, never a secret; `nil` (the default) logs nothing. To give
+    ///     each part its own label, build the parts and use ``init(tokenClient:keys:logger:)``.
+    public init(
+        provider: ProviderConfiguration, clientID: String, clientSecret: Secret? = nil,
+        transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
+        logger: Logger? = nil
+    ) {
+        var provider = provider
+        if clientSecret != nil, provider.clientAuthentication == .none { provider.clientAuthentication = .clientSecretBasic }
+        let client = TokenClient(
+            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, requestOptions: requestOptions,
+            logger: logger
+        )
+        let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: logger) }
+        self.init(tokenClient: client, keys: keys, logger: logger)
+    }
+
+    /// A relying party from its parts, for a token client or key cache configured beyond what
+    /// ``init(provider:clientID:clientSecret:transport:requestOptions:logger:)`` offers (a logger per
+    /// part, a clock, a key cache's ages).
+    public init(tokenClient: TokenClient, keys: JWKSCache?, logger: Logger? = nil) {
+        self.tokenClient = tokenClient
+        self.keys = keys
+        self.logger = logger
+    }
+
+    /// A relying party of the provider that publishes its metadata at `issuer` (OpenID Connect
+    /// Discovery, or RFC 8414). With a `preset`, the preset's quirks (client authentication, extra
+    /// headers, issuer matching, default scopes) are laid over the discovered endpoints
+    /// (``ProviderConfiguration/merging(_:)``). Without one, a confidential client authenticates as
+    /// the provider's `token_endpoint_auth_methods_supported` allows, and logins ask for `openid`
+    /// (plus `offline_access` when the provider offers it) unless told otherwise.
+    ///
+    /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws (`issuerMismatch`, transient
+    ///   errors, …); `missingParameter` when the metadata has no authorization endpoint and there
+    ///   is no preset.
+    public static func discover(
+        issuer: String, clientID: String, clientSecret: Secret? = nil, preset: ProviderConfiguration? = nil,
+        transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+    ) async throws(OIDCError) -> RelyingParty {
+        let metadata = try await ProviderDiscovery(transport: transport, logger: logger).metadata(for: issuer)
+        let provider: ProviderConfiguration
+        if let preset {
+            provider = preset.merging(metadata)
+        } else {
+            provider = try metadata.configuration(confidential: clientSecret != nil, defaultScopes: metadata.defaultLoginScopes)
+        }
+        return RelyingParty(provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, logger: logger)
+    }
+
+    /// ``keys``, or the one error that says a login cannot complete without them.
+    func requireKeys() throws(OIDCError) -> JWKSCache {
+        guard let keys else {
+            throw OIDCError(
+                .missingParameter,
+                "The provider \(provider.issuer) publishes no jwks_uri, so its ID tokens cannot be verified and no login can complete; set ProviderConfiguration.jwksURI, or use discovery.",
+                context: ["issuer": provider.issuer]
+            )
+        }
+        return keys
+    }
+}

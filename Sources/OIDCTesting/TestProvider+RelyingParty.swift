@@ -1,0 +1,48 @@
+public import Foundation
+public import Logging
+public import OIDC
+
+extension TestProvider {
+    /// The provider as the library configures it, without discovery: its issuer and endpoints,
+    /// public-client authentication (``OIDC/ClientAuthenticationMethod/none``), the default scopes
+    /// `openid offline_access`, and its RFC 9207 promise.
+    public var providerConfiguration: ProviderConfiguration {
+        var provider = ProviderConfiguration(
+            issuer: issuer, authorizationEndpoint: Self.url(authorizationEndpoint), tokenEndpoint: Self.url(tokenEndpoint),
+            jwksURI: Self.url(jwksURI), defaultScopes: ["openid", "offline_access"]
+        )
+        provider.userinfoEndpoint = Self.url(userinfoEndpoint)
+        provider.revocationEndpoint = Self.url(revocationEndpoint)
+        provider.endSessionEndpoint = Self.url(endSessionEndpoint)
+        provider.authorizationResponseIssParameterSupported = configuration.issuerParameterSupported
+        return provider
+    }
+
+    /// `{issuer}/api/me`, the protected resource: 200 with a valid access token, 401 otherwise.
+    public var protectedResource: URL { Self.url(protectedResourceURL) }
+
+    /// A relying party of this provider for `client`, made the way an application makes one: by
+    /// discovery, with the client's secret and its registered authentication method, and the
+    /// provider's keys wired for ID-token verification.
+    ///
+    /// - Parameters:
+    ///   - client: a client registered with this provider; ``Client/default`` (public) unless given.
+    ///   - transport: sends the requests; the shared ``OIDC/NIOHTTPTransport`` by default.
+    ///   - logger: where the relying party's parts log; `nil` logs nothing.
+    /// - Throws: what ``OIDC/RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:logger:)`` throws.
+    public func relyingParty(
+        client: Client = .default, transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+    ) async throws(OIDCError) -> RelyingParty {
+        var preset = providerConfiguration
+        preset.clientAuthentication = ClientAuthenticationMethod(rawValue: client.authentication.rawValue) ?? .none
+        return try await RelyingParty.discover(
+            issuer: issuer, clientID: client.id, clientSecret: client.secret, preset: preset, transport: transport, logger: logger
+        )
+    }
+
+    /// An endpoint's URL; the provider made the text itself, from its bound address.
+    private static func url(_ text: String) -> URL {
+        guard let url = URL(string: text) else { preconditionFailure("The test provider made an invalid URL: \(text)") }
+        return url
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// `RelyingParty.loopbackLogin()` over real loopback HTTP: the listener, a browser that follows
+/// redirects and signs in, the callback, the exchange; the listener closed on every path.
+@Suite("Loopback login through the relying party", .timeLimit(.minutes(1)))
+struct RelyingPartyLoopbackLoginTests {
+    /// Opens the URL in the background, as a system browser does, and signs in on the provider's page.
+    struct BackgroundBrowser: BrowserLauncher {
+        var choice = TestBrowser.Choice.approve
+        func open(_ url: URL) async throws(OIDCError) {
+            let browser = TestBrowser(choice: choice)
+            Task { _ = try await browser.open(url) }
+        }
+    }
+
+    struct BrokenBrowser: BrowserLauncher {
+        func open(_ url: URL) async throws(OIDCError) { throw OIDCError(.invalidArgument, "No browser could be opened.") }
+    }
+
+    /// Records what the login showed and reported.
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var urls: [URL] = []
+        private var progress: [String] = []
+        func show(_ url: URL) { lock.withLock { urls.append(url) } }
+        func report(_ event: LoopbackLogin.Progress) {
+            lock.withLock {
+                switch event {
+                case .browserFailed: progress.append("browserFailed")
+                case .callbackReceived: progress.append("callbackReceived")
+                }
+            }
+        }
+        var shown: [URL] { lock.withLock { urls } }
+        var events: [String] { lock.withLock { progress } }
+    }
+
+    /// Whether something still accepts connections on the start URL's port.
+    static func isListening(_ url: URL) async -> Bool {
+        (try? await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .seconds(2)))) != nil
+    }
+
+    @Test("run: the start URL shown first, the browser signs in, the ID token verified; then the listener is closed")
+    func success() async throws {
+        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
+            let rp = try await provider.relyingParty()
+            let seen = Seen()
+            var login = rp.loopbackLogin(scopes: ["openid", "offline_access"])
+            login.browser = BackgroundBrowser()
+            login.configure = { $0.uiLocales = "sv en" }
+            login.onProgress = { seen.report($0) }
+            let verified = try await login.run { seen.show($0) }
+            #expect(verified.idToken.claims.subject == "test-user")
+            #expect(verified.tokens.refreshToken != nil)
+            let start = try #require(seen.shown.first)
+            #expect(start.host == "127.0.0.1" && start.path.count > 20)
+            #expect(seen.events == ["callbackReceived"])
+            #expect(await provider.grantCount("authorization_code") == 1)
+            #expect(!(await Self.isListening(start)))
+        }
+    }
+
+    @Test("run: a browser that cannot start is reported, the login waits for the URL shown, and times out closing the listener")
+    func brokenBrowserAndTimeout() async throws {
+        try await withTestProvider { provider in
+            let rp = try await provider.relyingParty()
+            let seen = Seen()
+            var login = rp.loopbackLogin()
+            login.browser = BrokenBrowser()
+            login.timeout = .milliseconds(300)
+            login.onProgress = { seen.report($0) }
+            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            #expect(error?.code == .loginTimedOut)
+            #expect(seen.events == ["browserFailed"])
+            #expect(!(await Self.isListening(try #require(seen.shown.first))))
+        }
+    }
+
+    @Test("run: the provider's refusal ends the login with its error, and the listener is closed")
+    func refusal() async throws {
+        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
+            let rp = try await provider.relyingParty()
+            let seen = Seen()
+            var login = rp.loopbackLogin()
+            login.browser = BackgroundBrowser(choice: .deny)
+            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            #expect(error?.code == .providerError && error?.providerError?.error == "access_denied")
+            #expect(await provider.grantCount("authorization_code") == 0)
+            #expect(!(await Self.isListening(try #require(seen.shown.first))))
+        }
+    }
+
+    @Test("run: a bad request setting is refused before the browser opens, and the listener is closed")
+    func badConfiguration() async throws {
+        try await withTestProvider { provider in
+            let rp = try await provider.relyingParty()
+            let seen = Seen()
+            var login = rp.loopbackLogin()
+            login.browser = BackgroundBrowser()
+            login.configure = { $0.additionalParameters.append(OAuthParameter("state", "mine")) }
+            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            #expect(error?.code == .reservedParameter)
+            #expect(seen.shown.isEmpty)
+            #expect(await provider.requestCount(.authorize) == 0)
+        }
+    }
+
+    @Test("run: cancelling the task ends the wait with cancelled")
+    func cancellation() async throws {
+        try await withTestProvider { provider in
+            let rp = try await provider.relyingParty()
+            var login = rp.loopbackLogin()
+            login.browser = nil
+            let task = Task { try await login.run() }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            let error = await #expect(throws: OIDCError.self) { try await task.value }
+            #expect(error?.code == .cancelled)
+        }
+    }
+}
