@@ -81,14 +81,22 @@ public struct AuthorizationRequest: Sendable {
 
     /// A request to a known provider, with its default scopes when `scopes` is `nil`, and fresh
     /// random `state`, `nonce` and PKCE verifier.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider configuration has no
+    ///   authorization endpoint; ``OIDCError/Code/randomFailure`` if the random generator fails.
     public init(
         provider: ProviderConfiguration,
         clientID: String,
         redirectURI: String,
         scopes: [String]? = nil
     ) throws(OIDCError) {
+        guard let endpoint = provider.authorizationEndpoint else {
+            throw .invalidArgument(
+                "The provider configuration of \(provider.issuer) has no authorization endpoint, so no browser login can start; set authorizationEndpoint, or use discovery."
+            )
+        }
         try self.init(
-            authorizationEndpoint: provider.authorizationEndpoint,
+            authorizationEndpoint: endpoint,
             clientID: clientID,
             redirectURI: redirectURI,
             scopes: scopes ?? provider.defaultScopes,

@@ -129,11 +129,11 @@ public struct ProviderMetadata: Sendable {
     /// first of `client_secret_basic`, `client_secret_post` the provider supports when
     /// `confidential`, else `none`.
     ///
-    /// - Throws: ``OIDCError/Code/missingParameter`` when there is no authorization endpoint.
+    /// A provider without an `authorization_endpoint` (RFC 8414 allows it for one that runs no
+    /// browser login) gets none: a browser login then fails when its request is built.
+    ///
+    /// - Throws: nothing today; kept throwing for callers written against earlier versions.
     public func configuration(confidential: Bool = false, defaultScopes: [String] = ["openid"]) throws(OIDCError) -> ProviderConfiguration {
-        guard let authorizationEndpoint else {
-            throw OIDCError(.missingParameter, "The provider's metadata has no authorization_endpoint; it cannot run a code flow.")
-        }
         var method = ClientAuthenticationMethod.none
         if confidential {
             // RFC 8414 §2: client_secret_basic is the default when the provider says nothing.

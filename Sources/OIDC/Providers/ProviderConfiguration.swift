@@ -36,8 +36,9 @@ public enum IssuerMatching: String, Sendable, Hashable, CaseIterable {
 public struct ProviderConfiguration: Sendable, Equatable {
     /// The issuer identifier (`iss`) of the provider.
     public var issuer: String
-    /// Where the user's browser is sent to log in.
-    public var authorizationEndpoint: URL
+    /// Where the user's browser is sent to log in; `nil` for a provider that runs no browser
+    /// login for this client (client credentials only, or a login kept without it).
+    public var authorizationEndpoint: URL?
     /// The token endpoint, for code exchange and refresh; ``TokenClient`` needs it.
     public var tokenEndpoint: URL?
     /// The provider's key set, for ID-token verification
@@ -68,7 +69,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// provider needs them.
     public init(
         issuer: String,
-        authorizationEndpoint: URL,
+        authorizationEndpoint: URL?,
         tokenEndpoint: URL? = nil,
         jwksURI: URL? = nil,
         defaultScopes: [String] = ["openid"],

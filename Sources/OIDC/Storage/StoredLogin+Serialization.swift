@@ -120,11 +120,12 @@ extension StoredLogin {
 
     private static func serialized(_ provider: ProviderConfiguration) -> [String: Any] {
         var object: [String: Any] = [
-            "issuer": provider.issuer, "authorization_endpoint": provider.authorizationEndpoint.absoluteString,
+            "issuer": provider.issuer,
             "default_scopes": provider.defaultScopes, "token_endpoint_auth_method": provider.clientAuthentication.rawValue,
             "issuer_matching": provider.issuerMatching.rawValue,
             "authorization_response_iss_parameter_supported": provider.authorizationResponseIssParameterSupported,
         ]
+        object["authorization_endpoint"] = provider.authorizationEndpoint?.absoluteString
         object["token_endpoint"] = provider.tokenEndpoint?.absoluteString
         object["jwks_uri"] = provider.jwksURI?.absoluteString
         object["userinfo_endpoint"] = provider.userinfoEndpoint?.absoluteString
@@ -147,7 +148,7 @@ extension StoredLogin {
             }
         }
         guard let issuer = object["issuer"]?.stringValue,
-            let authorization = url("authorization_endpoint").flatMap({ $0 }),
+            let authorization = url("authorization_endpoint"),
             let token = url("token_endpoint"), let jwks = url("jwks_uri"), let userinfo = url("userinfo_endpoint"),
             let revocation = url("revocation_endpoint"), let endSession = url("end_session_endpoint"),
             let scopes = object["default_scopes"]?.arrayValue?.map(\.stringValue), !scopes.contains(nil),

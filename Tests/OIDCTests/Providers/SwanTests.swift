@@ -7,7 +7,7 @@ struct SwanTests {
     @Test("endpoints, scope and confidential-client settings")
     func configuration() throws {
         let swan = ProviderConfiguration.swan
-        #expect(swan.authorizationEndpoint.absoluteString == "https://oauth.swan.io/oauth2/auth")
+        #expect(swan.authorizationEndpoint?.absoluteString == "https://oauth.swan.io/oauth2/auth")
         #expect(swan.tokenEndpoint?.absoluteString == "https://oauth.swan.io/oauth2/token")
         #expect(swan.clientAuthentication == .clientSecretPost)
         var request = try AuthorizationRequest(provider: .swan, clientID: "LIVE_abc", redirectURI: "https://app.example/swan/callback")

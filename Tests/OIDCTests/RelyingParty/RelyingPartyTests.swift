@@ -55,7 +55,7 @@ struct RelyingPartyTests {
             let rp = try await RelyingParty.discover(
                 issuer: provider.issuer, clientID: "c", clientSecret: Secret("s"), preset: preset
             )
-            #expect(rp.provider.authorizationEndpoint.absoluteString == provider.authorizationEndpoint)  // discovered
+            #expect(rp.provider.authorizationEndpoint?.absoluteString == provider.authorizationEndpoint)  // discovered
             #expect(rp.provider.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
             #expect(rp.provider.jwksURI?.absoluteString == provider.jwksURI)
             #expect(rp.provider.clientAuthentication == .clientSecretPost)  // the preset's quirks

@@ -139,6 +139,6 @@ struct SchibstedLoginTests {
             transport: NIOHTTPTransport.shared
         )
         #expect(throws: OIDCError.self) { _ = try sweden.start() }
-        #expect(sweden.provider.authorizationEndpoint.absoluteString == "https://login.schibsted.com/oauth/authorize")
+        #expect(sweden.provider.authorizationEndpoint?.absoluteString == "https://login.schibsted.com/oauth/authorize")
     }
 }
