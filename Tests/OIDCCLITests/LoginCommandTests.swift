@@ -38,7 +38,7 @@ struct LoginCommandTests {
             #expect(sandbox.log.contains("final: 200 /callback"), "\(sandbox.log)")
             let stored = try #require(try sandbox.storedLogin("work"))
             #expect(stored.subject == "test-user")
-            #expect(stored.attributes["token_endpoint"] == provider.tokenEndpoint)
+            #expect(stored.provider?.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
             Self.expectNoSecret(login.stderr, stored.tokens, "login's stderr")
             Self.expectNoSecret(sandbox.log, stored.tokens, "the browser's pages")
             for file in sandbox.files() where file.path.hasPrefix(sandbox.config) || file.path.hasPrefix(sandbox.state) {

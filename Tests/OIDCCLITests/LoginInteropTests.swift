@@ -58,7 +58,7 @@ struct LoginInteropTests {
         #expect(login.stderr.contains("logged in as alice@example.com at \(Self.issuer)"))
         #expect(!login.stderr.contains(client.secret))
         let stored = try #require(try sandbox.storedLogin("mock"))
-        #expect(stored.attributes["token_endpoint_auth_method"] == "client_secret_basic")
+        #expect(stored.provider?.clientAuthentication == .clientSecretBasic)
         let profile = try String(contentsOfFile: sandbox.profileDirectory + "/mock.json", encoding: .utf8)
         #expect(!profile.contains(client.secret))
         #expect(profile.contains(secretFile))

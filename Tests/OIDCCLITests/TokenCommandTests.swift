@@ -62,6 +62,34 @@ struct TokenCommandTests {
         }
     }
 
+    @Test("a login stored by an earlier version, its endpoints in attributes, still refreshes, shows its status and is revoked at logout")
+    func earlierVersionsLogin() async throws {
+        try await withTestProvider { provider in
+            let store = Self.temporaryStore()
+            // What versions before StoredLogin.provider wrote: no provider, the endpoints as attributes.
+            var tokens = try await provider.issueTokens()
+            tokens.expiresAt = Date().addingTimeInterval(-10)
+            let legacy = StoredLogin(
+                tokens: tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user",
+                attributes: [
+                    "provider": "generic", "profile": "old", "token_endpoint": provider.tokenEndpoint, "jwks_uri": provider.jwksURI,
+                    "revocation_endpoint": provider.revocationEndpoint, "token_endpoint_auth_method": "none",
+                ]
+            )
+            let keychain = try FileKeychain(directory: URL(fileURLWithPath: store))
+            try keychain.save(legacy, for: TokenStoreKey(service: "oidc", account: "old"))
+            let status = try await OIDCBinary.run(["status", "--store", store, "--profile", "old"])
+            #expect(status.stdout.contains("refreshable: yes"), "\(status.stdout)")
+            let token = try await OIDCBinary.run(["token", "--store", store, "--profile", "old"])
+            #expect(token.status == 0, "\(token.stderr)")
+            #expect(await provider.grantCount("refresh_token") == 1)
+            #expect(try await Self.resourceStatus(provider, token: token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 200)
+            let logout = try await OIDCBinary.run(["logout", "--store", store, "--profile", "old"])
+            #expect(logout.status == 0, "\(logout.stderr)")
+            #expect(await provider.requestCount(.revocation) == 1)
+        }
+    }
+
     @Test("a fresh token comes straight from the store; --force-refresh refreshes; --output json and id-token")
     func fastPathAndOutputs() async throws {
         try await withTestProvider { provider in

@@ -26,47 +26,13 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "The issuer URL; its discovery document names the endpoints.")
-    var issuer: String?
-
-    @Option(help: "The provider preset: generic (with --issuer), schibsted (with --environment) or swan.")
-    var provider: AuthorizeURL.Provider?
-
-    @Option(help: "Schibsted environment: pre, sweden (com), norway (no), finland (fi), denmark (dk), or an https base URL.")
-    var environment: String?
-
-    @Option(help: "The client id.")
-    var clientId: String?
+    @OptionGroup var authorization: AuthorizationOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
     var clientSecret: String?
 
     @Option(help: "A file holding the client secret, for confidential clients (the path is remembered, not the secret).")
     var clientSecretFile: String?
-
-    @Option(help: "A scope value; repeat for several (default: openid, plus offline_access when the provider offers it).")
-    var scope: [String] = []
-
-    @Option(name: .customLong("param"), help: "An extra authorization parameter as name=value; repeat for several.")
-    var parameters: [String] = []
-
-    @Option(help: "The prompt (login, consent, select_account, none).")
-    var prompt: String?
-
-    @Option(help: "The login_hint.")
-    var loginHint: String?
-
-    @Option(help: "The acr_values (generic and Swan; Schibsted uses --mfa).")
-    var acrValues: String?
-
-    @Option(help: "The max_age in seconds; the ID token's auth_time is then checked.")
-    var maxAge: Int?
-
-    @Option(help: "The ui_locales: preferred languages as space-separated BCP 47 tags.")
-    var uiLocales: String?
-
-    @Option(help: "Schibsted multi-factor method: \(Schibsted.MFAMethod.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var mfa: String?
 
     @Option(help: "Where the loopback listener binds: 127.0.0.1:0 (default, any port), [::1]:0, or a fixed port such as 127.0.0.1:8000; repeat to listen on several (the redirect URI names the first).")
     var listen: [String] = []
@@ -89,19 +55,10 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     func validate() throws {
         guard (1...86_400).contains(timeout) else { throw ValidationError("--timeout must be 1 to 86400 seconds") }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("--client-secret-file: give the secret one way, not both") }
-        if let clientId, clientId.isEmpty { throw ValidationError("--client-id must not be empty") }
-        if let maxAge, maxAge < 0 { throw ValidationError("--max-age must be zero or more seconds") }
-        if issuer != nil, let provider, provider != .generic { throw ValidationError("--issuer is for --provider generic only") }
         for text in listen {
             do { _ = try LoopbackRedirectListener.Endpoint(parsing: text) } catch { throw ValidationError("--listen: \(error.message)") }
         }
-        if let issuer {
-            do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
-        }
         try AllowedHosts.validate(allowHost)
-        if !scope.isEmpty {
-            do { _ = try AuthorizationRequest.scopeValue(scope) } catch { throw ValidationError("--scope: \(error.message)") }
-        }
     }
 
     /// The saved profile with this command's flags laid over it. A login to another provider (another
@@ -109,25 +66,16 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     /// allowed hosts or parameters meant for one provider never go to another.
     func mergedProfile(over saved: Profile?) throws -> Profile {
         var profile = saved ?? Profile()
-        let kind = provider.flatMap { Profile.Kind(rawValue: $0.rawValue) } ?? (issuer != nil ? .generic : profile.provider)
-        if let saved, reset || kind != saved.provider || (issuer != nil && issuer != saved.issuer)
-            || (environment != nil && environment != saved.environment) || (clientId != nil && clientId != saved.clientID)
+        let options = authorization
+        let kind = options.provider.flatMap { Profile.Kind(rawValue: $0.rawValue) } ?? (options.issuer != nil ? .generic : profile.provider)
+        if let saved, reset || kind != saved.provider || (options.issuer != nil && options.issuer != saved.issuer)
+            || (options.environment != nil && options.environment != saved.environment) || (options.clientId != nil && options.clientId != saved.clientID)
         {
             profile = Profile()
         }
         profile.provider = kind
-        if let issuer { profile.issuer = issuer }
-        if let environment { profile.environment = environment }
-        if let clientId { profile.clientID = clientId }
+        profile = try options.applied(to: profile)
         if let clientSecretFile { profile.clientSecretFile = Self.absolute(clientSecretFile) }
-        if !scope.isEmpty { profile.scopes = scope }
-        if !parameters.isEmpty { profile.parameters = try AuthorizeURL.parseParameters(parameters) }
-        if let prompt { profile.prompt = prompt }
-        if let loginHint { profile.loginHint = loginHint }
-        if let acrValues { profile.acrValues = acrValues }
-        if let maxAge { profile.maxAge = maxAge }
-        if let uiLocales { profile.uiLocales = uiLocales }
-        if let mfa { profile.mfa = mfa }
         if !listen.isEmpty { profile.listen = listen }
         if let browser { profile.browser = Self.absoluteCommand(browser) }
         if let store = storeOptions.explicitStore { profile.store = Self.absolute(store) }
@@ -144,14 +92,8 @@ struct Login: AsyncParsableCommand, LoggingCommand {
                 "profile '\(storeOptions.profileName)' is unknown: give --issuer URL (or --provider schibsted --environment NAME, or --provider swan) and --client-id"
             )
         }
-        if profile.provider == .schibsted, profile.environment == nil { throw ValidationError("--environment is required with --provider schibsted") }
+        try AuthorizationOptions.validate(profile)
         guard profile.clientID != nil else { throw ValidationError("--client-id is required") }
-        if profile.provider != .schibsted {
-            if profile.environment != nil { throw ValidationError("--environment is for --provider schibsted only") }
-            if profile.mfa != nil { throw ValidationError("--mfa is for --provider schibsted only; use --acr-values") }
-        } else if profile.acrValues != nil {
-            throw ValidationError("--acr-values is not for Schibsted; use --mfa")
-        }
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {

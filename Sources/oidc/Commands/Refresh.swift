@@ -29,7 +29,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
             )
         }
         let (login, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
-            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
             let tokens = try await session.validTokens(forceRefresh: true)
             var login = try await session.login ?? stored.login
             login.tokens = tokens

@@ -86,8 +86,12 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
         )
         let (response, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
-            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist)
-            await session.setRequestOptions(HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize))
+            let session = try stored.session(
+                transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist,
+                options: AuthenticatedSession.Options(
+                    requestOptions: HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize)
+                )
+            )
             return (try await session.send(request), await session.storageProblem)
         }
         Console.error("HTTP \(response.status)")

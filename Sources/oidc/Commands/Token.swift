@@ -66,7 +66,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         let transport = NIOHTTPTransport(logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
-            let session = try await stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
             var tokens = try await session.validTokens(forceRefresh: forceRefresh)
             // The access token may be fresh while the ID token kubectl needs has expired.
             if wantsIDToken, Self.needsRefresh(tokens, idToken: true), !forceRefresh {

@@ -2,10 +2,10 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// One browser login through the loopback redirect (RFC 8252), shared by `oidc login` and
-/// `oidc demo`: provider (discovery or preset) → listener on 127.0.0.1 → browser → callback checked
-/// (state, RFC 9207 iss, provider error) → code exchange with the PKCE verifier → ID token verified →
-/// login stored under the store's lock.
+/// One browser login, shared by `oidc login` and `oidc demo`: the profile's provider as a
+/// ``RelyingParty`` (discovery or a preset), then its ``LoopbackLogin`` (listener on 127.0.0.1 →
+/// browser → callback checked → code exchanged → ID token verified), kept under the store's lock.
+/// What is here is the profile-to-login mapping and the console's messages.
 struct LoginFlow {
     enum BrowserChoice {
         /// Print the URL only.
@@ -18,7 +18,7 @@ struct LoginFlow {
     struct Outcome {
         let stored: StoredLogin
         let verified: VerifiedLogin
-        let provider: ProviderConfiguration
+        let relyingParty: RelyingParty
         /// From the valid callback to the stored login.
         let callbackToStored: Duration
     }
@@ -32,44 +32,57 @@ struct LoginFlow {
     var key: TokenStoreKey
 
     func run(transport: NIOHTTPTransport) async throws -> Outcome {
-        let (provider, defaultScopes) = try await resolveProvider(transport: transport)
-        let endpoints = try listenEndpoints()
-        let listener = try await LoopbackRedirectListener.start(.init(endpoints: endpoints), logger: CLILog.logger(.loopback))
-        let request: AuthorizationRequest
-        do { request = try makeRequest(provider: provider, defaultScopes: defaultScopes, redirectURI: listener.redirectURI) } catch {
-            await listener.close()
-            throw error
+        let rp = try await relyingParty(transport: transport)
+        let profile = self.profile
+        // Every clash of the settings is a usage error before a port is opened.
+        _ = try Profile.checkedRequest {
+            try rp.authorizationRequest(redirectURI: "http://127.0.0.1/callback", scopes: scopes) { request throws(OIDCError) in
+                try profile.configure(&request)
+            }
         }
-        do { try listener.serve(request) } catch {
-            await listener.close()
-            throw error
+        var login = rp.loopbackLogin(scopes: scopes)
+        login.listener = LoopbackRedirectListener.Configuration(endpoints: try listenEndpoints())
+        login.logger = CLILog.logger(.loopback)
+        login.timeout = timeout
+        login.browser = launcher()
+        login.configure = { request throws(OIDCError) in try profile.configure(&request) }
+        let callback = CallbackClock()
+        login.onProgress = { progress in
+            switch progress {
+            case .browserFailed(let error): Console.error("oidc: \(error.message) Open the URL above yourself.")
+            case .callbackReceived: callback.mark()
+            }
         }
-        Console.error("oidc: sign in at \(provider.issuer) in your browser: \(listener.startURL.absoluteString)")
-        Console.error("oidc: waiting for the browser to come back to \(listener.redirectURI) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
-        await openBrowser(listener.startURL)
-        let response = try await listener.waitForAuthorization(request, timeout: timeout)
-        let clock = ContinuousClock()
-        let start = clock.now
-        let client = TokenClient(
-            provider: provider, clientID: request.clientID, clientSecret: clientSecret, transport: transport, logger: CLILog.logger(.token)
-        )
-        guard let jwksURI = provider.jwksURI else {
-            throw OIDCError(.missingParameter, "The provider names no jwks_uri, so the ID token cannot be verified; nothing was stored.")
+        let timeout = self.timeout
+        let verified = try await login.run { start in
+            let redirect = "\(start.scheme ?? "http")://\(start.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "127.0.0.1"):\(start.port ?? 80)/callback"
+            Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
+            Console.error("oidc: waiting for the browser to come back to \(redirect) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
         }
-        let verified = try await client.completeLogin(response, for: request, keys: JWKSCache(transport: transport, jwksURI: jwksURI, logger: CLILog.logger(.jwks)))
-        var login = StoredLogin(
-            verified, clientID: request.clientID,
-            attributes: StoredProvider.attributes(of: provider, kind: profile.provider, environment: profile.environment, profile: profileName)
-        )
-        login.issuer = provider.issuer  // as configured (Schibsted's may differ from iss by a trailing slash)
-        let stored = login
-        let keychain = self.keychain, key = self.key
-        try await keychain.withLock(key) { try keychain.save(stored, for: key) }
-        return Outcome(stored: stored, verified: verified, provider: provider, callbackToStored: clock.now - start)
+        let attributes = StoredProvider.attributes(kind: profile.provider, environment: profile.environment, profile: profileName)
+        _ = try await rp.keep(verified, in: keychain, as: key, allowlist: HostAllowlist([]), attributes: attributes)
+        let stored = StoredLogin(verified, attributes: attributes)
+        return Outcome(stored: stored, verified: verified, relyingParty: rp, callbackToStored: callback.elapsed)
     }
 
-    /// The provider and the scopes asked for when the profile names none.
-    private func resolveProvider(transport: NIOHTTPTransport) async throws -> (ProviderConfiguration, [String]) {
+    /// The scopes asked for: the profile's, or the provider's defaults (`openid`, and
+    /// `offline_access` when offered; a preset's own) when it names none.
+    private var scopes: [String]? { profile.scopes.isEmpty ? nil : profile.scopes }
+
+    /// The profile's provider as a relying party, each part logging under its own label.
+    private func relyingParty(transport: NIOHTTPTransport) async throws -> RelyingParty {
+        guard let clientID = profile.clientID, !clientID.isEmpty else { throw ValidationError("--client-id is required") }
+        let provider = try await resolveProvider(transport: transport)
+        let client = TokenClient(
+            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, logger: CLILog.logger(.token)
+        )
+        let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
+        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+    }
+
+    /// The provider: the Schibsted preset as it is; Swan's preset over its discovered metadata;
+    /// any other issuer's metadata (a confidential client authenticating as the provider allows).
+    private func resolveProvider(transport: NIOHTTPTransport) async throws -> ProviderConfiguration {
         let discovery = ProviderDiscovery(
             transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
         )
@@ -80,21 +93,14 @@ struct LoginFlow {
             }
             var configuration = ProviderConfiguration.schibsted(environment)
             if clientSecret != nil { configuration.clientAuthentication = .clientSecretBasic }
-            return (configuration, configuration.defaultScopes)
+            return configuration
         case .swan:
-            // The preset's endpoints; the keys and the revocation endpoint come from Swan's metadata.
-            var configuration = ProviderConfiguration.swan
-            let metadata = try await discovery.metadata(for: configuration.issuer)
-            configuration.jwksURI = metadata.jwksURI
-            configuration.revocationEndpoint = metadata.revocationEndpoint
-            configuration.userinfoEndpoint = metadata.userinfoEndpoint
-            return (configuration, configuration.defaultScopes)
+            let swan = ProviderConfiguration.swan
+            return swan.merging(try await discovery.metadata(for: swan.issuer))
         case .generic:
             guard let issuer = profile.issuer else { throw ValidationError("--issuer is required (or --provider schibsted|swan)") }
             let metadata = try await discovery.metadata(for: issuer)
-            // offline_access brings a refresh token from providers that need it asked (OIDC Core §11).
-            let offline = metadata.scopesSupported?.contains("offline_access") == true ? ["offline_access"] : []
-            return (try metadata.configuration(confidential: clientSecret != nil, defaultScopes: ["openid"] + offline), ["openid"] + offline)
+            return try metadata.configuration(confidential: clientSecret != nil, defaultScopes: metadata.defaultLoginScopes)
         }
     }
 
@@ -107,54 +113,31 @@ struct LoginFlow {
         }
     }
 
-    private func makeRequest(provider: ProviderConfiguration, defaultScopes: [String], redirectURI: String) throws -> AuthorizationRequest {
-        guard let clientID = profile.clientID, !clientID.isEmpty else { throw ValidationError("--client-id is required") }
-        var request: AuthorizationRequest
-        do {
-            if profile.provider == .schibsted, let name = profile.environment, let environment = Schibsted.Environment(name: name) {
-                let mfa = try profile.mfa.map { value in
-                    guard let method = Schibsted.MFAMethod(rawValue: value) else { throw ValidationError("--mfa: unknown method '\(value)'") }
-                    return method
-                }
-                request = try AuthorizationRequest.schibsted(
-                    environment: environment, clientID: clientID, redirectURI: redirectURI, extraScopes: profile.scopes, mfa: mfa,
-                    prompt: profile.prompt, loginHint: profile.loginHint
-                )
-            } else {
-                // The login verifies an ID token, so openid is always asked for (OIDC Core §3.1.2.1).
-                let scopes = profile.scopes.isEmpty ? defaultScopes : (profile.scopes.contains("openid") ? [] : ["openid"]) + profile.scopes
-                request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes)
-                request.prompt = profile.prompt
-                request.loginHint = profile.loginHint
-                request.acrValues = profile.acrValues
-            }
-            request.maxAge = profile.maxAge
-            request.uiLocales = profile.uiLocales
-            request.additionalParameters += profile.parameters
-            _ = try request.url()
-        } catch let error as OIDCError where error.category == .configuration || error.code == .duplicateParameter {
-            throw ValidationError("\(error.message)")
-        }
-        return request
-    }
-
-    private func openBrowser(_ url: URL) async {
-        let launcher: any BrowserLauncher
+    /// The browser to open the start URL with; `nil` prints it only (and says why when there is
+    /// no browser here).
+    private func launcher() -> (any BrowserLauncher)? {
         switch browser {
         case .none:
-            return
+            return nil
         case .system(let command):
             let system = SystemBrowser(command: command)
             guard system.isAvailable else {
                 Console.error("oidc: no browser to open here (no --browser, no $BROWSER, no display); open the URL above in a browser on this machine")
-                return
+                return nil
             }
-            launcher = system
+            return system
         case .custom(let custom):
-            launcher = custom
-        }
-        do { try await launcher.open(url) } catch {
-            Console.error("oidc: \(error.message) Open the URL above yourself.")
+            return custom
         }
     }
+}
+
+/// When the valid callback came, for the time from there to the stored login.
+private final class CallbackClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: ContinuousClock.Instant?
+
+    func mark() { lock.withLock { received = ContinuousClock.now } }
+
+    var elapsed: Duration { lock.withLock { received.map { ContinuousClock.now - $0 } ?? .zero } }
 }

@@ -53,26 +53,30 @@ struct ProfileLogin {
 
     /// Whether the client authenticates with a secret and none is at hand.
     func lacksSecret(file override: String?) -> Bool {
-        let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? ClientAuthenticationMethod.none.rawValue
-        return method != ClientAuthenticationMethod.none.rawValue && override == nil && profile?.clientSecretFile == nil
+        StoredProvider.authenticationMethod(of: login) != .none && override == nil && profile?.clientSecretFile == nil
+    }
+
+    /// The login's provider as a relying party, each part logging under its own label: its token
+    /// endpoint refreshes, its keys verify refreshed ID tokens. A login that names no token endpoint
+    /// gets one that cannot refresh (``requireRefreshable(clientSecretFile:)`` says so first).
+    func relyingParty(transport: any HTTPTransport, clientSecretFile: String?) throws -> RelyingParty {
+        let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
+            ?? TokenClient(
+                provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: nil), clientID: login.clientID, transport: transport,
+                logger: CLILog.logger(.token)
+            )
+        let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
+        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
     }
 
     /// A session over this login that refreshes through the provider's token endpoint and keeps
     /// refreshed ID tokens only when they verify against the provider's keys.
-    func session(transport: any HTTPTransport, clientSecretFile: String?, allowlist: HostAllowlist) async throws -> AuthenticatedSession {
-        let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
-            ?? TokenClient(
-                provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: URL(fileURLWithPath: "/")),
-                clientID: login.clientID, transport: transport
-            )
-        let session = AuthenticatedSession(
-            store: keychain, key: options.key, source: .refreshToken(client), transport: transport, allowlist: allowlist,
-            logger: CLILog.logger(.session)
-        )
-        if let jwks = client.provider.jwksURI {
-            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks, logger: CLILog.logger(.jwks)))
-        }
-        return session
+    func session(
+        transport: any HTTPTransport, clientSecretFile: String?, allowlist: HostAllowlist,
+        options: AuthenticatedSession.Options = AuthenticatedSession.Options()
+    ) throws -> AuthenticatedSession {
+        try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
+            .session(store: keychain, key: self.options.key, allowlist: allowlist, options: options)
     }
 
     /// Refreshing needs a token endpoint (a login injected without one can only be replaced) and,
@@ -80,7 +84,7 @@ struct ProfileLogin {
     func requireRefreshable(clientSecretFile: String?) throws {
         if lacksSecret(file: clientSecretFile) {
             let name = options.profileName
-            let method = login.attributes[StoredProvider.Attribute.authenticationMethod] ?? "a client secret"
+            let method = StoredProvider.authenticationMethod(of: login).rawValue
             throw OIDCError(
                 .invalidArgument,
                 "The client of profile '\(name)' authenticates with \(method) and no client secret is at hand (one given with --client-secret is never stored): give --client-secret-file FILE, or log in again with --profile \(name) --client-secret-file FILE.",

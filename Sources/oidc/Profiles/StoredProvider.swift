@@ -2,39 +2,38 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// What a stored login remembers of its provider (in ``StoredLogin/attributes``), so that refresh,
-/// revocation and requests need no discovery: `oidc token` must not touch the network while its
-/// token is fresh, and a refresh goes straight to the token endpoint.
+/// What the CLI remembers with a login besides its provider (``StoredLogin/provider``, which names
+/// the endpoints, so that refresh, revocation and requests need no discovery: `oidc token` must not
+/// touch the network while its token is fresh): the preset and the profile, as attributes.
+/// Logins stored by earlier versions named their endpoints in attributes too; they are read as they are.
 enum StoredProvider {
     enum Attribute {
         static let provider = "provider"
         static let environment = "environment"
+        static let profile = "profile"
+        // Earlier versions' endpoint attributes.
         static let tokenEndpoint = "token_endpoint"
         static let revocationEndpoint = "revocation_endpoint"
         static let jwksURI = "jwks_uri"
         static let userinfoEndpoint = "userinfo_endpoint"
         static let authenticationMethod = "token_endpoint_auth_method"
-        static let profile = "profile"
     }
 
-    /// The attributes to keep with a login made against `provider`.
-    static func attributes(of provider: ProviderConfiguration, kind: Profile.Kind, environment: String?, profile: String) -> [String: String] {
+    /// The attributes to keep with a login of the profile `profile`.
+    static func attributes(kind: Profile.Kind, environment: String?, profile: String) -> [String: String] {
         var attributes: [String: String] = [Attribute.provider: kind.rawValue, Attribute.profile: profile]
         attributes[Attribute.environment] = environment
-        attributes[Attribute.tokenEndpoint] = provider.tokenEndpoint?.absoluteString
-        attributes[Attribute.revocationEndpoint] = provider.revocationEndpoint?.absoluteString
-        attributes[Attribute.jwksURI] = provider.jwksURI?.absoluteString
-        attributes[Attribute.userinfoEndpoint] = provider.userinfoEndpoint?.absoluteString
-        attributes[Attribute.authenticationMethod] = provider.clientAuthentication.rawValue
         return attributes
     }
 
-    /// The provider of a stored login, rebuilt from its attributes without the network; `nil` when
-    /// the login names no token endpoint (injected without one).
+    /// The provider of a stored login, without the network: as it was stored with the login, or,
+    /// for a login of an earlier version, rebuilt from its attributes; `nil` when the login names no
+    /// token endpoint (injected without one).
     /// The client authenticates the way it did at login: a confidential client without its secret at
     /// hand is refused by ``TokenClient`` before anything is sent (never an unauthenticated refresh,
     /// which the provider would answer `invalid_client`, logging the user out).
     static func configuration(of login: StoredLogin) -> ProviderConfiguration? {
+        if let provider = login.provider { return provider.tokenEndpoint == nil ? nil : provider }
         let attributes = login.attributes
         let method = attributes[Attribute.authenticationMethod].flatMap(ClientAuthenticationMethod.init(rawValue:)) ?? .none
         if attributes[Attribute.provider] == Profile.Kind.schibsted.rawValue,
@@ -46,12 +45,18 @@ enum StoredProvider {
         }
         guard let tokenEndpoint = attributes[Attribute.tokenEndpoint].flatMap(URL.init(string:)) else { return nil }
         var configuration = ProviderConfiguration(
-            issuer: login.issuer, authorizationEndpoint: URL(string: login.issuer) ?? tokenEndpoint, tokenEndpoint: tokenEndpoint,
+            issuer: login.issuer, authorizationEndpoint: nil, tokenEndpoint: tokenEndpoint,
             jwksURI: attributes[Attribute.jwksURI].flatMap(URL.init(string:)), clientAuthentication: method
         )
         configuration.revocationEndpoint = attributes[Attribute.revocationEndpoint].flatMap(URL.init(string:))
         configuration.userinfoEndpoint = attributes[Attribute.userinfoEndpoint].flatMap(URL.init(string:))
         return configuration
+    }
+
+    /// How the login's client authenticates: as stored with it, or as an earlier version's attribute says.
+    static func authenticationMethod(of login: StoredLogin) -> ClientAuthenticationMethod {
+        login.provider?.clientAuthentication
+            ?? login.attributes[Attribute.authenticationMethod].flatMap(ClientAuthenticationMethod.init(rawValue:)) ?? .none
     }
 }
 

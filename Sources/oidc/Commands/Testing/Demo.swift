@@ -72,16 +72,8 @@ struct Demo: AsyncParsableCommand, LoggingCommand {
         say("   the ID token passed every check (signature, iss, aud, exp, iat, nonce, at_hash); its claims:")
         Console.output(try pretty(Array(outcome.verified.idToken.claims.rawJSON.utf8)))
 
-        let resource = URL(string: provider.protectedResourceURL)!
-        let session = AuthenticatedSession(
-            store: keychain, key: key, source: .refreshToken(
-                TokenClient(provider: outcome.provider, clientID: outcome.stored.clientID, transport: transport, logger: CLILog.logger(.token))
-            ),
-            transport: transport, allowlist: .default(for: resource), logger: CLILog.logger(.session)
-        )
-        if let jwks = outcome.provider.jwksURI {
-            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: transport, jwksURI: jwks, logger: CLILog.logger(.jwks)))
-        }
+        let resource = provider.protectedResource
+        let session = outcome.relyingParty.session(store: keychain, key: key, allowlist: .default(for: resource))
         let first = try await session.send(HTTPRequest(url: resource))
         say("4. GET \(resource.path) through the session (bearer token for this host only): HTTP \(first.status)")
         Console.output(try pretty(first.body))

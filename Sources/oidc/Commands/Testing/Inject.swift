@@ -89,11 +89,13 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
                 expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, receivedAt: now
             )
         }
-        var attributes: [String: String] = [:]
-        attributes["token_endpoint"] = tokenEndpoint
-        attributes["revocation_endpoint"] = revocationEndpoint
+        var provider: ProviderConfiguration?
+        if tokenEndpoint != nil || revocationEndpoint != nil {
+            provider = ProviderConfiguration(issuer: issuer, authorizationEndpoint: nil, tokenEndpoint: tokenEndpoint.flatMap(URL.init(string:)))
+            provider?.revocationEndpoint = revocationEndpoint.flatMap(URL.init(string:))
+        }
         let subject = tokens.idToken.flatMap { try? UnverifiedJWT($0.revealedValue) }?.claims["sub"]?.stringValue
-        let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientId, subject: subject, attributes: attributes)
+        let login = StoredLogin(tokens: tokens, issuer: issuer, clientID: clientId, subject: subject, provider: provider)
         // Under the store's lock, like every other writer: a refresh running now cannot overwrite it.
         let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
         let key = storeOptions.key
