@@ -20,9 +20,9 @@ public import Foundation
 /// then the oldest.
 public actor PendingAuthorizations {
     /// How long a login may be in progress.
-    public let lifetime: Duration
+    public nonisolated let lifetime: Duration
     /// How many logins may be in progress at once.
-    public let capacity: Int
+    public nonisolated let capacity: Int
     private let now: @Sendable () -> ContinuousClock.Instant
     private var entries: [String: (request: AuthorizationRequest, expires: ContinuousClock.Instant)] = [:]
     /// Ids in the order they began (the order they expire in); ids already ended are skipped.

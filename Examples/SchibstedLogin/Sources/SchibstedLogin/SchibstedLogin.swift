@@ -22,10 +22,12 @@ public struct SchibstedLogin: Sendable {
     public var redirectURI: String
     public var extraScopes: [String]
     public var mfa: Schibsted.MFAMethod?
-    /// `ProviderConfiguration.schibsted(environment)`; a test points it at a stand-in provider.
-    public var provider: ProviderConfiguration
+    /// The app at Schibsted account: `ProviderConfiguration.schibsted(environment)`, or a test's
+    /// stand-in (``standIn(issuer:authorizationEndpoint:tokenEndpoint:jwksURI:)``).
+    public private(set) var relyingParty: RelyingParty
     public var keychain: FileKeychain
-    public var transport: any HTTPTransport
+    /// The provider the app logs in to.
+    public var provider: ProviderConfiguration { relyingParty.provider }
 
     /// The SDK's keychain entry: service `com.schibsted.account`, account = the client id.
     public var key: TokenStoreKey { .schibsted(clientID: clientID) }
@@ -39,29 +41,34 @@ public struct SchibstedLogin: Sendable {
         self.redirectURI = redirectURI
         self.extraScopes = extraScopes
         self.mfa = mfa
-        self.provider = .schibsted(environment)
+        self.relyingParty = RelyingParty(provider: .schibsted(environment), clientID: clientID, transport: transport)
         self.keychain = keychain
-        self.transport = transport
     }
 
     /// Sends the login to another provider that plays the environment's part (a test's stand-in):
     /// everything else about the preset stays (parameters, `X-OIDC: v1`, the issuer rule).
     public mutating func standIn(issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL) {
+        var provider = relyingParty.provider
         provider.issuer = issuer
         provider.authorizationEndpoint = authorizationEndpoint
         provider.tokenEndpoint = tokenEndpoint
         provider.jwksURI = jwksURI
+        relyingParty = RelyingParty(provider: provider, clientID: clientID, transport: relyingParty.transport)
     }
 
     /// A new login: open `request.url()` in the browser and keep `request` for ``handle(_:for:)``.
     /// No network is needed: the preset knows the environment's endpoints.
     public func start() throws(OIDCError) -> AuthorizationRequest {
-        var request = try AuthorizationRequest.schibsted(
-            environment: environment, clientID: clientID, redirectURI: redirectURI, extraScopes: extraScopes, mfa: mfa
-        )
-        request.authorizationEndpoint = provider.authorizationEndpoint
-        request.issuer = provider.issuer
-        return request
+        let (environment, extraScopes, mfa) = (self.environment, self.extraScopes, self.mfa)
+        return try relyingParty.authorizationRequest(redirectURI: redirectURI) { request throws(OIDCError) in
+            // The preset's own request (its scopes, prompt or MFA), to this provider's endpoint.
+            let endpoint = request.authorizationEndpoint
+            request = try .schibsted(
+                environment: environment, clientID: request.clientID, redirectURI: request.redirectURI, extraScopes: extraScopes, mfa: mfa
+            )
+            request.authorizationEndpoint = endpoint
+            request.issuer = provider.issuer
+        }
     }
 
     /// Handles a URL that reached the app. The state is checked first (in constant time), then the
@@ -73,11 +80,9 @@ public struct SchibstedLogin: Sendable {
         case .cancelled: return .cancelled
         case .notOurs: return .notOurs
         case .authorized(let response):
-            guard let jwksURI = provider.jwksURI else { return .notOurs }
-            let client = TokenClient(provider: provider, clientID: clientID, transport: transport)
-            let verified = try await client.completeLogin(response, for: request, keys: JWKSCache(transport: transport, jwksURI: jwksURI))
-            let login = StoredLogin(verified, clientID: clientID, attributes: ["environment": environment.description])
-            try keychain.save(login, for: key)
+            let verified = try await relyingParty.completeLogin(response, for: request)
+            let login = StoredLogin(verified, attributes: ["environment": environment.description])
+            try await keychain.withLock(key) { try keychain.save(login, for: key) }
             return .loggedIn(login)
         }
     }

@@ -16,12 +16,12 @@ import OIDC
 ///   token, and tells the app the consent id and what Swan says, nothing the URL says.
 public struct SwanBackend: Sendable {
     public let settings: SwanSettings
-    public let provider: ProviderConfiguration
-    public let transport: any HTTPTransport
+    /// This backend at Swan: Swan's preset (`client_secret_post`) over its discovered endpoints.
+    public let swan: RelyingParty
     /// The tokens of every session (service `swan-backend`, account = the SHA-256 of the session id).
     public let sessions: any TokenStore
-    let keys: JWKSCache
-    let pending = PendingLogins()
+    /// Logins between `/auth` and `/auth/callback`, by the browser's login cookie.
+    let pending = PendingAuthorizations()
 
     /// The cookie that binds a login in progress to its browser, 10 minutes: `swan_login` (path
     /// `/auth`), or `__Host-swan_login` (path `/`) on https.
@@ -34,12 +34,10 @@ public struct SwanBackend: Sendable {
     public static func start(
         _ settings: SwanSettings, transport: any HTTPTransport, sessions: any TokenStore = InMemoryTokenStore()
     ) async throws -> SwanBackend {
-        let provider = try await settings.provider(transport: transport)
-        guard let jwksURI = provider.jwksURI else { throw SwanBackendError.noJWKS(settings.issuer) }
-        return SwanBackend(
-            settings: settings, provider: provider, transport: transport, sessions: sessions,
-            keys: JWKSCache(transport: transport, jwksURI: jwksURI)
+        let swan = try await RelyingParty.discover(
+            issuer: settings.issuer, clientID: settings.clientID, clientSecret: settings.clientSecret, preset: .swan, transport: transport
         )
+        return SwanBackend(settings: settings, swan: swan, sessions: sessions)
     }
 
     /// The store key of a session: its id's SHA-256, never the id itself. The id is the session
@@ -51,14 +49,7 @@ public struct SwanBackend: Sendable {
     /// The session's tokens in use: the bearer token goes to Swan's API host only, refreshed before
     /// expiry and once on a 401 (with the client secret); a refused refresh ends the session.
     public func session(_ id: String) throws -> AuthenticatedSession {
-        AuthenticatedSession(
-            store: sessions, key: try key(forSession: id), source: .refreshToken(tokenClient), transport: transport,
-            allowlist: .default(for: settings.apiURL)
-        )
-    }
-
-    var tokenClient: TokenClient {
-        TokenClient(provider: provider, clientID: settings.clientID, clientSecret: settings.clientSecret, transport: transport)
+        swan.session(store: sessions, key: try key(forSession: id), allowlist: .default(for: settings.apiURL))
     }
 
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
@@ -70,32 +61,27 @@ public struct SwanBackend: Sendable {
     // MARK: - Login
 
     func startLogin() async throws -> Response {
-        let browser = try RandomToken.generate()
-        let request = try AuthorizationRequest(
-            provider: provider, clientID: settings.clientID, redirectURI: settings.redirectURI, scopes: settings.scopes
-        )
-        await pending.add(request, for: browser)
-        var response = Response.redirect(to: try request.url().absoluteString, type: .found)
+        let request = try swan.authorizationRequest(redirectURI: settings.redirectURI, scopes: settings.scopes)
+        let browser = try await pending.begin(request)
+        var response = Response.redirect(to: try await swan.authorizationURL(for: request).absoluteString, type: .found)
         response.headers[.cacheControl] = "no-store"
-        response.setCookie(cookie(loginCookie, browser, path: "/auth", maxAge: Int(PendingLogins.lifetime)))
+        response.setCookie(cookie(loginCookie, browser, path: "/auth", maxAge: Int(pending.lifetime.components.seconds)))
         return response
     }
 
     func finishLogin(_ request: Request) async -> Response {
-        guard let browser = request.cookies[loginCookie]?.value, let login = await pending.take(for: browser) else {
-            return Self.page(.badRequest, "This login was not started in this browser, or it has expired. Start again at /auth.")
-        }
         // The callback as the browser was sent to it: the registered redirect URI with this query.
         guard let callback = URL(string: settings.redirectURI + "?" + (request.uri.query ?? "")) else {
             return Self.page(.badRequest, "The callback's query is not valid.")
         }
+        // Only a callback with this browser's login's state ends it: a forged one leaves it pending.
+        guard let browser = request.cookies[loginCookie]?.value, let login = await pending.end(browser, callback: callback) else {
+            return Self.page(.badRequest, "This login was not started in this browser, or it has expired. Start again at /auth.")
+        }
         do {
-            guard case .authorized(let response) = try login.handleRedirect(callback) else {
-                return Self.page(.badRequest, "This is not an authorization response.")
-            }
-            let verified = try await tokenClient.completeLogin(response, for: login, keys: keys)
+            let verified = try await swan.completeLogin(callback: callback, for: login)
             let sessionID = try RandomToken.generate()
-            try await sessions.save(StoredLogin(verified, clientID: settings.clientID), for: try key(forSession: sessionID))
+            _ = try await swan.keep(verified, in: sessions, as: try key(forSession: sessionID), allowlist: .default(for: settings.apiURL))
 
             var answer = Response.redirect(to: Self.link(settings.appLoginLink, ["session": sessionID]), type: .found)
             answer.headers[.cacheControl] = "no-store"
@@ -109,7 +95,7 @@ public struct SwanBackend: Sendable {
             }
             // The details (never a secret: OIDCError's texts carry none) are for the server's log.
             print("swan-backend: login failed: \(error.description)")
-            return Self.page(.badRequest, "The login failed. Start again at /auth.")
+            return Self.page(error.category == .storage ? .internalServerError : .badRequest, "The login failed. Start again at /auth.")
         } catch {
             return Self.page(.internalServerError, "The login could not be stored.")
         }
@@ -143,11 +129,10 @@ public struct SwanBackend: Sendable {
             return Response.redirect(to: Self.link(settings.appConsentLink, parameters), type: .found)
         } catch ConsentAPI.Failure.notFound {
             return Self.page(.notFound, "Swan knows no such consent.")
+        } catch let error as OIDCError where error.endsLogin {
+            // A refused refresh deleted the session.
+            return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
         } catch {
-            // A refused refresh deletes the session; anything else leaves it.
-            if (try? await sessions.load(try key(forSession: sessionID))) == nil {
-                return Self.page(.unauthorized, "The session has ended: log in again at /auth.")
-            }
             return Self.page(.badGateway, "Swan's API could not confirm the consent; try again.")
         }
     }
@@ -180,12 +165,10 @@ public struct SwanBackend: Sendable {
 
 /// Why the backend cannot start.
 public enum SwanBackendError: Error, CustomStringConvertible {
-    case noJWKS(String)
     case noTokenKey
 
     public var description: String {
         switch self {
-        case .noJWKS(let issuer): "\(issuer)'s discovery document names no jwks_uri: ID tokens could not be verified."
         case .noTokenKey:
             "DATABASE_URL is set but no key seals the tokens: set OIDC_TOKEN_KEY_FILE to a file holding 32 random bytes (openssl rand -base64 32 > key; chmod 600 key), or OIDC_TOKEN_KEY."
         }

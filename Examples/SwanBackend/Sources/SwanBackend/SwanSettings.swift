@@ -52,18 +52,4 @@ public struct SwanSettings: Sendable {
     public var redirectURI: String { publicBaseURL.appendingPathComponent("auth/callback").absoluteString }
 
     var usesHTTPS: Bool { publicBaseURL.scheme?.lowercased() == "https" }
-
-    /// Swan's preset (`client_secret_post`, `openid offline`) with the endpoints and the JWKS that
-    /// discovery at ``issuer`` publishes.
-    public func provider(transport: any HTTPTransport) async throws -> ProviderConfiguration {
-        let discovered = try await ProviderDiscovery(transport: transport).metadata(for: issuer).configuration()
-        var provider = ProviderConfiguration.swan
-        provider.issuer = discovered.issuer
-        provider.authorizationEndpoint = discovered.authorizationEndpoint
-        provider.tokenEndpoint = discovered.tokenEndpoint
-        provider.jwksURI = discovered.jwksURI
-        provider.revocationEndpoint = discovered.revocationEndpoint
-        provider.authorizationResponseIssParameterSupported = discovered.authorizationResponseIssParameterSupported
-        return provider
-    }
 }

@@ -144,17 +144,23 @@ struct SwanBackendTests {
         }
     }
 
-    @Test("a forged state is refused, and the login cannot be retried with the real one")
+    @Test("a forged state is refused without ending the login in progress: the real callback still completes it, once")
     func forgedState() async throws {
         try await withSwan { swan in
             let (callback, cookie, _) = try await swan.startLogin()
             var components = try #require(URLComponents(string: callback))
             components.queryItems = components.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 }
+            // A cross-site navigation to the callback carries the browser's Lax cookie: it must not
+            // throw away the login the user is in the middle of (security review 3, I4).
             let forged = try await swan.get(try #require(components.string), cookie: cookie)
             #expect(forged.status == 400)
+            #expect(await swan.provider.grantCount("authorization_code") == 0)
+            let real = try await swan.get(callback, cookie: cookie)
+            #expect(real.status == 302)
+            #expect(real.headers["Location"]?.hasPrefix("com.example.app://swan/logged-in?session=") == true)
             let replay = try await swan.get(callback, cookie: cookie)
             #expect(replay.status == 400)  // single use
-            #expect(await swan.provider.grantCount("authorization_code") == 0)
+            #expect(await swan.provider.grantCount("authorization_code") == 1)
         }
     }
 

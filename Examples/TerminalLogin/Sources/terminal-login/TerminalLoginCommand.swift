@@ -42,11 +42,11 @@ struct TerminalLoginCommand: AsyncParsableCommand {
             if demo {
                 try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
                     print("A provider is running at \(provider.issuer) (signs in \(await provider.user.subject)).")
-                    let login = TerminalLogin(issuer: provider.issuer, clientID: "test-client", keychain: keychain, transport: transport)
+                    let login = try await TerminalLogin.discover(issuer: provider.issuer, clientID: "test-client", keychain: keychain, transport: transport)
                     try await run(login, api: provider.protectedResourceURL, browser: DemoBrowser(transport: transport))
                 }
             } else {
-                let login = TerminalLogin(issuer: issuer!, clientID: clientID!, keychain: keychain, transport: transport)
+                let login = try await TerminalLogin.discover(issuer: issuer!, clientID: clientID!, keychain: keychain, transport: transport)
                 try await run(login, api: api!, browser: SystemBrowser())
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
-import TerminalLogin
+@testable import TerminalLogin
 import Testing
 
 /// The example end to end against OIDCTesting's provider over real loopback HTTP: the browser is
@@ -23,7 +23,7 @@ struct TerminalLoginTests {
 
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
             try await withNIOHTTPTransport { transport in
-                let terminal = TerminalLogin(
+                let terminal = try await TerminalLogin.discover(
                     issuer: provider.issuer, clientID: "test-client", keychain: try FileKeychain(directory: directory), transport: transport
                 )
                 let user = await provider.user.subject
@@ -64,7 +64,7 @@ struct TerminalLoginTests {
             try await withNIOHTTPTransport { transport in
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("terminal-login-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: directory) }
-                let terminal = TerminalLogin(
+                let terminal = try await TerminalLogin.discover(
                     issuer: provider.issuer, clientID: "test-client", keychain: try FileKeychain(directory: directory), transport: transport
                 )
                 struct Nowhere: BrowserLauncher { func open(_ url: URL) async throws(OIDCError) {} }
@@ -73,6 +73,28 @@ struct TerminalLoginTests {
                 }
                 #expect(try terminal.keychain.load(terminal.key) == nil)
             }
+        }
+    }
+}
+
+/// The README's library example, as a user would run it: the system browser (`$BROWSER`, here curl
+/// following the provider's redirects, which signs in at once) and the default `FileKeychain`.
+@Suite("The README's example", .serialized, .timeLimit(.minutes(1)))
+struct QuickstartTests {
+    @Test("signInAndCallAPI logs in and calls the API; callAPIAgain uses the kept login in a later run")
+    func readmeExample() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("quickstart-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        setenv("XDG_STATE_HOME", state.path, 1)
+        setenv("BROWSER", "curl -fsS -o /dev/null -L", 1)
+        try await withTestProvider { provider in
+            let first = try await signInAndCallAPI(issuer: provider.issuer, clientID: "test-client", api: provider.protectedResource)
+            #expect(first.status == 200)
+            await provider.expireAccessTokens()
+            let again = try await callAPIAgain(issuer: provider.issuer, clientID: "test-client", api: provider.protectedResource)
+            #expect(again.status == 200)
+            #expect(await provider.grantCount("authorization_code") == 1)
+            #expect(await provider.grantCount("refresh_token") == 1)
         }
     }
 }

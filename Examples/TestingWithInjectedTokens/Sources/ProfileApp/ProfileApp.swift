@@ -17,16 +17,12 @@ public actor ProfileApp {
     public private(set) var screen: Screen = .login
 
     /// The app as it starts: the login kept under `key` in `store`, refreshed at `issuer`'s token
-    /// endpoint (found by discovery) for `clientID`.
+    /// endpoint (found by discovery) for `clientID`, refreshed ID tokens verified.
     public static func start(
         issuer: String, clientID: String, api: URL, store: any TokenStore, key: TokenStoreKey, transport: any HTTPTransport
     ) async throws -> ProfileApp {
-        let provider = try await ProviderDiscovery(transport: transport).metadata(for: issuer).configuration()
-        let client = TokenClient(provider: provider, clientID: clientID, transport: transport)
-        let session = AuthenticatedSession(
-            store: store, key: key, source: .refreshToken(client), transport: transport, allowlist: .default(for: api)
-        )
-        return ProfileApp(session: session, api: api)
+        let rp = try await RelyingParty.discover(issuer: issuer, clientID: clientID, transport: transport)
+        return ProfileApp(session: rp.session(store: store, key: key, allowlist: .default(for: api)), api: api)
     }
 
     public init(session: AuthenticatedSession, api: URL) {
@@ -48,11 +44,12 @@ public actor ProfileApp {
                 return screen
             }
             screen = .profile(name: Self.name(in: response.body) ?? "?")
+        } catch let error as OIDCError {
+            // A refused refresh has logged the user out: the login screen. Anything else (the
+            // network, a 5xx) leaves the user signed in.
+            screen = error.endsLogin ? .login : .offline
         } catch {
-            // A refused refresh has logged the user out (the stored login is gone): the login screen.
-            // Anything else (the network, a 5xx) leaves the user signed in.
-            let stillSignedIn = (try? await session.login) != nil
-            screen = stillSignedIn ? .offline : .login
+            screen = .offline
         }
         return screen
     }

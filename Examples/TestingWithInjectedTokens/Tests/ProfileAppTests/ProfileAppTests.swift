@@ -14,10 +14,8 @@ struct ProfileAppTests {
     func startLoggedIn(_ provider: TestProvider, _ transport: NIOHTTPTransport) async throws -> (ProfileApp, InMemoryTokenStore) {
         let store = InMemoryTokenStore()
         try await provider.logIn(into: store, key: key)
-        let app = try await ProfileApp.start(
-            issuer: provider.issuer, clientID: "test-client", api: try #require(URL(string: provider.protectedResourceURL)),
-            store: store, key: key, transport: transport
-        )
+        let rp = try await provider.relyingParty(transport: transport)
+        let app = ProfileApp(session: rp.session(store: store, key: key, allowlist: .default(for: provider.protectedResource)), api: provider.protectedResource)
         return (app, store)
     }
 
@@ -119,10 +117,7 @@ struct ProfileAppTests {
                 #expect(await store.load(key) == nil)
                 #expect(await provider.requestCount(.revocation) == 1)
                 // The revoked refresh token is dead at the provider too.
-                let client = TokenClient(
-                    provider: try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer).configuration(),
-                    clientID: "test-client", transport: transport
-                )
+                let client = try await provider.relyingParty(transport: transport).tokenClient
                 await #expect(throws: OIDCError.self) { _ = try await client.refresh(refreshToken) }
             }
         }
