@@ -23,7 +23,7 @@ enum ExecCredential {
             throw ValidationError("KUBERNETES_EXEC_INFO is not an ExecCredential with an apiVersion")
         }
         guard version == v1 || version == v1beta1 else {
-            throw ValidationError("KUBERNETES_EXEC_INFO asks for \(Display.sanitized(version, limit: 120)); oidc speaks \(v1) and \(v1beta1)")
+            throw ValidationError("KUBERNETES_EXEC_INFO asks for \(UntrustedText.sanitized(version, limit: 120)); oidc speaks \(v1) and \(v1beta1)")
         }
         return version
     }

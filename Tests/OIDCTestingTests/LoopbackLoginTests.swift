@@ -40,7 +40,7 @@ struct LoopbackLoginTests {
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-loopback-\(UUID().uuidString)")
                 let keychain = try FileKeychain(directory: directory)
                 let key = TokenStoreKey(service: "my-tool", account: "default")
-                try keychain.save(StoredLogin(login, clientID: "test-client"), for: key)
+                try keychain.save(StoredLogin(login), for: key)
                 #expect(try keychain.load(key)?.subject == "test-user")
                 #expect(await provider.grantCount("authorization_code") == 1)
             }

@@ -83,7 +83,7 @@ public struct ProviderMetadata: Sendable {
             throw OIDCError(
                 .issuerMismatch,
                 "The metadata document names another issuer than the one asked for; it must match exactly (OpenID Connect Discovery §4.3).",
-                context: ["expected": expectedIssuer, "found": Display.sanitized(issuer)]
+                context: ["expected": expectedIssuer, "found": UntrustedText.sanitized(issuer)]
             )
         }
         // OIDC Discovery §3 REQUIRED (jwks_uri and response_types_supported; RFC 8414 also

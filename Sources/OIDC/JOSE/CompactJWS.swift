@@ -84,8 +84,8 @@ public struct CompactJWS: Sendable {
                 throw OIDCError(.algorithmNotAllowed, "The token is unsigned (alg 'none'); unsigned tokens are never accepted.")
             }
             throw OIDCError(
-                .algorithmNotAllowed, "The token's algorithm '\(Display.sanitized(alg, limit: 32))' is not supported.",
-                context: ["alg": Display.sanitized(alg, limit: 32)]
+                .algorithmNotAllowed, "The token's algorithm '\(UntrustedText.sanitized(alg, limit: 32))' is not supported.",
+                context: ["alg": UntrustedText.sanitized(alg, limit: 32)]
             )
         }
         guard !signaturePart.isEmpty else { throw malformed("the signature segment is empty") }
@@ -96,7 +96,7 @@ public struct CompactJWS: Sendable {
             let names = critical.arrayValue?.compactMap(\.stringValue) ?? []
             throw malformed(
                 names.isEmpty ? "'crit' must be a non-empty array of strings"
-                    : "it requires the extension(s) \(names.map { Display.sanitized($0, limit: 32) }.joined(separator: ", ")) (crit), which this library does not implement"
+                    : "it requires the extension(s) \(names.map { UntrustedText.sanitized($0, limit: 32) }.joined(separator: ", ")) (crit), which this library does not implement"
             )
         }
         var keyID: String?

@@ -105,8 +105,8 @@ public struct IDTokenVerifier: Sendable {
         guard media == "jwt" || media == "jose" else {
             throw OIDCError(
                 .malformedToken,
-                "The token is typed '\(Display.sanitized(type, limit: 40))', another kind of JWT than an ID token (RFC 8725 §3.11); it is not accepted as one.",
-                context: ["typ": Display.sanitized(type, limit: 40)]
+                "The token is typed '\(UntrustedText.sanitized(type, limit: 40))', another kind of JWT than an ID token (RFC 8725 §3.11); it is not accepted as one.",
+                context: ["typ": UntrustedText.sanitized(type, limit: 40)]
             )
         }
     }
@@ -120,7 +120,7 @@ public struct IDTokenVerifier: Sendable {
         guard issuerMatching.matches(claims.issuer, expected: issuer) else {
             throw OIDCError(
                 .issuerMismatch, "The ID token was issued by another issuer than the expected one.",
-                context: ["expected": issuer, "found": Display.sanitized(claims.issuer)]
+                context: ["expected": issuer, "found": UntrustedText.sanitized(claims.issuer)]
             )
         }
         guard claims.audience.contains(clientID) else {

@@ -92,7 +92,7 @@ public struct JWK: Sendable {
             case "P-256": size = 32
             case "P-384": size = 48
             case "P-521": size = 66
-            default: throw OIDCError(.invalidKey, "The EC key's curve '\(Display.sanitized(curve ?? "none", limit: 40))' is not supported (P-256, P-384, P-521).")
+            default: throw OIDCError(.invalidKey, "The EC key's curve '\(UntrustedText.sanitized(curve ?? "none", limit: 40))' is not supported (P-256, P-384, P-521).")
             }
             let x = try bytes("x")
             let y = try bytes("y")
@@ -102,7 +102,7 @@ public struct JWK: Sendable {
             material = .asymmetric(try OpenSSLPublicKey.ec(curve: curve!, x: x, y: y))
         case "OKP":
             guard curve == "Ed25519" else {
-                throw OIDCError(.invalidKey, "The OKP key's curve '\(Display.sanitized(curve ?? "none", limit: 40))' is not supported (Ed25519).")
+                throw OIDCError(.invalidKey, "The OKP key's curve '\(UntrustedText.sanitized(curve ?? "none", limit: 40))' is not supported (Ed25519).")
             }
             let x = try bytes("x")
             guard x.count == 32 else { throw OIDCError(.invalidKey, "An Ed25519 key must be exactly 32 bytes.") }
@@ -110,7 +110,7 @@ public struct JWK: Sendable {
         case "oct":
             material = .symmetric(SecretBytes(try bytes("k")))
         default:
-            throw OIDCError(.invalidKey, "The key type '\(Display.sanitized(keyType, limit: 40))' is not supported (RSA, EC, OKP, oct).")
+            throw OIDCError(.invalidKey, "The key type '\(UntrustedText.sanitized(keyType, limit: 40))' is not supported (RSA, EC, OKP, oct).")
         }
     }
 
@@ -143,10 +143,10 @@ public struct JWK: Sendable {
 extension JWK: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Type, id, curve and algorithm; never the key material (an `oct` key is a client secret).
     public var description: String {
-        var parts = ["kty: \(Display.sanitized(keyType, limit: 40))"]
-        if let keyID { parts.append("kid: \(Display.sanitized(keyID, limit: 80))") }
-        if let curve { parts.append("crv: \(Display.sanitized(curve, limit: 40))") }
-        if let algorithm { parts.append("alg: \(Display.sanitized(algorithm, limit: 40))") }
+        var parts = ["kty: \(UntrustedText.sanitized(keyType, limit: 40))"]
+        if let keyID { parts.append("kid: \(UntrustedText.sanitized(keyID, limit: 80))") }
+        if let curve { parts.append("crv: \(UntrustedText.sanitized(curve, limit: 40))") }
+        if let algorithm { parts.append("alg: \(UntrustedText.sanitized(algorithm, limit: 40))") }
         return "JWK(\(parts.joined(separator: ", ")))"
     }
 

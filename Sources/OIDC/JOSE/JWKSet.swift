@@ -67,7 +67,7 @@ public struct JWKSet: Sendable {
                     .ambiguousKey,
                     keyID == nil
                         ? "The token names no key (kid) and several \(algorithm.rawValue) keys could verify it."
-                        : "Several \(algorithm.rawValue) keys share the kid '\(Display.sanitized(keyID!, limit: 64))'.",
+                        : "Several \(algorithm.rawValue) keys share the kid '\(UntrustedText.sanitized(keyID!, limit: 64))'.",
                     context: ["alg": algorithm.rawValue]
                 )
             }
@@ -75,7 +75,7 @@ public struct JWKSet: Sendable {
         }
         guard let found else {
             var context = ["alg": algorithm.rawValue]
-            if let keyID { context["kid"] = Display.sanitized(keyID, limit: 64) }
+            if let keyID { context["kid"] = UntrustedText.sanitized(keyID, limit: 64) }
             throw OIDCError(.keyNotFound, "No key of the provider's JWKS can verify this \(algorithm.rawValue) token.", context: context)
         }
         return found

@@ -27,7 +27,7 @@ public enum JWS {
     ) throws(OIDCError) {
         guard key.canVerify(algorithm) else {
             throw OIDCError(
-                .invalidKey, "The key (kty \(Display.sanitized(key.keyType, limit: 40))\(key.curve.map { ", crv \(Display.sanitized($0, limit: 40))" } ?? "")) cannot verify \(algorithm.rawValue).",
+                .invalidKey, "The key (kty \(UntrustedText.sanitized(key.keyType, limit: 40))\(key.curve.map { ", crv \(UntrustedText.sanitized($0, limit: 40))" } ?? "")) cannot verify \(algorithm.rawValue).",
                 context: ["alg": algorithm.rawValue]
             )
         }

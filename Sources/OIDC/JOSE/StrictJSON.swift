@@ -146,7 +146,7 @@ public enum StrictJSON {
                     duplicate = !seen!.insert(name).inserted
                 }
                 guard !duplicate else {
-                    throw ParseError(reason: "duplicate member name '\(Display.sanitized(name, limit: 64))'", offset: nameOffset)
+                    throw ParseError(reason: "duplicate member name '\(UntrustedText.sanitized(name, limit: 64))'", offset: nameOffset)
                 }
                 result.append(name, fingerprint: fingerprint, value: member)
                 skipWhitespace()

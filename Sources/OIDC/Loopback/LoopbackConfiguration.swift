@@ -42,8 +42,8 @@ extension LoopbackRedirectListener {
             }
             guard Self.isValidPath(callbackPath) else {
                 throw .invalidArgument(
-                    "The callback path '\(Display.sanitized(callbackPath, limit: 64))' must start with '/' and contain no query, fragment, space or control character, such as /callback.",
-                    context: ["callbackPath": Display.sanitized(callbackPath, limit: 64)]
+                    "The callback path '\(UntrustedText.sanitized(callbackPath, limit: 64))' must start with '/' and contain no query, fragment, space or control character, such as /callback.",
+                    context: ["callbackPath": UntrustedText.sanitized(callbackPath, limit: 64)]
                 )
             }
             guard maximumConnections >= 1 else {

@@ -144,6 +144,6 @@ extension LoopbackRedirectListener {
         }
 
         /// Untrusted text as it may appear in a message: control characters replaced, bounded.
-        private static func shown(_ text: String) -> String { Display.sanitized(text, limit: 64) }
+        private static func shown(_ text: String) -> String { UntrustedText.sanitized(text, limit: 64) }
     }
 }

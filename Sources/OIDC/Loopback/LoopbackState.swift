@@ -176,7 +176,7 @@ final class LoopbackState: @unchecked Sendable {
     private func loggablePath(_ target: String) -> String {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         if path == startPath { return "<start>" }
-        return Display.sanitized(path, limit: 64)
+        return UntrustedText.sanitized(path, limit: 64)
     }
 
     private func answer(_ head: HTTPRequestHead) -> LoopbackResponse {

@@ -194,3 +194,10 @@ extension AuthorizationRequest {
         return request
     }
 }
+
+extension TokenStoreKey {
+    /// The Schibsted SDK's key: one session per client (service ``Schibsted/storageService``).
+    public static func schibsted(clientID: String) -> TokenStoreKey {
+        TokenStoreKey(service: Schibsted.storageService, account: clientID)
+    }
+}

@@ -25,11 +25,6 @@ public struct TokenStoreKey: Sendable, Hashable, CustomStringConvertible {
         self.init(service: service, account: "sha256:" + Hex.lowercase(digest))
     }
 
-    /// The Schibsted SDK's key: one session per client.
-    public static func schibsted(clientID: String) -> TokenStoreKey {
-        TokenStoreKey(service: Schibsted.storageService, account: clientID)
-    }
-
     /// `service/account`.
     public var description: String { "\(service)/\(account)" }
 }

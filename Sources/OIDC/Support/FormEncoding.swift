@@ -42,7 +42,7 @@ public enum FormEncoding {
             }
             if !allowDuplicates, !seen.insert(name).inserted {
                 // The name is untrusted (anyone can send a callback): shown sanitized and bounded.
-                let shown = Display.sanitized(name, limit: 64)
+                let shown = UntrustedText.sanitized(name, limit: 64)
                 throw OIDCError(
                     .duplicateParameter,
                     "The parameter '\(shown)' appears more than once; OAuth parameters must appear at most once.",

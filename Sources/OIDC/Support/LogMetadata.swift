@@ -36,7 +36,7 @@ extension Logger.MetadataValue {
     /// Text from outside (a provider's error code, a key id, an issuer from a document): control
     /// characters replaced, at most 64 characters, so it cannot forge or break a log line.
     package static func untrusted(_ text: String, limit: Int = 64) -> Self {
-        .string(Display.sanitized(text, limit: limit))
+        .string(UntrustedText.sanitized(text, limit: limit))
     }
 
     /// An issuer as configured, through the same sanitiser as ``endpoint(_:)`` (an issuer is a URL
@@ -93,7 +93,7 @@ enum LogRedaction {
         else { return "<unparsable URL>" }
         let port = components.port.map { ":\($0)" } ?? ""
         let path = components.percentEncodedPath
-        return Display.sanitized("\(scheme.lowercased())://\(host.lowercased())\(port)\(path.isEmpty ? "/" : path)", limit: 256)
+        return UntrustedText.sanitized("\(scheme.lowercased())://\(host.lowercased())\(port)\(path.isEmpty ? "/" : path)", limit: 256)
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -151,8 +151,8 @@ public struct TokenClient: Sendable {
                 // RFC 6750 §3: the error comes in the challenge, not the body.
                 let details = OIDCError.ProviderError(error: error, errorDescription: nil)
                 throw OIDCError(
-                    .providerError, "The userinfo endpoint refused the access token (\(Display.sanitized(error, limit: 64))); refresh it or log in again.",
-                    context: ["status": "401", "error": Display.sanitized(error, limit: 64)], providerError: details
+                    .providerError, "The userinfo endpoint refused the access token (\(UntrustedText.sanitized(error, limit: 64))); refresh it or log in again.",
+                    context: ["status": "401", "error": UntrustedText.sanitized(error, limit: 64)], providerError: details
                 )
             }
             throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint", secrets: [accessToken.revealedValue])

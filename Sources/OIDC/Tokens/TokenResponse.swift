@@ -29,8 +29,8 @@ extension TokenSet {
         }
         guard type.caseInsensitiveCompare("Bearer") == .orderedSame else {
             throw OIDCError(
-                .malformedResponse, "The token type '\(Display.sanitized(type, limit: 32))' is not supported; only Bearer tokens are (RFC 6750).",
-                context: ["token_type": Display.sanitized(type, limit: 32)]
+                .malformedResponse, "The token type '\(UntrustedText.sanitized(type, limit: 32))' is not supported; only Bearer tokens are (RFC 6750).",
+                context: ["token_type": UntrustedText.sanitized(type, limit: 32)]
             )
         }
         var expiresAt: Date?

@@ -116,7 +116,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     static func summary(_ login: StoredLogin, profile: String) -> String {
         let expiry = login.tokens.expiresAt.map { "the access token expires at \(ExecCredential.rfc3339($0))" } ?? "the access token has no stated expiry"
-        let subject = Display.sanitized(login.subject ?? "an unknown subject")
+        let subject = UntrustedText.sanitized(login.subject ?? "an unknown subject")
         return "logged in as \(subject) at \(login.issuer) (profile '\(profile)'); \(expiry)\(login.tokens.refreshToken == nil ? "; no refresh token" : "")"
     }
 

@@ -46,10 +46,10 @@ struct Request: AsyncParsableCommand, LoggingCommand {
 
     func validate() throws {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme), target.host != nil else {
-            throw ValidationError("URL must be an absolute http(s) URL, not '\(Display.sanitized(url))'")
+            throw ValidationError("URL must be an absolute http(s) URL, not '\(UntrustedText.sanitized(url))'")
         }
         if let method, method.isEmpty || !method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) {
-            throw ValidationError("-X: '\(Display.sanitized(method))' is not an HTTP method")
+            throw ValidationError("-X: '\(UntrustedText.sanitized(method))' is not an HTTP method")
         }
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1 to 600 seconds") }
         try AllowedHosts.validate(allowHost)
@@ -60,12 +60,12 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         var result = HTTPHeaders()
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
-                throw ValidationError("-H needs 'Name: value', got '\(Display.sanitized(header))'")
+                throw ValidationError("-H needs 'Name: value', got '\(UntrustedText.sanitized(header))'")
             }
             let name = header[..<colon].trimmingCharacters(in: .whitespaces)
             let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             guard name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }), !value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else {
-                throw ValidationError("-H: '\(Display.sanitized(name))' is not a valid header")
+                throw ValidationError("-H: '\(UntrustedText.sanitized(name))' is not a valid header")
             }
             guard name.lowercased() != "authorization" else {
                 throw ValidationError("-H: Authorization is set by oidc from the stored login; do not give it")

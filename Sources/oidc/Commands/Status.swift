@@ -68,7 +68,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["logged_in"] = true
         entry["issuer"] = login.issuer
         entry["client_id"] = login.clientID
-        entry["subject"] = login.subject.map { Display.sanitized($0) }
+        entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
         entry["scopes"] = login.tokens.scopes
         let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
         entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)

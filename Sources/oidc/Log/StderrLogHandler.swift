@@ -58,16 +58,16 @@ struct StderrLogHandler: LogHandler {
     }
 
     /// Control characters as `\n`, `\t` or `\u{…}`; format characters and U+2028/U+2029 as `\u{…}`
-    /// (``Display/isUnsafe(_:)``).
+    /// (``UntrustedText/isUnsafe(_:)``).
     static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: Display.isUnsafe) else { return text }
+        guard text.unicodeScalars.contains(where: UntrustedText.isUnsafe) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where Display.isUnsafe(scalar): result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            case _ where UntrustedText.isUnsafe(scalar): result += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: result.unicodeScalars.append(scalar)
             }
         }

@@ -15,10 +15,10 @@ enum AllowedHosts {
             if name.hasPrefix(".") { name.removeFirst() }
             let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-:").contains($0) }
             guard plain, !name.hasPrefix("."), !name.hasSuffix("."), !name.contains("..") else {
-                throw ValidationError("\(flag): '\(Display.sanitized(host, limit: 80))' is not a host name (no scheme, port, path or wildcard; .example.com for subdomains)")
+                throw ValidationError("\(flag): '\(UntrustedText.sanitized(host, limit: 80))' is not a host name (no scheme, port, path or wildcard; .example.com for subdomains)")
             }
             guard name.contains(".") || name.contains(":") || name == "localhost" else {
-                throw ValidationError("\(flag): '\(Display.sanitized(host, limit: 80))' is too broad; name a host such as api.example.com")
+                throw ValidationError("\(flag): '\(UntrustedText.sanitized(host, limit: 80))' is too broad; name a host such as api.example.com")
             }
         }
     }

@@ -17,12 +17,17 @@ struct AuthenticatedSessionTests {
 
         func session(
             store: (any TokenStore)? = nil, source: AuthenticatedSession.TokenSource? = nil, transport: (any HTTPTransport)? = nil,
-            now: @escaping @Sendable () -> Date = { Date() }
+            options: AuthenticatedSession.Options = AuthenticatedSession.Options(), now: @escaping @Sendable () -> Date = { Date() }
         ) -> AuthenticatedSession {
             AuthenticatedSession(
                 store: store ?? self.store, key: AuthenticatedSessionTests.key, source: source ?? .refreshToken(client), transport: transport ?? self.transport,
-                allowlist: .default(for: URL(string: provider.issuer)!), now: now
+                allowlist: .default(for: URL(string: provider.issuer)!), options: options, now: now
             )
+        }
+
+        /// The provider's keys, for refreshed ID tokens.
+        var keys: AuthenticatedSession.Options {
+            AuthenticatedSession.Options(refreshedIDTokenKeys: JWKSCache(transport: transport, jwksURI: URL(string: provider.jwksURI)!))
         }
 
         var resource: HTTPRequest { HTTPRequest(url: URL(string: provider.protectedResourceURL)!) }
@@ -248,13 +253,14 @@ struct AuthenticatedSessionTests {
         }
     }
 
-    @Test("a host token provider: token, temporarily unavailable (no calls until the delay passed), unauthenticated (no calls until refreshToken())")
+    @Test("a host token provider: token, temporarily unavailable (no calls until the delay passed), unauthenticated (no calls until refreshNow())")
     func hostProvider() async throws {
         try await Self.withFixture { fixture in
             let host = HostTokens(fixture.provider)
             let clock = TestClock()
-            let session = fixture.session(source: .host { await host.next() }, now: { clock.now })
-            await session.setTemporarilyUnavailableDelay(60)
+            let session = fixture.session(
+                source: .host { await host.next() }, options: AuthenticatedSession.Options(temporarilyUnavailableDelay: .seconds(60)), now: { clock.now }
+            )
 
             await host.answer(.token)
             #expect(try await session.send(fixture.resource).status == 200)
@@ -274,7 +280,7 @@ struct AuthenticatedSessionTests {
             #expect(try await session.send(fixture.resource).status == 200)
             #expect(await host.calls == 3)
 
-            // Unauthenticated: cleared, and no more questions until refreshToken().
+            // Unauthenticated: cleared, and no more questions until refreshNow().
             clock.advance(by: 7200)
             await host.answer(.unauthenticated)
             let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
@@ -283,7 +289,7 @@ struct AuthenticatedSessionTests {
             _ = try? await session.send(fixture.resource)
             #expect(await host.calls == 4)
             await host.answer(.token)
-            _ = try await session.refreshToken()
+            _ = try await session.refreshNow()
             #expect(await host.calls == 5)
             #expect(try await session.send(fixture.resource).status == 200)
         }
@@ -311,6 +317,7 @@ extension AuthenticatedSessionTests {
         }
     }
 
+    /// Through the deprecated setter, which took seconds: it still works, and still cannot trap.
     @Test("a delay that is not a finite number does not trap: the default 60 s is used", arguments: [Double.infinity, -Double.infinity, Double.nan, 1e300])
     func nonFiniteDelay(delay: Double) async throws {
         try await Self.withFixture { fixture in
@@ -581,8 +588,7 @@ struct RefreshedIDTokenTests {
             #expect(kept.idToken == login.tokens.idToken)
 
             try await fixture.logIn(expired: true)
-            let checked = fixture.session()
-            await checked.verifyRefreshedIDTokens(with: JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!))
+            let checked = fixture.session(options: fixture.keys)
             let fresh = try await checked.validTokens()
             #expect(fresh.idToken != nil && fresh.idToken != login.tokens.idToken)
         }
@@ -591,13 +597,12 @@ struct RefreshedIDTokenTests {
     @Test("a refreshed ID token is dropped when the stored login names no subject, or when its auth_time is not the original's")
     func unknownSubjectOrAuthTime() async throws {
         try await Outer.withFixture { fixture in
-            let keys = JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!)
+            let keys = fixture.keys
             var tokens = try await fixture.provider.issueTokens()
             tokens.expiresAt = Date().addingTimeInterval(-10)
             // No subject: the refreshed ID token cannot be tied to anyone.
             await fixture.store.save(StoredLogin(tokens: tokens, issuer: fixture.provider.issuer, clientID: "test-client"), for: Outer.key)
-            let session = fixture.session()
-            await session.verifyRefreshedIDTokens(with: keys)
+            let session = fixture.session(options: keys)
             let refreshed = try await session.validTokens()
             #expect(refreshed.idToken == tokens.idToken)
             var events = session.events.makeAsyncIterator()
@@ -614,8 +619,7 @@ struct RefreshedIDTokenTests {
             await fixture.store.save(
                 StoredLogin(tokens: again, issuer: fixture.provider.issuer, clientID: "test-client", subject: "test-user"), for: Outer.key
             )
-            let second = fixture.session()
-            await second.verifyRefreshedIDTokens(with: keys)
+            let second = fixture.session(options: keys)
             let renewed = try await second.validTokens()
             #expect(renewed.idToken == Secret(stamped))
             #expect(original != nil)
@@ -635,8 +639,7 @@ struct RefreshedIDTokenTests {
             let login = try await fixture.store.inject(
                 tokens, issuer: fixture.provider.issuer, clientID: "test-client", subject: "someone-else", key: Outer.key
             )
-            let session = fixture.session()
-            await session.verifyRefreshedIDTokens(with: JWKSCache(transport: fixture.transport, jwksURI: URL(string: fixture.provider.jwksURI)!))
+            let session = fixture.session(options: fixture.keys)
             let refreshed = try await session.validTokens()
             #expect(refreshed.idToken == login.tokens.idToken)
             #expect(refreshed.accessToken != login.tokens.accessToken)

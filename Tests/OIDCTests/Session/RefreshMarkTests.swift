@@ -31,8 +31,10 @@ actor LosableLockStore: TokenStore {
 struct RefreshMarkTests {
     typealias Outer = AuthenticatedSessionTests
 
-    static func session(_ fixture: Outer.Fixture, _ store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) -> AuthenticatedSession {
-        fixture.session(store: store, now: now)
+    static func session(
+        _ fixture: Outer.Fixture, _ store: any TokenStore, wait: Duration = .seconds(10), now: @escaping @Sendable () -> Date = { Date() }
+    ) -> AuthenticatedSession {
+        fixture.session(store: store, options: AuthenticatedSession.Options(inFlightRefreshWait: wait), now: now)
     }
 
     /// Puts another instance's mark, begun at `began`, on the stored login.
@@ -53,8 +55,7 @@ struct RefreshMarkTests {
             #expect(error?.code != .notLoggedIn)
             #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
 
-            let other = Self.session(fixture, store)
-            await other.setInFlightRefreshWait(30)
+            let other = Self.session(fixture, store, wait: .seconds(30))
             let started = ContinuousClock.now
             _ = try await other.validTokens()
             #expect(ContinuousClock.now - started < .seconds(10))  // not the 30 s wait
@@ -68,8 +69,7 @@ struct RefreshMarkTests {
         try await Outer.withFixture { fixture in
             let store = LosableLockStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = Self.session(fixture, store)
-            await session.setInFlightRefreshWait(30)
+            let session = Self.session(fixture, store, wait: .seconds(30))
             // The mark's save commits but reports a failure, and taking it back fails too.
             await store.script([.commitThenFail, .fail])
             let error = await #expect(throws: OIDCError.self) { try await session.validTokens() }
@@ -93,8 +93,7 @@ struct RefreshMarkTests {
             let clock = TestClock()
             try await fixture.logIn(expired: true)
             try await Self.mark(fixture, began: Date().addingTimeInterval(3600))
-            let session = Self.session(fixture, store, now: { clock.now })
-            await session.setInFlightRefreshWait(0)
+            let session = Self.session(fixture, store, wait: .zero, now: { clock.now })
 
             let error = try await #require(throws: OIDCError.self) { try await session.validTokens() }
             #expect(error.code == .temporarilyUnavailable, "\(error)")
@@ -130,8 +129,7 @@ struct RefreshMarkTests {
             let store = LosableLockStore(fixture.store)
             try await fixture.logIn(expired: true)
             try await Self.mark(fixture, began: Date().addingTimeInterval(3600))
-            let first = Self.session(fixture, store)
-            await first.setInFlightRefreshWait(0)
+            let first = Self.session(fixture, store, wait: .zero)
             await #expect(throws: OIDCError.self) { try await first.validTokens() }
             let stored = try #require(await fixture.store.load(Outer.key)?.refreshMark)
             #expect(stored.id == "another-instance")  // the same mark

@@ -19,16 +19,16 @@ struct LogSafetyTests {
         text.unicodeScalars.contains { unsafe.contains($0) || [.control, .format, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) }
     }
 
-    @Test("Display.sanitized and .untrusted metadata replace control, format, line and paragraph separator characters", arguments: LogSafetyTests.unsafe)
+    @Test("UntrustedText.sanitized and .untrusted metadata replace control, format, line and paragraph separator characters", arguments: LogSafetyTests.unsafe)
     func sanitizerReplaces(scalar: Unicode.Scalar) {
         let text = "invalid_grant" + String(scalar) + "fake=1"
-        let shown = Display.sanitized(text)
+        let shown = UntrustedText.sanitized(text)
         #expect(shown == "invalid_grant?fake=1")
         #expect(!Self.hasUnsafe(Logger.MetadataValue.untrusted(text).description))
         let error = OIDCError(.providerError, "refused", providerError: OIDCError.ProviderError(error: text, errorDescription: nil, errorURI: nil))
         #expect(!Self.hasUnsafe(Logger.Metadata.failure(error)["oauth_error"]?.description ?? ""))
         // Ordinary text, accents and emoji included, is left alone.
-        #expect(Display.sanitized("Zoë 🙂 — 東京") == "Zoë 🙂 — 東京")
+        #expect(UntrustedText.sanitized("Zoë 🙂 — 東京") == "Zoë 🙂 — 東京")
     }
 
     @Test("an oauth_error holding U+2028 and U+202E reaches neither a log line nor the error's message as itself")
@@ -90,7 +90,7 @@ struct LogSafetyTests {
             logger.logLevel = .critical
             return logger
         }
-        let calls = Display.CallCount()
+        let calls = UntrustedText.CallCount()
         try await withTestProvider { provider in
             try await withNIOHTTPTransport(logger: off("oidc.transport")) { transport in
                 let configuration = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer).configuration(confidential: false)
@@ -103,9 +103,9 @@ struct LogSafetyTests {
                     allowlist: .default(for: URL(string: provider.issuer)!), logger: off("oidc.session")
                 )
                 await provider.expireAccessTokens()
-                try await Display.$calls.withValue(calls) {
+                try await UntrustedText.$calls.withValue(calls) {
                     #expect(try await session.send(HTTPRequest(url: URL(string: provider.protectedResourceURL)!)).status == 200)
-                    _ = try await session.refreshToken()
+                    _ = try await session.refreshNow()
                     try await session.logout()
                 }
                 #expect(await provider.grantCount("refresh_token") == 2)

@@ -58,12 +58,12 @@ struct LoggingTests {
 
                 let store = try FileKeychain(directory: directory, logger: recorder.logger("oidc.store"))
                 let key = TokenStoreKey(service: "oidc", account: "log-test")
-                try store.save(StoredLogin(login, clientID: Self.clientID), for: key)
+                try store.save(StoredLogin(login), for: key)
                 let session = AuthenticatedSession(
                     store: store, key: key, source: .refreshToken(tokenClient), transport: transport,
-                    allowlist: .default(for: URL(string: provider.issuer)!), logger: recorder.logger("oidc.session")
+                    allowlist: .default(for: URL(string: provider.issuer)!), options: AuthenticatedSession.Options(refreshedIDTokenKeys: keys),
+                    logger: recorder.logger("oidc.session")
                 )
-                await session.verifyRefreshedIDTokens(with: keys)
 
                 // A request whose access token the resource refuses: one refresh, one retry. Its
                 // query carries a value that must not be logged either.
@@ -77,7 +77,7 @@ struct LoggingTests {
 
                 // A refresh the provider rejects: logged out.
                 await provider.failNextTokenRequests(1, with: .invalidGrant)
-                await #expect(throws: OIDCError.self) { try await session.refreshToken() }
+                await #expect(throws: OIDCError.self) { try await session.refreshNow() }
                 #expect(try store.load(key) == nil)
 
                 // Logged in again, then a logout that revokes.

@@ -100,6 +100,6 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
         let keychain = try storeOptions.keychain(profile: try storeOptions.savedProfile())
         let key = storeOptions.key
         try await keychain.withLock(key) { try keychain.save(login, for: key) }
-        Console.error("oidc: stored the login of \(subject.map { Display.sanitized($0) } ?? "an unknown subject") as profile '\(storeOptions.profileName)'")
+        Console.error("oidc: stored the login of \(subject.map { UntrustedText.sanitized($0) } ?? "an unknown subject") as profile '\(storeOptions.profileName)'")
     }
 }

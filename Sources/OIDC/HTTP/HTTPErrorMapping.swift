@@ -12,16 +12,16 @@ enum HTTPErrorMapping {
     ///   a provider that echoes one in its error text does not get it printed.
     static func unexpectedStatus(_ response: HTTPResponse, endpoint: URL, what: String, secrets: [String] = []) -> OIDCError {
         var context = ["status": String(response.status), "endpoint": describe(endpoint)]
-        if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = Display.sanitized(retryAfter, limit: 64) }
+        if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = UntrustedText.sanitized(retryAfter, limit: 64) }
         let providerError = parseProviderError(response).map { error in
             OIDCError.ProviderError(
                 error: redact(error.error, secrets), errorDescription: error.errorDescription.map { redact($0, secrets) },
                 errorURI: error.errorURI.map { redact($0, secrets) }
             )
         }
-        if let providerError { context["error"] = Display.sanitized(providerError.error, limit: 64) }
+        if let providerError { context["error"] = UntrustedText.sanitized(providerError.error, limit: 64) }
         let detail = providerError.map { error in
-            Display.sanitized(error.error, limit: 64) + (error.errorDescription.map { " (\(Display.sanitized($0)))" } ?? "")
+            UntrustedText.sanitized(error.error, limit: 64) + (error.errorDescription.map { " (\(UntrustedText.sanitized($0)))" } ?? "")
         }
         if response.status >= 500 || response.status == 429 || providerError.map({ transientErrorCodes.contains($0.error) }) == true {
             return OIDCError(
@@ -43,7 +43,7 @@ enum HTTPErrorMapping {
                 context: context
             )
         }
-        let type = response.headers["Content-Type"].map { Display.sanitized($0, limit: 64) } ?? "no content type"
+        let type = response.headers["Content-Type"].map { UntrustedText.sanitized($0, limit: 64) } ?? "no content type"
         return OIDCError(
             .malformedResponse,
             "The \(what) at \(describe(endpoint)) answered HTTP \(response.status) with an unexpected body (\(type)); check the endpoint URL and the client's registration.",

@@ -82,7 +82,7 @@ public struct SystemBrowser: BrowserLauncher {
         var failures: [String] = []
         for candidate in candidates {
             guard let program = candidate.first else { continue }
-            let shown = Display.sanitized(program, limit: 80)
+            let shown = UntrustedText.sanitized(program, limit: 80)
             guard let executable = BrowserCommand.resolve(program, path: environment["PATH"]) else {
                 failures.append("\(shown): not found")
                 continue
