@@ -160,7 +160,7 @@ extension PostgresTokenStore {
         case is NoFreeConnection:
             OIDCError(
                 .storageFailure,
-                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections) or PostgreSQL cannot be reached.",
+                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections), or PostgreSQL cannot be reached or does not offer TLS (the database URL requires TLS unless it says sslmode=disable).",
                 context: ["record": name])
         case is LockConnectionClosed:
             OIDCError(
