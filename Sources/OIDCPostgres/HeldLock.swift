@@ -4,37 +4,44 @@ internal import PostgresNIO
 internal import Synchronization
 
 /// A login's advisory lock as ``PostgresTokenStore/withLock(_:_:)`` holds it: the connection whose
-/// server session owns the lock. While the body runs, that login's loads, saves and deletes go
-/// through this connection, so a write can only happen while the lock is held: when the connection
-/// is lost, so is the lock (the server releases it), and every later statement fails instead of
-/// writing under a lock that another instance may hold by now.
+/// server session owns the lock, kept inside a transaction block for as long as the lock is held
+/// (so that no pooler can hand that session to another client). While the body runs, that login's
+/// loads, saves and deletes go through this connection, and each statement checks in itself that
+/// it runs on the lock's session and that the session still holds the lock (``LockFence``): a
+/// write can only happen while the lock is held. When the connection is lost, so is the lock (the
+/// server releases it), and every later statement fails instead of writing under a lock that
+/// another instance may hold by now.
 final class HeldLock: Sendable {
     /// Which store (client and table) and which login the lock is for.
     let client: ObjectIdentifier
     let table: String
     let key: TokenStoreKey
     let connection: PostgresConnection
+    /// The lock and the server session that took it.
+    let fence: LockFence
     private let state = Mutex(State())
 
     private struct State {
         /// A statement on the connection ended without the server's answer (a timeout, a
-        /// cancellation, a broken connection): the server may or may not hold the lock any more,
-        /// and a statement may still be pending. Nothing more is sent, and the connection is closed
-        /// at release.
+        /// cancellation, a broken connection), or found the lock gone from its session: the server
+        /// may or may not hold the lock any more, and a statement may still be pending. Nothing
+        /// more is sent, and the connection is closed at release.
         var inDoubt = false
         /// `withLock` has returned: a task the body left behind must not use the connection.
         var released = false
     }
 
-    init(client: PostgresClient, table: String, key: TokenStoreKey, connection: PostgresConnection) {
+    init(client: PostgresClient, table: String, key: TokenStoreKey, connection: PostgresConnection, fence: LockFence) {
         self.client = ObjectIdentifier(client)
         self.table = table
         self.key = key
         self.connection = connection
+        self.fence = fence
     }
 
     var isUsable: Bool { state.withLock { !$0.inDoubt && !$0.released } && !connection.isClosed }
     var isInDoubt: Bool { state.withLock { $0.inDoubt } }
+    var isReleased: Bool { state.withLock { $0.released } }
     func markInDoubt() { state.withLock { $0.inDoubt = true } }
     func markReleased() { state.withLock { $0.released = true } }
 
@@ -53,12 +60,17 @@ extension PostgresTokenStore {
         }
     }
 
-    /// The rows `query` returns, run on the connection holding `key`'s lock when this task holds it
-    /// (refused when that lock is lost), else on any connection of the pool.
-    func rows(_ query: PostgresQuery, for key: TokenStoreKey?, _ action: String, _ record: String) async throws(OIDCError) -> [PostgresRow] {
-        let logger = logger
-        guard let key, let held = heldLock(for: key) else {
-            let client = client
+    /// The rows of `key`'s statement. Without `key`'s lock in this task: `statement(nil)` on any
+    /// connection of the pool. Under it: `statement(fence)`, which must return the fence's columns
+    /// (``LockFence/columns``) first, on the lock's connection; refused when the lock is lost or
+    /// the fence fails. A write (`writes`) is then committed at once with `COMMIT AND CHAIN`, which
+    /// keeps the transaction block open, and with it the lock's server session.
+    func rows(
+        for key: TokenStoreKey, _ action: String, _ record: String, writes: Bool = false, _ statement: (LockFence?) -> PostgresQuery
+    ) async throws(OIDCError) -> [PostgresRow] {
+        let logger = logger, limit = operationTimeout
+        guard let held = heldLock(for: key) else {
+            let client = client, query = statement(nil)
             return try await PostgresFailure.within(operationTimeout, action, record) {
                 try await client.query(query, logger: logger).collect()
             }
@@ -74,10 +86,17 @@ extension PostgresTokenStore {
             logger.warning("lock lost; refused rather than done without it", metadata: metadata(key, ["action": .string(action)]))
             throw Self.lockLost(action, record)
         }
+        let connection = held.connection, query = statement(held.fence)
+        let rows: [PostgresRow]
         do {
-            return try await Deadline.run(operationTimeout) { try await held.connection.query(query, logger: logger).collect() }
+            rows = try await Deadline.run(limit) { try await connection.query(query, logger: logger).collect() }
         } catch let error as PSQLError where error.serverInfo != nil {
-            // The server answered: the connection, and with it the lock, is still there.
+            // The server answered (the connection, and with it the lock, is still there) and aborted
+            // the transaction: back to a fresh one, still holding the lock, or in doubt.
+            let recovered = await Self.uncancelled {
+                (try? await Deadline.run(limit) { try await connection.query("ROLLBACK AND CHAIN", logger: logger).collect() }) != nil
+            }
+            if !recovered { held.markInDoubt() }
             throw PostgresFailure.storageError(error, action, record)
         } catch {
             held.markInDoubt()
@@ -85,6 +104,27 @@ extension PostgresTokenStore {
             logger.warning("lock connection lost or silent; refused rather than done without the lock", metadata: metadata(key, ["action": .string(action)]))
             throw Self.lockLost(action, record)
         }
+        do throws(LockFence.Breach) {
+            try held.fence.check(rows.first)
+        } catch {
+            held.markInDoubt()
+            let session: Logger.MetadataValue = if case .otherSession(let pid) = error { .stringConvertible(pid) } else { .stringConvertible(held.fence.pid) }
+            logger.warning(
+                "statement without the lock on its server session; refused, nothing written",
+                metadata: metadata(key, ["action": .string(action), "lock_session": .stringConvertible(held.fence.pid), "session": session]))
+            throw held.fence.refusal(error, action, record)
+        }
+        if writes {
+            do {
+                _ = try await Deadline.run(limit) { try await connection.query("COMMIT AND CHAIN", logger: logger).collect() }
+            } catch {
+                held.markInDoubt()
+                if error is CancellationError { throw OIDCError(.cancelled, "Cancelled while \(action) \(record).") }
+                logger.warning("commit under the lock failed or did not answer", metadata: metadata(key, ["action": .string(action)]))
+                throw Self.lockLost(action, record)
+            }
+        }
+        return rows
     }
 
     static func lockLost(_ action: String, _ record: String) -> OIDCError {
@@ -93,8 +133,4 @@ extension PostgresTokenStore {
             "The connection that held the lock of \(record) was lost or did not answer, so another instance may hold the lock now: \(action) it was refused rather than done without the lock. Nothing was changed by this call unless PostgreSQL had committed it before the connection broke; check that the server is up and reachable.",
             context: ["record": record])
     }
-}
-
-extension HeldLock {
-    var isReleased: Bool { state.withLock { $0.released } }
 }

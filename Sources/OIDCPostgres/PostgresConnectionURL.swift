@@ -1,4 +1,5 @@
 internal import Foundation
+public import Logging
 public import OIDC
 public import PostgresNIO
 
@@ -6,15 +7,25 @@ public import PostgresNIO
 /// `PostgresClient.Configuration`.
 ///
 /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE` (`postgresql://` too): user and
-/// password are percent-decoded; the port defaults to 5432 and the database to the user's name;
-/// `sslmode` is `disable`, `prefer` (the default) or `require`, and `verify-full` is taken as
-/// `require` (PostgresNIO verifies the certificate and the host name in both). A host that starts
-/// with `/` in `host=` (`postgres:///db?host=/var/run/postgresql`) is a Unix socket directory.
+/// password are percent-decoded; the port defaults to 5432 and the database to the user's name.
+/// `sslmode` is `require` when the URL does not say: the connection is TLS or nothing (PostgresNIO
+/// verifies the certificate and the host name), so an attacker in the path cannot turn it into
+/// plaintext. `verify-ca` and `verify-full` are taken as `require`. `disable` connects without TLS
+/// (for a server on the same machine); `prefer` (and `allow`) tries TLS and falls back to plaintext
+/// when the server, or an attacker in the path, declines it, which `logger` is told at `warning`.
+/// A host that starts with `/` in `host=` (`postgres:///db?host=/var/run/postgresql`) is a Unix
+/// socket directory, which needs no TLS.
 public enum PostgresConnectionURL {
     /// The client configuration `url` describes.
     ///
+    /// - Parameters:
+    ///   - url: the connection URL; its password appears in no error and no log line.
+    ///   - logger: where a URL that allows plaintext (`sslmode=prefer` or `allow`) is reported, at
+    ///     `warning`: pass the store's logger. Nothing is logged by default.
     /// - Throws: `OIDCError.Code.invalidArgument` saying what is wrong, without the password.
-    public static func configuration(from url: String) throws(OIDCError) -> PostgresClient.Configuration {
+    public static func configuration(
+        from url: String, logger: Logger = Logger(label: "oidc.store", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws(OIDCError) -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "postgres" || scheme == "postgresql"
         else {
@@ -38,12 +49,16 @@ public enum PostgresConnectionURL {
             throw OIDCError(.invalidArgument, "The database URL names no host (postgres://user@HOST:5432/database).")
         }
         let tls: PostgresClient.Configuration.TLS
-        switch query["sslmode"] ?? "prefer" {
+        switch query["sslmode"] ?? "require" {
         case "disable": tls = .disable
-        case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
+        case let mode where mode == "prefer" || mode == "allow":
+            logger.warning(
+                "sslmode=\(mode) connects without TLS when the server, or an attacker in the path, declines it: the lock and row traffic can then be read and changed; say sslmode=require (or disable, for a server on this machine)",
+                metadata: ["host": .untrusted(host, limit: 128), "port": .stringConvertible(components.port ?? 5432)])
+            tls = .prefer(.makeClientConfiguration())
         case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
         case let other:
-            throw OIDCError(.invalidArgument, "The database URL's sslmode \(other.prefix(40).debugDescription) is not disable, prefer, require or verify-full.")
+            throw OIDCError(.invalidArgument, "The database URL's sslmode \(other.prefix(40).debugDescription) is not require (the default), verify-full, prefer or disable.")
         }
         // Brackets of an IPv6 literal are URL syntax, not part of the address.
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host

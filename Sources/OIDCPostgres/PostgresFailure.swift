@@ -58,7 +58,7 @@ enum PostgresFailure {
         } catch is Deadline.Expired {
             throw OIDCError(
                 .storageFailure,
-                "PostgreSQL did not answer within \(limit) while \(action) \(record): check that the server is up and reachable.",
+                "PostgreSQL did not answer within \(limit) while \(action) \(record): check that the server is up and reachable, and that it offers TLS (the database URL requires TLS unless it says sslmode=disable).",
                 context: ["record": record])
         } catch {
             throw storageError(error, action, record)

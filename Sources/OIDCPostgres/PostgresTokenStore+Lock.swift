@@ -8,21 +8,28 @@ extension PostgresTokenStore {
     /// machine that uses this table.
     ///
     /// The lock is a session-level advisory lock (`pg_advisory_lock`) taken on a connection of the
-    /// pool that is held for the body; ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` for `key`
-    /// in the body's task run on that same connection, so they are fenced by the lock: when the
-    /// connection is lost, the server releases the lock and those calls fail with
+    /// pool that is held for the body, inside a transaction block that stays open until the lock
+    /// is released, so that no connection pooler can give its server session to another client
+    /// meanwhile. ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` for `key` in the body's task run
+    /// on that same connection, each one statement that checks that its server session holds the
+    /// lock (a write is committed at once, with `COMMIT AND CHAIN`), so they are fenced by the
+    /// lock: when the connection is lost, the server releases the lock, and when the lock is gone
+    /// from the session or a statement runs on another session, those calls fail with
     /// `OIDCError.Code.storageFailure` instead of writing while another instance may hold it. A
-    /// pool of one connection is enough. The lock is released (`pg_advisory_unlock`) when `body`
-    /// returns or throws; when anything about the connection is in doubt (a statement that did not
-    /// answer, a cancellation while waiting), the connection is closed instead, which releases the
-    /// lock on the server. Do not nest `withLock` for the same key in other tasks of the body: they
-    /// wait for the outer lock and time out.
+    /// pool of one connection is enough. The lock is released (`pg_advisory_unlock`, then
+    /// `ROLLBACK`) when `body` returns or throws; when anything about the connection is in doubt (a
+    /// statement that did not answer, a cancellation while waiting), the connection is closed
+    /// instead, which releases the lock on the server (a pooler closes a server session that its
+    /// client left inside a transaction). Do not nest `withLock` for the same key in other tasks of
+    /// the body: they wait for the outer lock and time out.
     ///
     /// Waiting for a free connection of the pool is bounded by ``operationTimeout``, waiting for
     /// the lock by ``lockTimeout``.
     ///
     /// - Throws: `OIDCError.Code.storageFailure` when the lock is not free within ``lockTimeout``,
-    ///   no connection of the pool is free within ``operationTimeout``, or PostgreSQL cannot be reached;
+    ///   no connection of the pool is free within ``operationTimeout``, PostgreSQL cannot be reached,
+    ///   the server session a pooler gives already holds the lock, or the pooler refuses
+    ///   transactions (statement pooling);
     ///   `OIDCError.Code.cancelled` when the task is cancelled before the body runs (the lock is
     ///   then released, or its connection closed); whatever `body` throws.
     public func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
@@ -57,18 +64,34 @@ extension PostgresTokenStore {
                 throw NoFreeConnection()
             }
             defer { lease.end() }
-            // Taking the lock: lock_timeout applies to this transaction only; the lock itself
-            // belongs to the server session and outlives the COMMIT.
+            // Taking the lock, inside a transaction block that stays open until the lock is released:
+            // a pooler never hands a server session to another client in the middle of a
+            // transaction, so the session that holds the lock serves this connection alone.
+            // lock_timeout applies to the first transaction only; the lock itself belongs to the
+            // server session and outlives the COMMIT AND CHAIN, which starts the next transaction
+            // at once (the session never looks idle to a pooler).
             var granted = false
+            let pid: Int32
             do {
-                _ = try await run(connection, "BEGIN", within: limit)
-                _ = try await run(connection, "SET LOCAL lock_timeout = \(unescaped: String(milliseconds))", within: limit)
+                _ = try await run(connection, "BEGIN ISOLATION LEVEL READ COMMITTED", within: limit)
+                let probe = try await run(
+                    connection,
+                    "SELECT set_config('lock_timeout', \(String(milliseconds)), true), pg_backend_pid(), \(unescaped: LockFence.heldBySession(lockKey))",
+                    within: limit)
+                guard let (_, session, alreadyHeld) = try probe.first?.decode((String, Int32, Bool).self) else { throw NoProbeAnswer() }
+                // A session that holds the lock before we ask was left so by another client of a
+                // pooler: taking it again there (advisory locks are re-entrant) would make two holders.
+                guard !alreadyHeld else { throw SessionAlreadyHoldsLock(pid: session) }
+                pid = session
                 // The server gives up first (lock_timeout), with an error that says so.
                 _ = try await run(connection, "SELECT pg_advisory_lock(\(lockKey))", within: lockTimeout + limit)
                 granted = true
-                _ = try await run(connection, "COMMIT", within: limit)
+                _ = try await run(connection, "COMMIT AND CHAIN", within: limit)
             } catch let error as PSQLError where error.serverInfo != nil && !granted {
                 // The server refused a statement before the lock (it timed out): the lock is not held.
+                await rollBack(connection)
+                throw error
+            } catch let error as SessionAlreadyHoldsLock {
                 await rollBack(connection)
                 throw error
             } catch {
@@ -80,8 +103,9 @@ extension PostgresTokenStore {
             let waited = ContinuousClock.now - asked
             logger.log(
                 level: waited > .milliseconds(5) ? .debug : .trace, "lock taken",
-                metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked)]))
-            let held = HeldLock(client: client, table: table, key: key, connection: connection)
+                metadata: self.metadata(key, ["wait_ms": .milliseconds(since: asked), "session": .stringConvertible(pid)]))
+            let fence = LockFence(lockKey: lockKey, pid: pid)
+            let held = HeldLock(client: client, table: table, key: key, connection: connection, fence: fence)
             let result: Result<T, any Error>
             if Task.isCancelled {
                 result = .failure(CancellationError())
@@ -97,11 +121,16 @@ extension PostgresTokenStore {
                 logger.notice("lock connection in doubt: closed, which releases the lock", metadata: self.metadata(key))
                 await discard(connection)
             } else {
-                // Sent even when the caller was cancelled meanwhile: the lock must not go back to the pool.
+                // Sent even when the caller was cancelled meanwhile: the lock must not go back to the
+                // pool. Unlocked only on the lock's own session; then the transaction block ends.
                 let released = await Self.uncancelled {
-                    (try? await run(connection, "SELECT pg_advisory_unlock(\(lockKey))", within: limit))?.first.flatMap { try? $0.decode(Bool.self) }
+                    let unlocked = (try? await run(
+                        connection, "SELECT CASE WHEN pg_backend_pid() = \(pid) THEN pg_advisory_unlock(\(lockKey)) ELSE false END", within: limit))?
+                        .first.flatMap { try? $0.decode(Bool.self) }
+                    guard unlocked == true else { return false }
+                    return (try? await run(connection, "ROLLBACK", within: limit)) != nil
                 }
-                if released != true {
+                if !released {
                     logger.notice("lock not released cleanly: connection closed, which releases it", metadata: self.metadata(key))
                     await discard(connection)
                 } else {
@@ -131,12 +160,24 @@ extension PostgresTokenStore {
         case is NoFreeConnection:
             OIDCError(
                 .storageFailure,
-                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections) or PostgreSQL cannot be reached.",
+                "No connection of the pool became free within \(operationTimeout) to lock \(name): the pool's connections are all busy (raise maximumConnections), or PostgreSQL cannot be reached or does not offer TLS (the database URL requires TLS unless it says sslmode=disable).",
                 context: ["record": name])
         case is LockConnectionClosed:
             OIDCError(
                 .storageFailure, "The connection that was to hold the lock of \(name) closed: check that PostgreSQL is up and reachable.",
                 context: ["record": name])
+        case let error as SessionAlreadyHoldsLock:
+            OIDCError(
+                .storageFailure,
+                "The PostgreSQL server session this connection was given (pid \(error.pid)) already held the lock of \(name) before this instance asked for it: a connection pooler handed over a session that another client left holding the lock (an instance of an older version behind transaction pooling, or a pooler that does not keep a server session for an open transaction). Taking it again there would make two holders, so nothing was locked or written. Connect the store directly to PostgreSQL or through session pooling (PgBouncer pool_mode=session), and end that session to free the lock (SELECT pg_terminate_backend(\(error.pid))).",
+                context: ["record": name, "session": String(error.pid)])
+        case let error as PSQLError where error.serverInfo?[.message]?.contains("pooling mode") == true:
+            OIDCError(
+                .storageFailure,
+                "The lock of \(name) was not taken: the connection goes through a pooler that refuses transactions (statement pooling, PgBouncer pool_mode=statement; it said: \(error.serverInfo?[.message] ?? "")). withLock keeps its server session in a transaction for as long as it holds the lock, so that no other client can use it; connect the store directly to PostgreSQL, or through session pooling (PgBouncer pool_mode=session) or PgBouncer's transaction pooling. Nothing was locked or written.",
+                context: ["record": name, "sqlState": error.serverInfo?[.sqlState] ?? "?"])
+        case is NoProbeAnswer:
+            OIDCError(.storageFailure, "PostgreSQL gave no answer to the check before locking \(name); nothing was locked.", context: ["record": name])
         case is Deadline.Expired:
             OIDCError(
                 .storageFailure,
@@ -203,11 +244,28 @@ extension PostgresTokenStore {
     }
 }
 
+extension PostgresTokenStore {
+    /// The connection that holds `key`'s lock in this task, for the package's tests only: they end
+    /// its transaction block, or release the lock on it without closing it, to prove that the
+    /// store's statements refuse to run without the lock.
+    package func lockConnectionForTesting(_ key: TokenStoreKey) -> PostgresConnection? {
+        heldLock(for: Self.canonical(key))?.connection
+    }
+}
+
 /// The pool had no free connection within the time limit.
 private struct NoFreeConnection: Error {}
 
 /// The lock's connection closed before a statement could be sent on it.
 private struct LockConnectionClosed: Error {}
+
+/// The server session given for the lock already held it: another client of a pooler left it so.
+private struct SessionAlreadyHoldsLock: Error {
+    let pid: Int32
+}
+
+/// The check before the lock returned no row.
+private struct NoProbeAnswer: Error {}
 
 /// What the body of ``PostgresTokenStore/withLock(_:_:)`` threw, kept apart from the database's errors.
 private struct BodyError: Error {

@@ -46,8 +46,18 @@ public import PostgresNIO
 ///   the server).
 /// - **Writes fenced by the lock.** The lock's connection is held for the body, and the body's
 ///   ``load(_:)``, ``save(_:for:)`` and ``delete(_:)`` of that login run on it (each committed at
-///   once), so the store is only ever written by the instance that holds the lock: a write that
-///   reaches the server went through the connection that owns the lock.
+///   once). Each of them is one statement that checks in itself that its server session is the one
+///   that took the lock (`pg_backend_pid()`) and still holds it (`pg_locks`), and does nothing
+///   otherwise, so the store is only ever written by the instance that holds the lock, whatever
+///   stands between the client and the server.
+/// - **Connection poolers.** From the lock to its release, the lock's server session stays inside
+///   a transaction block (`BEGIN`, then `COMMIT AND CHAIN` after the lock and after each write,
+///   `ROLLBACK` after the unlock), so a transaction pooler (PgBouncer `pool_mode=transaction`)
+///   never hands it to another client while it holds the lock, and a client that goes away leaves
+///   it inside a transaction, which the pooler closes, releasing the lock. A session that a pooler
+///   hands over already holding the lock is refused, never re-entered. Direct connections, session
+///   pooling and PgBouncer's transaction pooling work; statement pooling is refused with an
+///   `OIDCError.Code.storageFailure` that says so. PostgreSQL 12 or later (`COMMIT AND CHAIN`).
 /// - **Connection loss during a refresh.** The session refreshes inside the lock: it re-reads the
 ///   row, marks the refresh in flight in it (``lockCanBeLost`` is `true`; the attribute
 ///   `oidc.refresh-in-flight`: a random id and the time), calls the provider, saves the new tokens
@@ -181,15 +191,25 @@ public struct PostgresTokenStore: TokenStore {
     public func load(_ key: TokenStoreKey) async throws(OIDCError) -> StoredLogin? {
         try checkStorable(key)
         let key = Self.canonical(key), name = recordName(key)
-        let rows = try await rows(
-            "SELECT record FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "loading", name)
-        guard let row = rows.first else {
+        let table = quotedTable
+        let rows = try await rows(for: key, "loading", name) { fence -> PostgresQuery in
+            guard let fence else {
+                return "SELECT record FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)"
+            }
+            return """
+                WITH \(unescaped: fence.table)
+                SELECT \(unescaped: LockFence.columns),
+                    (SELECT record FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)) AS record
+                FROM fence
+                """
+        }
+        let found: ByteBuffer?
+        do { found = try rows.first.flatMap { try $0.makeRandomAccess()["record"].decode(ByteBuffer?.self) } } catch {
+            throw OIDCError(.corruptStore, "The record of \(name) is not a byte string; it was not written by PostgresTokenStore.", context: ["record": name])
+        }
+        guard let sealed = found else {
             logger.trace("no stored login", metadata: metadata(key))
             return nil
-        }
-        let sealed: ByteBuffer
-        do { sealed = try row.decode(ByteBuffer.self) } catch {
-            throw OIDCError(.corruptStore, "The record of \(name) is not a byte string; it was not written by PostgresTokenStore.", context: ["record": name])
         }
         do {
             let plain = try encryption.open(Array(sealed.readableBytesView), record: key, location: name)
@@ -211,13 +231,27 @@ public struct PostgresTokenStore: TokenStore {
         let key = Self.canonical(key), name = recordName(key)
         let sealed = try encryption.seal(login.serialized(), record: key)
         let keyID = TokenEncryption.keyID(of: sealed) ?? ""
-        _ = try await rows(
-            """
-            INSERT INTO \(unescaped: quotedTable) (service, account, key_id, record, updated_at)
-            VALUES (\(key.service), \(key.account), \(keyID), \(ByteBuffer(bytes: sealed)), now())
-            ON CONFLICT (service, account) DO UPDATE
-            SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
-            """, for: key, "saving", name)
+        let table = quotedTable, record = ByteBuffer(bytes: sealed)
+        _ = try await rows(for: key, "saving", name, writes: true) { fence -> PostgresQuery in
+            guard let fence else {
+                return """
+                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
+                    VALUES (\(key.service), \(key.account), \(keyID), \(record), now())
+                    ON CONFLICT (service, account) DO UPDATE
+                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+                    """
+            }
+            // One statement: the row is written only when the fence holds.
+            return """
+                WITH \(unescaped: fence.table), written AS (
+                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
+                    SELECT \(key.service), \(key.account), \(keyID), \(record), now() FROM fence WHERE \(unescaped: fence.passes)
+                    ON CONFLICT (service, account) DO UPDATE
+                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+                    RETURNING 1)
+                SELECT \(unescaped: LockFence.columns), (SELECT count(*) FROM written) AS written FROM fence
+                """
+        }
         logger.trace("login saved", metadata: metadata(key, ["key_id": .untrusted(keyID)]))
     }
 
@@ -225,8 +259,18 @@ public struct PostgresTokenStore: TokenStore {
     public func delete(_ key: TokenStoreKey) async throws(OIDCError) {
         try checkStorable(key)
         let key = Self.canonical(key)
-        _ = try await rows(
-            "DELETE FROM \(unescaped: quotedTable) WHERE service = \(key.service) AND account = \(key.account)", for: key, "deleting", recordName(key))
+        let table = quotedTable
+        _ = try await rows(for: key, "deleting", recordName(key), writes: true) { fence -> PostgresQuery in
+            guard let fence else {
+                return "DELETE FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)"
+            }
+            return """
+                WITH \(unescaped: fence.table), removed AS (
+                    DELETE FROM \(unescaped: table) WHERE service = \(key.service) AND account = \(key.account)
+                    AND EXISTS (SELECT 1 FROM fence WHERE \(unescaped: fence.passes)) RETURNING 1)
+                SELECT \(unescaped: LockFence.columns), (SELECT count(*) FROM removed) AS removed FROM fence
+                """
+        }
         logger.trace("login deleted", metadata: metadata(key))
     }
 

@@ -89,6 +89,65 @@ enum TestDatabase {
     }
 }
 
+/// PgBouncer in front of the test server, which `scripts/postgres.sh run` starts when it is
+/// installed (`OIDC_TEST_PGBOUNCER_URL`, the transaction pool's URL); each pool is a database of it.
+extension TestDatabase {
+    enum Pool: String {
+        /// `pool_mode=transaction`, 2 server sessions.
+        case transaction = "oidc_transaction"
+        /// `pool_mode=transaction`, 1 server session that every client shares.
+        case transactionOneSession = "oidc_transaction1"
+        case session = "oidc_session"
+        case statement = "oidc_statement"
+    }
+
+    static let poolerURL = ProcessInfo.processInfo.environment["OIDC_TEST_PGBOUNCER_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Skips a test, saying why, when no PgBouncer was started.
+    static let poolerAvailable = Testing.ConditionTrait.enabled(
+        if: url != nil && poolerURL != nil,
+        "OIDC_TEST_PGBOUNCER_URL is not set: run the tests through `scripts/postgres.sh run swift test` (or `make test`) with PgBouncer installed (Debian: apt-get install pgbouncer), which then starts it in front of the throw-away PostgreSQL"
+    )
+
+    /// The URL of `pool` at the test PgBouncer.
+    static func url(of pool: Pool) throws -> String {
+        let base = try #require(poolerURL)
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + pool.rawValue
+        return try #require(components.string)
+    }
+
+    /// Runs `body` with a migrated store in a new table (`admin` on a direct connection) and
+    /// `count` more stores of that table, each with its own client through PgBouncer's `pool`.
+    static func withPooledStores<T: Sendable>(
+        _ pool: Pool, count: Int, lockTimeout: Duration = .seconds(30), operationTimeout: Duration = .seconds(30),
+        _ body: @Sendable (_ stores: [PostgresTokenStore], _ admin: PostgresClient) async throws -> T
+    ) async throws -> T {
+        let url = try url(of: pool)
+        return try await withStore { direct, admin in
+            @Sendable func nest(_ stores: [PostgresTokenStore]) async throws -> T {
+                guard stores.count < count else { return try await body(stores, admin) }
+                return try await withClient(url: url, maximumConnections: 4) { client in
+                    let store = try PostgresTokenStore(
+                        client: client, encryption: direct.encryption, table: direct.table, lockTimeout: lockTimeout, operationTimeout: operationTimeout)
+                    return try await nest(stores + [store])
+                }
+            }
+            return try await nest([])
+        }
+    }
+
+    /// For statements sent on a connection of the tests' own (PostgresNIO asks for a logger there).
+    static let logger = Logger(label: "oidc.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The pid of the server session that holds `key`'s lock, if one does.
+    static func lockHolder(_ admin: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> Int32? {
+        let rows = try await admin.query("SELECT pid FROM pg_locks WHERE granted AND \(unescaped: lockCondition(store, key))")
+        for try await pid in rows.decode(Int32.self) { return pid }
+        return nil
+    }
+}
+
 extension TestDatabase {
     /// The pg_locks condition for `key`'s advisory lock in `store`'s table.
     static func lockCondition(_ store: PostgresTokenStore, _ key: TokenStoreKey) -> String {
