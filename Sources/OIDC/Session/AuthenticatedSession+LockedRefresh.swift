@@ -14,11 +14,12 @@ extension AuthenticatedSession {
     }
 
     /// OAuth errors that mean this login's refresh is rejected for good (RFC 6749 §5.2): the grant
-    /// (refresh token) is dead, or the client is refused. Anything else keeps the user in: a 5xx, a
-    /// timeout, an HTML page from a proxy, a broken body, and also `invalid_request`, `invalid_scope`,
-    /// `unauthorized_client` or `unsupported_grant_type`, which say the request was wrong, not the
-    /// login, and which an intermediary can forge as easily as an HTML page.
-    static let rejectingErrors: Set<String> = ["invalid_grant", "invalid_client"]
+    /// (refresh token) is dead. Anything else keeps the user in: a 5xx, a timeout, an HTML page from a
+    /// proxy, a broken body; `invalid_client`, which says the client's credentials or registration
+    /// are wrong, not the login (a fixed configuration uses the same refresh token again); and
+    /// `invalid_request`, `invalid_scope`, `unauthorized_client` or `unsupported_grant_type`, which
+    /// say the request was wrong, and which an intermediary can forge as easily as an HTML page.
+    static let rejectingErrors: Set<String> = ["invalid_grant"]
 
     static let loggedOutMeanwhile = OIDCError(.notLoggedIn, "The user was logged out while the tokens were being refreshed.")
 
@@ -167,17 +168,30 @@ extension AuthenticatedSession {
             throw error
         }
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+        // The old refresh token is spent: its replacement is saved first, durably, with the login's
+        // ID token, and only then is a new ID token verified (which may fetch the provider's keys,
+        // up to the transport's timeout) and saved in its turn. A process killed meanwhile keeps
+        // the rotated refresh token.
+        let newIDToken = answer.idToken
         var refreshed = stored
-        refreshed.tokens = stored.tokens.refreshed(with: await checkedIDToken(in: answer, for: stored, client: client))
+        var withoutIDToken = answer
+        withoutIDToken.idToken = nil
+        refreshed.tokens = stored.tokens.refreshed(with: withoutIDToken)
+        let commit = RefreshCommit.open()
+        await keep(refreshed, replacing: refreshToken)
+        commit.close()
+        if newIDToken != nil, let verified = await checkedIDToken(in: answer, for: stored, client: client).idToken {
+            refreshed.tokens.idToken = verified
+            await keepAgain(refreshed)
+        }
         logger.debug(
             "tokens refreshed",
             metadata: lineMetadata([
                 "grant_type": "refresh_token", "duration_ms": .milliseconds(since: started), "expires_at": expiry(refreshed.tokens),
                 "refresh_token_rotated": .bool(answer.refreshToken != nil && answer.refreshToken != refreshToken),
-                "id_token": .string(answer.idToken == nil ? "none" : refreshed.tokens.idToken == answer.idToken ? "verified" : "dropped"),
+                "id_token": .string(newIDToken == nil ? "none" : refreshed.tokens.idToken == newIDToken ? "verified" : "dropped"),
             ])
         )
-        await keep(refreshed, replacing: refreshToken)
         return .done(refreshed)
     }
 }

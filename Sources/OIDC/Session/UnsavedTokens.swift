@@ -86,6 +86,20 @@ extension AuthenticatedSession {
         }
     }
 
+    /// Saves `login` again, the same refresh with a verified ID token added: over the first save, or,
+    /// when the store refused that one, in its place among the tokens waiting to be saved.
+    func keepAgain(_ login: StoredLogin) async {
+        current = login
+        guard unsaved == nil else {
+            unsaved?.login = login
+            return
+        }
+        do { try await storage { try await self.store.save(login, for: self.key) } } catch {
+            // The first save holds the rotated refresh token already: only the ID token is behind.
+            logger.warning("the store refused the verified ID token; the login keeps its previous one there", metadata: lineMetadata(.failure(error)))
+        }
+    }
+
     /// Makes `login` current and saves it; when the save fails, the tokens are used anyway (the
     /// refresh token they replace is spent), ``storageProblem`` says why, and they are saved again
     /// later over the login holding `spent` only (over anything for `nil`).

@@ -75,7 +75,9 @@ struct ProfileLogin {
         transport: any HTTPTransport, clientSecretFile: String?, allowlist: HostAllowlist,
         options: AuthenticatedSession.Options = AuthenticatedSession.Options()
     ) throws -> AuthenticatedSession {
-        try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
+        // A refresh must not be cut short between the provider's answer and the save.
+        SignalShield.install()
+        return try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
             .session(store: keychain, key: self.options.key, allowlist: allowlist, options: options)
     }
 

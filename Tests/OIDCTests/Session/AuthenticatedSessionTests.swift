@@ -394,14 +394,17 @@ struct SessionLogoutRulesTests {
         }
     }
 
-    @Test("another OAuth client problem (invalid_client) logs out, like invalid_grant")
+    @Test("invalid_client says the client's configuration is wrong, not the login: the login is kept, and works once the client is right")
     func invalidClient() async throws {
         try await Outer.withFixture { fixture in
             try await fixture.logIn(expired: true)
             await fixture.provider.failNextTokenRequests(1, with: .oauthError("invalid_client", status: 401))
-            let error = await #expect(throws: OIDCError.self) { try await fixture.session().send(fixture.resource) }
+            let session = fixture.session()
+            let error = await #expect(throws: OIDCError.self) { try await session.send(fixture.resource) }
             #expect(error?.providerError?.error == "invalid_client")
-            #expect(await fixture.store.load(Outer.key) == nil)
+            #expect(error?.endsLogin == false)
+            #expect(await fixture.store.load(Outer.key) != nil)
+            #expect(try await session.send(fixture.resource).status == 200)  // the same refresh token, accepted now
         }
     }
 

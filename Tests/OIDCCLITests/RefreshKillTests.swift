@@ -1,0 +1,74 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Security review 3, M2: `oidc token` killed after the provider rotated the refresh token, while the
+/// provider's keys do not answer, must leave the rotated refresh token in the store.
+@Suite("A refresh killed while the JWKS host stalls", .timeLimit(.minutes(2)))
+struct RefreshKillTests {
+    /// A TCP listener on 127.0.0.1 that never accepts: a connection completes in the kernel's queue
+    /// and its request waits there for an answer that never comes.
+    final class Tarpit {
+        let fd: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard fd >= 0, bound == 0, listen(fd, 16) == 0 else { throw OIDCError(.invalidArgument, "The tarpit could not listen.") }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            self.fd = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        deinit { close(fd) }
+    }
+
+    @Test("oidc token --force-refresh, killed with SIGTERM while the keys stall, keeps the rotated refresh token: the next refresh works")
+    func killedWhileTheKeysStall() async throws {
+        try await withTestProvider { provider in
+            let tarpit = try Tarpit()
+            let store = TokenCommandTests.temporaryStore()
+            let keychain = try FileKeychain(directory: URL(fileURLWithPath: store))
+            let key = TokenStoreKey(service: "oidc", account: "work")
+            var stalling = provider.providerConfiguration
+            stalling.jwksURI = URL(string: "http://127.0.0.1:\(tarpit.port)/jwks")
+            let tokens = try await provider.issueTokens()
+            try await keychain.inject(tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user", provider: stalling, key: key)
+
+            let killed = try await OIDCBinary.run(
+                ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60),
+                started: { process in
+                    Thread.sleep(forTimeInterval: 3)  // the refresh has long been answered; the keys hang for 30 s
+                    process.terminate()
+                }
+            )
+            #expect(killed.status == SIGTERM, "\(killed.stderr)")
+            #expect(killed.stdout.isEmpty)
+            #expect(await provider.grantCount("refresh_token") == 1)
+            var stored = try #require(try keychain.load(key))
+            #expect(stored.tokens.refreshToken != tokens.refreshToken, "the rotated refresh token was lost")
+
+            // The keys answer again: the next refresh presents the rotated token, not the spent one.
+            stored.provider = provider.providerConfiguration
+            try keychain.save(stored, for: key)
+            let next = try await OIDCBinary.run(["token", "--store", store, "--profile", "work", "--force-refresh"])
+            #expect(next.status == 0, "\(next.stderr)")
+            #expect(await provider.grantCount("refresh_token") == 2)
+        }
+    }
+}
