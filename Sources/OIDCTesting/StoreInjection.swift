@@ -5,8 +5,8 @@ public import OIDC
 extension TokenStore {
     /// Puts `tokens` under `key`, as a completed login with `issuer` and `clientID` would have.
     /// The subject is read from the ID token's claims when not given (unverified: you made the token).
-    /// With `provider`, the login names its endpoints (``OIDC/StoredLogin/provider``), as one made by
-    /// ``OIDC/RelyingParty`` does.
+    /// With `provider`, the login names its endpoints (`StoredLogin.provider`), as one made by
+    /// `RelyingParty` does.
     @discardableResult
     public func inject(
         _ tokens: TokenSet, issuer: String, clientID: String, subject: String? = nil, provider: ProviderConfiguration? = nil,
@@ -27,7 +27,7 @@ extension TokenStore {
 extension TestProvider {
     /// Logs the provider's current user in for `clientID` without a browser and puts the real
     /// tokens into `store` under `key` (default: service `oidc`, account `clientID`). The stored
-    /// login names this provider (``providerConfiguration``) as its ``OIDC/StoredLogin/provider``.
+    /// login names this provider (``providerConfiguration``) as its `StoredLogin.provider`.
     @discardableResult
     public func logIn(
         into store: some TokenStore, key: TokenStoreKey? = nil, clientID: String = Client.default.id,

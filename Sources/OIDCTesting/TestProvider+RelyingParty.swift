@@ -4,7 +4,7 @@ public import OIDC
 
 extension TestProvider {
     /// The provider as the library configures it, without discovery: its issuer and endpoints,
-    /// public-client authentication (``OIDC/ClientAuthenticationMethod/none``), the default scopes
+    /// public-client authentication (`ClientAuthenticationMethod.none`), the default scopes
     /// `openid offline_access`, and its RFC 9207 promise.
     public var providerConfiguration: ProviderConfiguration {
         var provider = ProviderConfiguration(
@@ -27,9 +27,9 @@ extension TestProvider {
     ///
     /// - Parameters:
     ///   - client: a client registered with this provider; ``Client/default`` (public) unless given.
-    ///   - transport: sends the requests; the shared ``OIDC/NIOHTTPTransport`` by default.
+    ///   - transport: sends the requests; the shared `NIOHTTPTransport` by default.
     ///   - logger: where the relying party's parts log; `nil` logs nothing.
-    /// - Throws: what ``OIDC/RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:logger:)`` throws.
+    /// - Throws: what `RelyingParty.discover(issuer:clientID:clientSecret:preset:transport:logger:)` throws.
     public func relyingParty(
         client: Client = .default, transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
     ) async throws(OIDCError) -> RelyingParty {

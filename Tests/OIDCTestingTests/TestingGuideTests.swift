@@ -22,4 +22,22 @@ struct TestingGuideTests {
             #expect(String(decoding: body, as: UTF8.self).contains(login.subject!))
         }
     }
+
+    /// The first example of the DocC article TestingWithTestProvider, as written there.
+    @Test("a test starts logged in with the relying party's session: a 401, one refresh, 200")
+    func sessionRefreshesAfterA401() async throws {
+        try await withTestProvider { provider in
+            let store = InMemoryTokenStore()
+            let login = try await provider.logIn(into: store)
+            #expect(login.subject == "test-user")
+            let rp = try await provider.relyingParty()
+            let session = rp.session(store: store, key: TokenStoreKey(service: "oidc", account: "test-client"),
+                                     allowlist: .default(for: provider.protectedResource))
+
+            await provider.expireAccessTokens()  // the next API call gets a 401
+            let response = try await session.send(HTTPRequest(url: provider.protectedResource))
+            #expect(response.status == 200)
+            #expect(await provider.grantCount("refresh_token") == 1)
+        }
+    }
 }

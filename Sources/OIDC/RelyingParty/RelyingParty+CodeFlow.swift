@@ -2,7 +2,7 @@ public import Foundation
 
 /// The authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636, OIDC Core §3.1) for servers and
 /// apps that receive the redirect themselves: ``authorizationRequest(redirectURI:scopes:configure:)``,
-/// then ``authorizationURL(for:)`` for the browser, then ``completeLogin(callback:for:)`` with the URL
+/// then ``authorizationURL(for:)`` for the browser, then ``completeLogin(callback:for:now:)`` with the URL
 /// the browser came back to. Keep the request in between (``PendingAuthorizations`` on a server).
 extension RelyingParty {
     /// A new authorization request: fresh `state`, `nonce` and PKCE verifier (S256), this client's

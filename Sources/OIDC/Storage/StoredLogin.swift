@@ -37,7 +37,7 @@ public struct StoredLogin: Sendable, Equatable {
         self.attributes = attributes
     }
 
-    /// The login to keep after a completed login (``RelyingParty/completeLogin(callback:for:)``,
+    /// The login to keep after a completed login (``RelyingParty/completeLogin(callback:for:now:)``,
     /// ``LoopbackLogin/run(showing:)``): its tokens, the configured issuer, the client, the
     /// provider, and the subject (who is logged in) from the verified ID token, so that refreshed ID
     /// tokens can be tied to the same user later (OIDC Core §12.2).

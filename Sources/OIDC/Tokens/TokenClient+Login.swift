@@ -5,7 +5,7 @@ extension TokenClient {
     /// verifies the ID token (signature with the provider's keys; `iss`, `aud`/`azp`, `exp`, `iat`,
     /// the request's `nonce`, `at_hash` with the new access token, `auth_time` when `max_age` was
     /// sent, the `amr` the request requires, such as Schibsted's MFA) before anything is returned.
-    /// ``RelyingParty/completeLogin(callback:for:)`` does this from the callback URL.
+    /// ``RelyingParty/completeLogin(callback:for:now:)`` does this from the callback URL.
     ///
     /// - Parameters:
     ///   - response: the checked callback (``AuthorizationRequest/handleRedirect(_:)``).
