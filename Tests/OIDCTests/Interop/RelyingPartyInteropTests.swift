@@ -1,0 +1,106 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The facade against a provider we did not write: oidc-provider-mock (Flask + Authlib), started by
+/// `make test` with `--require-registration` (docs/interop.md). A confidential client registered for
+/// each test; the provider's sign-in form filled in by OIDCTesting's TestBrowser.
+@Suite(
+    "RelyingParty with oidc-provider-mock", .timeLimit(.minutes(1)),
+    .enabled(if: ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] != nil, "set OIDC_INTEROP_ISSUER (make test does)")
+)
+struct RelyingPartyInteropTests {
+    static let issuer = ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] ?? ""
+
+    /// Opens the URL in the background and signs in on the provider's form as `sub`.
+    struct FormBrowser: BrowserLauncher {
+        let sub: String
+        func open(_ url: URL) async throws(OIDCError) {
+            let browser = TestBrowser(formValues: ["sub": sub])
+            Task { _ = try await browser.open(url) }
+        }
+    }
+
+    /// A port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw OIDCError(.invalidArgument, "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A relying party of a confidential client registered for `redirectURI` (RFC 7591).
+    static func relyingParty(redirectURI: String) async throws -> RelyingParty {
+        let bare = try await RelyingParty.discover(issuer: issuer, clientID: "unregistered")
+        let endpoint = try #require(try await ProviderDiscovery(transport: bare.transport).metadata(for: issuer).registrationEndpoint)
+        let body = #"{"redirect_uris":["\#(redirectURI)"],"token_endpoint_auth_method":"client_secret_basic"}"#
+        let response = try await bare.transport.send(
+            HTTPRequest(method: "POST", url: endpoint, headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        )
+        #expect(response.status == 201)
+        let object = try StrictJSON.parseObject(response.body)
+        return try await RelyingParty.discover(
+            issuer: issuer, clientID: try #require(object["client_id"]?.stringValue),
+            clientSecret: Secret(try #require(object["client_secret"]?.stringValue))
+        )
+    }
+
+    @Test("a server's code flow: discover, request, URL, the provider's form, completeLogin(callback:), keep, session refresh")
+    func codeFlow() async throws {
+        let redirectURI = "http://127.0.0.1:8766/callback"
+        let rp = try await Self.relyingParty(redirectURI: redirectURI)
+        #expect(rp.provider.clientAuthentication == .clientSecretBasic)
+        #expect(rp.keys != nil)
+        let request = try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["email", "offline_access"])
+        #expect(request.scopes == ["openid", "email", "offline_access"])
+        // The provider's sign-in form posts to the authorization URL itself.
+        let signIn = try await rp.transport.send(
+            HTTPRequest(
+                method: "POST", url: try await rp.authorizationURL(for: request), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: Array("sub=bob%40example.com".utf8)
+            )
+        )
+        let callback = try #require(signIn.headers["Location"].flatMap(URL.init(string:)))
+        let forged = await #expect(throws: OIDCError.self) {
+            try await rp.completeLogin(callback: URL(string: redirectURI + "?code=x&state=forged")!, for: request)
+        }
+        #expect(forged?.code == .stateMismatch)
+        let login = try await rp.completeLogin(callback: callback, for: request)
+        #expect(login.idToken.claims.subject == "bob@example.com")
+        #expect(login.issuer == Self.issuer)
+
+        let store = InMemoryTokenStore()
+        let key = TokenStoreKey(service: "interop", account: "bob")
+        let userinfo = try #require(rp.provider.userinfoEndpoint)
+        let session = try await rp.keep(login, in: store, as: key, allowlist: .default(for: userinfo))
+        #expect(try await session.send(HTTPRequest(url: userinfo)).status == 200)
+        let refreshed = try await session.refreshNow()  // client_secret_basic, at the provider's token endpoint
+        #expect(refreshed.accessToken != login.tokens.accessToken)
+        #expect(try await rp.session(store: store, key: key, allowlist: .default(for: userinfo)).send(HTTPRequest(url: userinfo)).status == 200)
+    }
+
+    @Test("a loopback login: the listener on the registered port, the provider's form filled in, the ID token verified")
+    func loopbackLogin() async throws {
+        let port = try Self.freePort()
+        let rp = try await Self.relyingParty(redirectURI: "http://127.0.0.1:\(port)/callback")
+        var login = rp.loopbackLogin(scopes: ["openid", "email"])
+        login.listener = LoopbackRedirectListener.Configuration(endpoints: [try .init(parsing: "127.0.0.1:\(port)")])
+        login.browser = FormBrowser(sub: "carol@example.com")
+        login.timeout = .seconds(30)
+        let verified = try await login.run()
+        #expect(verified.idToken.claims.subject == "carol@example.com")
+        #expect(verified.clientID == rp.clientID)
+    }
+}
