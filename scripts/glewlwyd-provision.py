@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Provisions a freshly initialised glewlwyd 2.7.5 through its admin REST API; run by scripts/glewlwyd.sh.
 
-    glewlwyd-provision.py --api http://127.0.0.1:PORT/api --state DIR
+    glewlwyd-provision.py --api http://127.0.0.1:PORT/api --state DIR [--tls-dir DIR/tls]
 
 Python's standard library and the openssl CLI only. Logs in as `admin` with the password of Debian's
 database script (`password`, on a database just made by glewlwyd.sh), then:
@@ -9,6 +9,9 @@ database script (`password`, on a database just made by glewlwyd.sh), then:
   - creates the scope `api.read` and the user `alice` (password scheme) with openid and api.read;
   - creates the clients (see CLIENTS below) with their secrets and keys from DIR/secrets;
   - creates three OIDC plugin instances (see PLUGINS below), each its own issuer;
+  - with --tls-dir (glewlwyd serving HTTPS with the test CA of that directory): mTLS on every
+    issuer (certificate from the TLS session, endpoint aliases .../mtls/...) and the client
+    swift-mtls (tls_client_auth, subject CN=swift-mtls, certificate made by glewlwyd.sh);
   - changes the admin password to a random one (DIR/secrets/admin-password);
   - writes DIR/env.sh (shell export lines, also printed on stdout) and DIR/env.json.
 Secrets (one line, no newline) and private keys are made once (0600 files under DIR/secrets, 0700) and reused by later
@@ -19,6 +22,7 @@ import http.cookiejar
 import json
 import os
 import secrets
+import ssl
 import subprocess
 import sys
 import time
@@ -30,6 +34,8 @@ REDIRECT_URI = "http://127.0.0.1/callback"
 CUSTOM_SCOPE = "api.read"
 USERNAME = "alice"
 DEBIAN_ADMIN_PASSWORD = "password"  # what Debian's init SQL gives `admin`; replaced at the end
+MTLS_SUBJECT_DN = "CN=swift-mtls"  # glewlwyd compares the RFC 4514 string of the certificate's subject
+SSL_CONTEXT = None  # with --tls-dir: trusts the test CA
 
 # client_id -> settings. `secret`: a client_secret file is made; `key`: a private key (and the public
 # JWKS registered on the client).
@@ -142,7 +148,8 @@ class Admin:
 
     def __init__(self, api: str):
         self.api = api.rstrip("/")
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=SSL_CONTEXT),
+                                                  urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
     def call(self, method: str, path: str, body=None, ok=(200,)):
         data = None if body is None else json.dumps(body).encode()
@@ -199,7 +206,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--api", required=True, help="http://127.0.0.1:PORT/api")
     parser.add_argument("--state", required=True, help="the state directory (.build-glewlwyd)")
+    parser.add_argument("--tls-dir", help="ca.crt and swift-mtls.crt of glewlwyd.sh --tls")
     args = parser.parse_args()
+    global SSL_CONTEXT
+    if args.tls_dir:
+        SSL_CONTEXT = ssl.create_default_context(cafile=os.path.join(args.tls_dir, "ca.crt"))
+        CLIENTS["swift-mtls"] = dict(
+            name="Confidential client (tls_client_auth, RFC 8705)", confidential=True,
+            authorization_type=["code", "refresh_token", "client_credentials", "device_authorization"],
+            token_endpoint_auth_method=["tls_client_auth"], tls_client_auth_subject_dn=MTLS_SUBJECT_DN, env="MTLS")
     base = args.api.rstrip("/")
     origin = base[: -len("/api")] if base.endswith("/api") else base
     secret_dir = os.path.join(args.state, "secrets")
@@ -235,8 +250,8 @@ def main() -> None:
 
     # The database client backend keeps only the properties of its data-format: add the one DPoP needs.
     module = admin.call("GET", "/mod/client/database")
-    module["parameters"]["data-format"]["dpop_bound_access_tokens"] = {"multiple": False, "read": True,
-                                                                       "write": True}
+    for prop in ("dpop_bound_access_tokens", "tls_client_auth_subject_dn"):
+        module["parameters"]["data-format"][prop] = {"multiple": False, "read": True, "write": True}
     admin.call("PUT", "/mod/client/database", {k: module[k] for k in ("module", "name", "display_name",
                                                                        "order_rank", "parameters", "readonly")
                                                if k in module})
@@ -260,14 +275,18 @@ def main() -> None:
             body["client_secret"] = read_first_line(spec["secret_file"])
         if spec.get("jwks"):
             body["jwks"] = spec["jwks"]  # an object: a JSON string is dropped silently
-        if spec.get("dpop_bound_access_tokens"):
-            body["dpop_bound_access_tokens"] = spec["dpop_bound_access_tokens"]
+        for prop in ("dpop_bound_access_tokens", "tls_client_auth_subject_dn"):
+            if spec.get(prop):
+                body[prop] = spec[prop]
         admin.call("POST", "/client/", body)
 
     for name, (overrides, _) in PLUGINS.items():
         parameters = dict(BASE_PLUGIN_PARAMETERS, iss=f"{base}/{name}", key=open(paths["signing"]).read(),
                           cert=signing_public)
         parameters["device-authorization-interval"] = int(os.environ.get("GLEWLWYD_DEVICE_INTERVAL", "2"))
+        if args.tls_dir:
+            parameters.update({"client-cert-source": "TLS", "client-cert-use-endpoint-aliases": True,
+                               "client-cert-self-signed-allowed": False})
         parameters.update(overrides)
         # A POST refused with 400 can still leave the instance behind, stored but not loaded: check
         # the discovery document below rather than trusting the status alone.
@@ -277,7 +296,7 @@ def main() -> None:
         deadline = time.monotonic() + 10
         while True:
             try:
-                with urllib.request.urlopen(discovery_url, timeout=2) as response:
+                with urllib.request.urlopen(discovery_url, timeout=2, context=SSL_CONTEXT) as response:
                     if json.load(response).get("issuer") == parameters["iss"]:
                         break
             except (OSError, ValueError):
@@ -299,6 +318,8 @@ def main() -> None:
         "OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE": paths["admin"],
         "OIDC_GLEWLWYD_DPOP_KEY_FILE": paths["dpop"],
     })
+    if args.tls_dir:
+        env["OIDC_GLEWLWYD_CA_FILE"] = os.path.join(args.tls_dir, "ca.crt")
     for client_id, spec in CLIENTS.items():
         prefix = f"OIDC_GLEWLWYD_{spec['env']}_CLIENT"
         env[f"{prefix}_ID"] = client_id
@@ -308,6 +329,10 @@ def main() -> None:
             env[f"{prefix}_KEY_FILE"] = spec["key_file"]
             env[f"{prefix}_JWKS_FILE"] = spec["jwks_file"]
             env[f"{prefix}_KID"] = spec["kid"]
+        if spec.get("tls_client_auth_subject_dn"):
+            env[f"{prefix}_CERT_FILE"] = os.path.join(args.tls_dir, f"{client_id}.crt")
+            env[f"{prefix}_KEY_FILE"] = os.path.join(secret_dir, f"tls-{client_id}.key")
+            env[f"{prefix}_SUBJECT_DN"] = spec["tls_client_auth_subject_dn"]
     env["OIDC_GLEWLWYD_ENV_FILE"] = os.path.join(args.state, "env.json")
     with open(os.path.join(args.state, "env.json"), "w", encoding="utf-8") as handle:
         json.dump(env, handle, indent=1)

@@ -2,7 +2,7 @@
 # Runs Debian's glewlwyd (2.7.5, `apt-get install glewlwyd`), an independent OpenID provider for the
 # interop tests, on 127.0.0.1, configured only through its admin REST API. See docs/glewlwyd.md.
 #
-#   scripts/glewlwyd.sh start [PORT]
+#   scripts/glewlwyd.sh start [--tls] [PORT]
 #       Makes a new SQLite database from the package's schema in .build-glewlwyd/db (when run as root:
 #       owned by the system user `oidc-glewlwyd`, created if missing, which then runs glewlwyd; in
 #       /tmp/oidc-glewlwyd.* when that user cannot reach the checkout), writes glewlwyd's config
@@ -11,16 +11,20 @@
 #       three OIDC issuers, the user alice, six clients, their secrets and keys under
 #       .build-glewlwyd/secrets) and prints shell `export OIDC_GLEWLWYD_...=...` lines on stdout (also
 #       in .build-glewlwyd/env.sh and env.json): URLs, client ids and the paths of secret and key
-#       files, never a secret. Already running (and PORT, if given, the same): prints them again.
+#       files, never a secret. Already running (same mode, and PORT if given): prints them again.
+#       --tls (or GLEWLWYD_TLS=1): the whole instance serves HTTPS only (glewlwyd has no per-issuer
+#       TLS), with a test CA made here (.build-glewlwyd/tls/ca.crt, OIDC_GLEWLWYD_CA_FILE), and adds
+#       mTLS (RFC 8705): endpoint aliases .../mtls/..., the client swift-mtls (tls_client_auth) and
+#       its certificate and key.
 #   scripts/glewlwyd.sh stop
 #       Stops it (SIGTERM, then SIGKILL after 10 s) and removes its database. Keeps the secrets and
 #       keys (reused by the next start) and the log. Not running: succeeds.
 #   scripts/glewlwyd.sh status
 #       Running and answering: prints the export lines, exit 0. Otherwise says why on stderr, exit 1.
 #
-# Environment: GLEWLWYD_PORT (port), GLEWLWYD_LOG_LEVEL (default DEBUG), GLEWLWYD_DEVICE_INTERVAL
+# Environment: GLEWLWYD_PORT (port), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG), GLEWLWYD_DEVICE_INTERVAL
 # (device flow polling interval in seconds, default 2), GLEWLWYD_BIN (default: glewlwyd on PATH).
-# Files: .build-glewlwyd/{glewlwyd.pid,glewlwyd.log,port,datadir,env.sh,env.json,secrets/}.
+# Files: .build-glewlwyd/{glewlwyd.pid,glewlwyd.log,port,mode,datadir,env.sh,env.json,secrets/,tls/}.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +33,8 @@ pid_file="$state/glewlwyd.pid"
 log_file="$state/glewlwyd.log"
 port_file="$state/port"
 data_file="$state/datadir"
+mode_file="$state/mode"
+tls_dir="$state/tls"
 env_file="$state/env.sh"
 user="oidc-glewlwyd"
 start_timeout=20   # seconds, for glewlwyd to answer on its port
@@ -40,7 +46,7 @@ die() {
 }
 
 usage() {
-    echo "usage: $0 start [PORT] | stop | status" >&2
+    echo "usage: $0 start [--tls] [PORT] | stop | status" >&2
     exit 2
 }
 
@@ -86,7 +92,48 @@ running_pid() {
 
 # HTTP status of a GET on 127.0.0.1 (000 when nothing answers), within 2 s.
 http_status() {
-    curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" 2>/dev/null || true
+    local ca=()
+    [ ! -f "$tls_dir/ca.crt" ] || ca=(--cacert "$tls_dir/ca.crt")
+    curl -s -o /dev/null -w '%{http_code}' --max-time 2 "${ca[@]}" "$1" 2>/dev/null || true
+}
+
+# origin of the running (or starting) instance: http or https on 127.0.0.1:PORT
+origin() {
+    if [ "$(cat "$mode_file" 2>/dev/null)" = tls ]; then echo "https://127.0.0.1:$1"; else echo "http://127.0.0.1:$1"; fi
+}
+
+# The test CA, glewlwyd's server certificate and the swift-mtls client certificate (EC P-256), made
+# once with openssl and remade when one expires within a day. Keys in secrets/ (0600), certificates
+# in tls/.
+make_tls() {
+    local secrets="$state/secrets" days=825
+    mkdir -p "$tls_dir" "$secrets"
+    chmod 700 "$secrets"
+    if ! [ -s "$secrets/tls-ca.key" ] || ! openssl x509 -checkend 86400 -noout -in "$tls_dir/ca.crt" >/dev/null 2>&1; then
+        (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "$days" \
+            -keyout "$secrets/tls-ca.key" -out "$tls_dir/ca.crt" -subj "/CN=swift-oidc glewlwyd test CA" \
+            -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" >/dev/null 2>&1) ||
+            die "openssl could not make the test CA"
+        rm -f "$tls_dir/server.crt" "$tls_dir/swift-mtls.crt"
+    fi
+    local name subject ext
+    for name in server swift-mtls; do
+        if [ -s "$secrets/tls-$name.key" ] && openssl x509 -checkend 86400 -noout -in "$tls_dir/$name.crt" >/dev/null 2>&1; then
+            continue
+        fi
+        if [ "$name" = server ]; then
+            subject="/CN=127.0.0.1"
+            ext=(-addext "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost" -addext "extendedKeyUsage=serverAuth")
+        else
+            subject="/CN=swift-mtls"
+            ext=(-addext "extendedKeyUsage=clientAuth")
+        fi
+        (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "$days" \
+            -CA "$tls_dir/ca.crt" -CAkey "$secrets/tls-ca.key" -keyout "$secrets/tls-$name.key" \
+            -out "$tls_dir/$name.crt" -subj "$subject" -addext "basicConstraints=CA:FALSE" "${ext[@]}" >/dev/null 2>&1) ||
+            die "openssl could not make the $name certificate (OpenSSL 3 needed for req -CA)"
+    done
+    chmod 644 "$tls_dir"/*.crt
 }
 
 free_port() {
@@ -131,13 +178,20 @@ make_data_dir() {
 }
 
 write_config() {
-    local data=$1 port=$2
-    # No use_secure_connection line at all: glewlwyd 2.7.5 then wants the key files even when it is false.
+    local data=$1 port=$2 scheme=http tls=""
+    if [ "$(cat "$mode_file" 2>/dev/null)" = tls ]; then
+        scheme=https
+        tls="use_secure_connection=true
+secure_connection_key_file=\"$data/server.key\"
+secure_connection_pem_file=\"$data/server.crt\"
+secure_connection_ca_file=\"$data/ca.crt\""
+    fi
+    # No use_secure_connection line in HTTP mode: glewlwyd 2.7.5 wants the key files even when it is false.
     cat >"$data/glewlwyd.conf" <<EOF
 # Written by scripts/glewlwyd.sh; regenerated at each start.
 port=$port
 bind_address="127.0.0.1"
-external_url="http://127.0.0.1:$port"
+external_url="$scheme://127.0.0.1:$port"
 login_url="login.html"
 api_prefix="api"
 allow_origin="*"
@@ -161,6 +215,7 @@ client_module_path="/usr/lib/glewlwyd/client"
 user_auth_scheme_module_path="/usr/lib/glewlwyd/scheme"
 plugin_module_path="/usr/lib/glewlwyd/plugin"
 hash_algorithm="SHA512"
+$tls
 database =
 {
   type = "sqlite3"
@@ -222,12 +277,21 @@ cleanup() {
         case "$data" in "$state"/db | /tmp/oidc-glewlwyd.*) rm -rf "$data" ;; esac
     fi
     rm -rf "$state/db"
-    rm -f "$pid_file" "$port_file" "$data_file" "$env_file" "$state/env.json"
+    rm -f "$pid_file" "$port_file" "$data_file" "$env_file" "$state/env.json" "$mode_file"
 }
 
 cmd_start() {
-    [ $# -le 1 ] || usage
-    local wanted=${1:-${GLEWLWYD_PORT:-}}
+    local mode=http wanted=""
+    [ "${GLEWLWYD_TLS:-}" != 1 ] || mode=tls
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --tls) mode=tls ;;
+            -*) usage ;;
+            *) [ -z "$wanted" ] || usage; wanted=$1 ;;
+        esac
+        shift
+    done
+    wanted=${wanted:-${GLEWLWYD_PORT:-}}
     [ -z "$wanted" ] || check_port "$wanted"
     local pid port
     if pid=$(running_pid); then
@@ -235,7 +299,10 @@ cmd_start() {
         if [ -n "$wanted" ] && [ "$wanted" != "$port" ]; then
             die "already running (PID $pid) on port $port; run '$0 stop' first"
         fi
-        if [ -s "$env_file" ] && [ "$(http_status "http://127.0.0.1:$port/api/oidc/.well-known/openid-configuration")" = 200 ]; then
+        if [ "$(cat "$mode_file" 2>/dev/null || echo http)" != "$mode" ]; then
+            die "already running (PID $pid) in $(cat "$mode_file" 2>/dev/null || echo http) mode, not $mode; run '$0 stop' first"
+        fi
+        if [ -s "$env_file" ] && [ "$(http_status "$(origin "$port")/api/oidc/.well-known/openid-configuration")" = 200 ]; then
             cat "$env_file"
             return 0
         fi
@@ -250,8 +317,15 @@ cmd_start() {
     command -v curl >/dev/null 2>&1 || die "curl not found (Debian: apt-get install curl)"
     command -v openssl >/dev/null 2>&1 || die "openssl not found (Debian: apt-get install openssl)"
     mkdir -p "$state"
+    echo "$mode" >"$mode_file"
     data=$(make_data_dir)
     schema | as_owner sqlite3 "$data/glewlwyd.db" >/dev/null || die "could not make $data/glewlwyd.db"
+    if [ "$mode" = tls ]; then
+        make_tls
+        cp "$tls_dir/server.crt" "$tls_dir/ca.crt" "$data/"
+        (umask 077 && cp "$state/secrets/tls-server.key" "$data/server.key")
+        [ "$(id -u)" -ne 0 ] || chown "$user" "$data/server.key" "$data/server.crt" "$data/ca.crt"
+    fi
 
     # Stops what this start began if it fails half-way or is interrupted.
     trap 'if [ -n "${pid:-}" ]; then stop_pid "$pid" || true; fi; cleanup' EXIT
@@ -270,7 +344,7 @@ cmd_start() {
         local deadline=$((SECONDS + start_timeout)) up=""
         while [ "$SECONDS" -lt "$deadline" ]; do
             kill -0 "$pid" 2>/dev/null || break
-            if [ "$(http_status "http://127.0.0.1:$port/config")" = 200 ]; then
+            if [ "$(http_status "$(origin "$port")/config")" = 200 ]; then
                 up=1
                 break
             fi
@@ -294,14 +368,16 @@ cmd_start() {
     fi
     echo "$port" >"$port_file"
 
+    local tls_args=()
+    [ "$mode" != tls ] || tls_args=(--tls-dir "$tls_dir")
     if ! GLEWLWYD_DEVICE_INTERVAL=${GLEWLWYD_DEVICE_INTERVAL:-2} \
-        python3 "$root/scripts/glewlwyd-provision.py" --api "http://127.0.0.1:$port/api" --state "$state" >/dev/null; then
+        python3 "$root/scripts/glewlwyd-provision.py" --api "$(origin "$port")/api" --state "$state" "${tls_args[@]}" >/dev/null; then
         echo "glewlwyd: provisioning failed; the end of $log_file:" >&2
         tail -n 20 "$log_file" >&2 || true
         exit 1
     fi
     trap - EXIT INT TERM
-    echo "glewlwyd: running (PID $pid) on 127.0.0.1:$port, started and provisioned in $((SECONDS - started)) s" >&2
+    echo "glewlwyd: running (PID $pid) on $(origin "$port"), started and provisioned in $((SECONDS - started)) s" >&2
     cat "$env_file"
 }
 
@@ -323,8 +399,8 @@ cmd_status() {
     pid=$(running_pid) || die "not running"
     port=$(cat "$port_file" 2>/dev/null || true)
     [ -n "$port" ] || die "running (PID $pid) but $port_file is missing"
-    [ "$(http_status "http://127.0.0.1:$port/api/oidc/.well-known/openid-configuration")" = 200 ] ||
-        die "running (PID $pid) but http://127.0.0.1:$port/api/oidc/.well-known/openid-configuration does not answer 200"
+    [ "$(http_status "$(origin "$port")/api/oidc/.well-known/openid-configuration")" = 200 ] ||
+        die "running (PID $pid) but $(origin "$port")/api/oidc/.well-known/openid-configuration does not answer 200"
     [ -s "$env_file" ] || die "running (PID $pid) but not provisioned ($env_file is missing)"
     cat "$env_file"
 }
@@ -336,6 +412,6 @@ case "$command" in
     start) cmd_start "$@" ;;
     stop) cmd_stop "$@" ;;
     status) cmd_status "$@" ;;
-    -h | --help | help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h | --help | help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) usage ;;
 esac
