@@ -17,6 +17,7 @@ Options:
     --grant "SCOPES"        scopes the user grants (default: all that the request asks for)
     --issuer URL            issuer of the plugin (device only; default $OIDC_GLEWLWYD_ISSUER)
     --timeout SECONDS       per HTTP request (default 10)
+    --cafile FILE           CA to trust for https:// (default $OIDC_GLEWLWYD_CA_FILE: glewlwyd.sh --tls)
 
 The REST calls, as glewlwyd's login page makes them:
   1. GET the verification URI (PLUGIN/device?code=USER_CODE) or the authorization URL, without
@@ -31,6 +32,7 @@ import argparse
 import http.cookiejar
 import json
 import os
+import ssl
 import sys
 import urllib.error
 import urllib.parse
@@ -52,9 +54,11 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 class Browser:
     """A cookie jar and no automatic redirects: each 302 is looked at."""
 
-    def __init__(self, timeout: float):
+    def __init__(self, timeout: float, cafile=None):
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+        context = ssl.create_default_context(cafile=cafile) if cafile else None
+        self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
+                                                  urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
                                                   NoRedirect())
 
     def request(self, method: str, url: str, body=None):
@@ -117,7 +121,7 @@ def log_in_and_grant(browser: Browser, api: str, args, params: dict) -> None:
 
 
 def cmd_device(args, defaults: dict) -> None:
-    browser = Browser(args.timeout)
+    browser = Browser(args.timeout, args.cafile)
     if args.code.startswith(("http://", "https://")):
         url = args.code
     else:
@@ -145,7 +149,7 @@ def cmd_device(args, defaults: dict) -> None:
 
 
 def cmd_authorize(args, defaults: dict) -> None:
-    browser = Browser(args.timeout)
+    browser = Browser(args.timeout, args.cafile)
     api = api_of(args.url)
     status, location, text = browser.request("GET", args.url)
     if status != 302 or not location:
@@ -178,6 +182,7 @@ def main() -> None:
         "OIDC_GLEWLWYD_PASSWORD_FILE", os.path.join(ROOT, ".build-glewlwyd", "secrets", "alice-password")))
     common.add_argument("--grant")
     common.add_argument("--timeout", type=float, default=10.0)
+    common.add_argument("--cafile", default=defaults.get("OIDC_GLEWLWYD_CA_FILE"))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     device = commands.add_parser("device", parents=[common])

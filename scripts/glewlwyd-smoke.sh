@@ -2,9 +2,10 @@
 # Proves, with curl and python3 only, each grant the interop tests need against glewlwyd 2.7.5 on
 # 127.0.0.1. See docs/glewlwyd.md.
 #
-#   scripts/glewlwyd-smoke.sh
-#       Uses the provider of scripts/glewlwyd.sh if it runs, else starts it (and stops it at the end,
-#       unless GLEWLWYD_SMOKE_KEEP=1). Each step prints PASS, FAIL, or INFO (what glewlwyd does not
+#   scripts/glewlwyd-smoke.sh [--tls]
+#       Uses the provider of scripts/glewlwyd.sh if it runs, else starts it (with --tls or
+#       GLEWLWYD_TLS=1: in its HTTPS mode, which adds the mTLS step) and stops it at the end, unless
+#       GLEWLWYD_SMOKE_KEEP=1. Each step prints PASS, FAIL, or INFO (what glewlwyd does not
 #       support, said without failing); the last line is "N passed, N failed". Exit status 1 on any
 #       FAIL. Every request has a 10 s limit, every loop a bound; only 127.0.0.1 is contacted.
 #
@@ -13,7 +14,8 @@
 # client_secret_basic and client_secret_post; private_key_jwt (which `aud` is accepted);
 # client_secret_jwt; introspection and revocation; DPoP with the use_dpop_nonce round trip, a
 # DPoP-bound client, and DPoP at the userinfo endpoint; PAR (201 + request_uri, then the code);
-# token exchange (RFC 8693) and mTLS (RFC 8705), which are reported, not run.
+# mTLS (RFC 8705, HTTPS mode only: tls_client_auth and certificate-bound tokens); token exchange
+# (RFC 8693), which glewlwyd 2.7.5 lacks, is reported as INFO.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,13 @@ jose="python3 $root/scripts/glewlwyd-jose.py"
 agent="python3 $root/scripts/glewlwyd-agent.py"
 tmp=$(mktemp -d /tmp/glewlwyd-smoke.XXXXXX)
 started_here=""
+start_args=()
+case "${1:-}" in
+    --tls) start_args=(--tls) ;;
+    "") [ "${GLEWLWYD_TLS:-}" != 1 ] || start_args=(--tls) ;;
+    *) echo "usage: $0 [--tls]" >&2; exit 2 ;;
+esac
+curl_tls=()
 passed=0
 failed=0
 
@@ -42,8 +51,8 @@ note() { echo "      $*"; }
 req() {
     local method=$1 url=$2
     shift 2
-    case "$url" in http://127.0.0.1:*) ;; *) echo "smoke: refusing non-loopback URL $url" >&2; return 1 ;; esac
-    curl -sS --max-time 10 -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "$url" "$@" || true
+    case "$url" in http://127.0.0.1:* | https://127.0.0.1:*) ;; *) echo "smoke: refusing non-loopback URL $url" >&2; return 1 ;; esac
+    curl -sS --max-time 10 "${curl_tls[@]}" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "$url" "$@" || true
 }
 # jget FILE KEY...: the value of a JSON member (nested keys allowed; lists joined by spaces), or empty.
 jget() {
@@ -73,11 +82,12 @@ print(q.get(sys.argv[2], [""])[0])' "$1" "$2"; }
 
 # --- the provider ---
 if ! "$root/scripts/glewlwyd.sh" status >"$tmp/env.sh" 2>/dev/null; then
-    "$root/scripts/glewlwyd.sh" start >"$tmp/env.sh"
+    "$root/scripts/glewlwyd.sh" start "${start_args[@]}" >"$tmp/env.sh"
     started_here=1
 fi
 # shellcheck disable=SC1091
 . "$tmp/env.sh"
+[ -z "${OIDC_GLEWLWYD_CA_FILE:-}" ] || curl_tls=(--cacert "$OIDC_GLEWLWYD_CA_FILE")
 iss=$OIDC_GLEWLWYD_ISSUER
 token_endpoint="$iss/token"
 secret() { head -n 1 "$1"; }
@@ -352,11 +362,51 @@ step_par() {
 }
 if step_par; then pass "PAR (RFC 9126): 201 + request_uri, then the code; the PAR-only issuer refuses plain requests"; else fail "PAR"; fi
 
-# --- 10. what glewlwyd 2.7.5 does not do ---
+# --- 10. mTLS (HTTPS mode) ---
+step_mtls() {
+    local id=$OIDC_GLEWLWYD_MTLS_CLIENT_ID cert=$OIDC_GLEWLWYD_MTLS_CLIENT_CERT_FILE key=$OIDC_GLEWLWYD_MTLS_CLIENT_KEY_FILE
+    local alias status token x5t pair verifier challenge url redirect code
+    alias=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["mtls_endpoint_aliases"]["token_endpoint"])' "$tmp/discovery.json") ||
+        { note "no mtls_endpoint_aliases.token_endpoint"; return 1; }
+    status=$(req POST "$alias" --cert "$cert" --key "$key" -d grant_type=client_credentials -d "client_id=$id" -d "scope=$OIDC_GLEWLWYD_SCOPE")
+    note "client credentials at $alias with the certificate: HTTP $status"
+    [ "$status" = 200 ] || { note "$(body)"; return 1; }
+    token=$(jget "$tmp/body" access_token)
+    x5t=$(openssl x509 -in "$cert" -outform DER | openssl dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '=')
+    note "cnf: $(claims "$token" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("cnf"))') (certificate thumbprint: $x5t)"
+    claims "$token" | grep -q "\"x5t#S256\": \"$x5t\"" || return 1
+    status=$(req POST "$alias" -d grant_type=client_credentials -d "client_id=$id" -d "scope=$OIDC_GLEWLWYD_SCOPE")
+    note "same request without a certificate: HTTP $status"
+    [ "$status" != 200 ] || return 1
+    status=$(req POST "$token_endpoint" --cert "$cert" --key "$key" -d grant_type=client_credentials -d "client_id=$id" -d "scope=$OIDC_GLEWLWYD_SCOPE")
+    note "with the certificate at the plain token endpoint $token_endpoint: HTTP $status"
+    status=$(req POST "${alias%/token}/introspect" --cert "$cert" --key "$key" -d "client_id=$id" -d "token=$token")
+    note "introspection at the mtls alias: HTTP $status active=$(jget "$tmp/body" active) cnf=$(jget "$tmp/body" cnf)"
+    pair=$(pkce_pair)
+    verifier=${pair% *}
+    challenge=${pair#* }
+    url="$iss/auth?response_type=code&client_id=$id&redirect_uri=$(urlencode "$OIDC_GLEWLWYD_REDIRECT_URI")&scope=openid&state=m1&nonce=m2&code_challenge=$challenge&code_challenge_method=S256"
+    redirect=$($agent authorize "$url") || { note "agent: $redirect"; return 1; }
+    status=$(req POST "$alias" --cert "$cert" --key "$key" -d grant_type=authorization_code -d "client_id=$id" \
+        --data-urlencode "redirect_uri=$OIDC_GLEWLWYD_REDIRECT_URI" -d "code=$(query_param "$redirect" code)" -d "code_verifier=$verifier")
+    note "code exchange at the mtls alias: HTTP $status"
+    [ "$status" = 200 ] || return 1
+    token=$(jget "$tmp/body" access_token)
+    status=$(req GET "$iss/userinfo" --cert "$cert" --key "$key" -H "Authorization: Bearer $token")
+    note "userinfo with the certificate-bound token, with the certificate: HTTP $status"
+    status=$(req GET "$iss/userinfo" -H "Authorization: Bearer $token")
+    note "userinfo with the certificate-bound token, without the certificate: HTTP $status"
+}
+if [ -n "${OIDC_GLEWLWYD_MTLS_CLIENT_ID:-}" ]; then
+    if step_mtls; then pass "mTLS (RFC 8705): tls_client_auth at the mtls_endpoint_aliases, certificate-bound tokens (cnf.x5t#S256)"; else fail "mTLS"; fi
+else
+    info "mTLS (RFC 8705): not run; the provider runs plain HTTP (run scripts/glewlwyd-smoke.sh --tls)"
+fi
+
+# --- 11. what glewlwyd 2.7.5 does not do ---
 status=$(req POST "$token_endpoint" -u "$conf_id:$conf_secret" -d grant_type=urn:ietf:params:oauth:grant-type:token-exchange \
     -d subject_token=x -d subject_token_type=urn:ietf:params:oauth:token-type:access_token)
 info "token exchange (RFC 8693): not in glewlwyd 2.7.5 (grant_types_supported: $(jget "$tmp/discovery.json" grant_types_supported)); POST grant_type=...token-exchange: HTTP $status body='$(body)'"
-info "mTLS (RFC 8705): not run; glewlwyd serves TLS only for the whole instance (use_secure_connection), see docs/glewlwyd.md"
 
 echo "glewlwyd smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
