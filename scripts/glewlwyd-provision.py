@@ -5,7 +5,8 @@
 
 Python's standard library and the openssl CLI only. Logs in as `admin` with the password of Debian's
 database script (`password`, on a database just made by glewlwyd.sh), then:
-  - adds the client property dpop_bound_access_tokens to the database client backend;
+  - adds the client properties dpop_bound_access_tokens and tls_client_auth_subject_dn to the
+    database client backend's data format (it drops properties it does not list);
   - creates the scope `api.read` and the user `alice` (password scheme) with openid and api.read;
   - creates the clients (see CLIENTS below) with their secrets and keys from DIR/secrets;
   - creates three OIDC plugin instances (see PLUGINS below), each its own issuer;
@@ -14,8 +15,8 @@ database script (`password`, on a database just made by glewlwyd.sh), then:
     swift-mtls (tls_client_auth, subject CN=swift-mtls, certificate made by glewlwyd.sh);
   - changes the admin password to a random one (DIR/secrets/admin-password);
   - writes DIR/env.sh (shell export lines, also printed on stdout) and DIR/env.json.
-Secrets (one line, no newline) and private keys are made once (0600 files under DIR/secrets, 0700) and reused by later
-starts. Nothing secret is printed: only paths. See docs/glewlwyd.md.
+Secrets (one line, no newline) and private keys are made once (0600 files under DIR/secrets, 0700)
+and reused by later starts. Nothing secret is printed: only paths. See docs/glewlwyd.md.
 """
 import argparse
 import http.cookiejar

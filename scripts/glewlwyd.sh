@@ -22,8 +22,9 @@
 #   scripts/glewlwyd.sh status
 #       Running and answering: prints the export lines, exit 0. Otherwise says why on stderr, exit 1.
 #
-# Environment: GLEWLWYD_PORT (port), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG), GLEWLWYD_DEVICE_INTERVAL
-# (device flow polling interval in seconds, default 2), GLEWLWYD_BIN (default: glewlwyd on PATH).
+# Environment: GLEWLWYD_PORT (port), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG),
+# GLEWLWYD_DEVICE_INTERVAL (device flow polling interval in seconds, default 2), GLEWLWYD_BIN
+# (default: glewlwyd on PATH).
 # Files: .build-glewlwyd/{glewlwyd.pid,glewlwyd.log,port,mode,datadir,env.sh,env.json,secrets/,tls/}.
 set -euo pipefail
 
@@ -412,6 +413,6 @@ case "$command" in
     start) cmd_start "$@" ;;
     stop) cmd_stop "$@" ;;
     status) cmd_status "$@" ;;
-    -h | --help | help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
     *) usage ;;
 esac
