@@ -45,6 +45,11 @@ trap 'exit 130' INT TERM
 pass() { passed=$((passed + 1)); echo "PASS  $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL  $*"; }
 info() { echo "INFO  $*"; }
+# run_step FUNCTION LABEL: PASS or FAIL with the step's duration.
+run_step() {
+    local began=$SECONDS
+    if "$1"; then pass "$2 ($((SECONDS - began)) s)"; else fail "$2 ($((SECONDS - began)) s)"; fi
+}
 note() { echo "      $*"; }
 
 # req METHOD URL [CURL-ARGS...]: the status on stdout; body in $tmp/body, headers in $tmp/headers.
@@ -97,21 +102,25 @@ echo "glewlwyd at $OIDC_GLEWLWYD_ORIGIN, issuer $iss"
 
 # --- 1. discovery ---
 step_discovery() {
-    local status member value
+    local status
     status=$(req GET "$iss/.well-known/openid-configuration")
     cp "$tmp/body" "$tmp/discovery.json"
     [ "$status" = 200 ] || { note "HTTP $status"; return 1; }
-    for member in issuer authorization_endpoint token_endpoint userinfo_endpoint jwks_uri \
-        device_authorization_endpoint introspection_endpoint revocation_endpoint \
-        pushed_authorization_request_endpoint require_pushed_authorization_requests \
-        dpop_signing_alg_values_supported token_endpoint_auth_methods_supported \
-        token_endpoint_auth_signing_alg_values_supported introspection_endpoint_auth_methods_supported \
-        revocation_endpoint_auth_methods_supported grant_types_supported response_types_supported \
-        code_challenge_methods_supported authorization_response_iss_parameter_supported \
-        mtls_endpoint_aliases tls_client_certificate_bound_access_tokens; do
-        value=$(jget "$tmp/discovery.json" "$member")
-        note "$(printf '%-48s %s' "$member" "${value:-(absent)}")"
-    done
+    python3 - "$tmp/discovery.json" <<'PY'
+import json, sys
+document = json.load(open(sys.argv[1]))
+for member in ("issuer authorization_endpoint token_endpoint userinfo_endpoint jwks_uri "
+               "device_authorization_endpoint introspection_endpoint revocation_endpoint "
+               "pushed_authorization_request_endpoint require_pushed_authorization_requests "
+               "dpop_signing_alg_values_supported token_endpoint_auth_methods_supported "
+               "token_endpoint_auth_signing_alg_values_supported introspection_endpoint_auth_methods_supported "
+               "revocation_endpoint_auth_methods_supported grant_types_supported response_types_supported "
+               "code_challenge_methods_supported authorization_response_iss_parameter_supported "
+               "mtls_endpoint_aliases tls_client_certificate_bound_access_tokens").split():
+    value = document.get(member, "(absent)")
+    text = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value) if isinstance(value, (dict, bool)) else value
+    print(f"      {member:<48} {text}")
+PY
     [ "$(jget "$tmp/discovery.json" issuer)" = "$iss" ] || { note "issuer differs from $iss"; return 1; }
     [ "$(jget "$tmp/discovery.json" token_endpoint)" = "$token_endpoint" ] || return 1
     [ -n "$(jget "$tmp/discovery.json" device_authorization_endpoint)" ] || return 1
@@ -121,7 +130,7 @@ step_discovery() {
     note "oidc-par: require_pushed_authorization_requests = $(jget "$tmp/body" require_pushed_authorization_requests)"
     [ "$(jget "$tmp/body" require_pushed_authorization_requests)" = true ] || return 1
 }
-if step_discovery; then pass "discovery document ($iss/.well-known/openid-configuration)"; else fail "discovery document"; fi
+run_step step_discovery "discovery document ($iss/.well-known/openid-configuration)"
 
 # --- 2. device flow ---
 step_device() {
@@ -169,7 +178,7 @@ step_device() {
     status=$(poll)
     note "poll after the tokens: HTTP $status error=$(jget "$tmp/body" error)"
 }
-if step_device; then pass "device flow (RFC 8628): authorization_pending, slow_down, approval, tokens"; else fail "device flow"; fi
+run_step step_device "device flow (RFC 8628): authorization_pending, slow_down, approval, tokens"
 
 # --- 3. authorization code + PKCE, refresh ---
 step_code() {
@@ -199,7 +208,7 @@ step_code() {
     redirect=$($agent authorize "$url") && { note "scope openid without nonce gave a code"; return 1; }
     note "scope openid without nonce: $redirect"
 }
-if step_code; then pass "authorization code + PKCE (S256) with the public client, refresh_token"; else fail "authorization code + PKCE"; fi
+run_step step_code "authorization code + PKCE (S256) with the public client, refresh_token"
 
 # --- 4. client credentials, client_secret_basic and client_secret_post ---
 step_client_secret() {
@@ -217,7 +226,7 @@ step_client_secret() {
     status=$(req POST "$token_endpoint" -u "$conf_id:$conf_secret" -d grant_type=client_credentials)
     note "no scope: HTTP $status body='$(body)'"
 }
-if step_client_secret; then pass "client credentials with client_secret_basic and client_secret_post"; else fail "client credentials with client_secret"; fi
+run_step step_client_secret "client credentials with client_secret_basic and client_secret_post"
 
 # --- 5. private_key_jwt ---
 step_private_key_jwt() {
@@ -236,7 +245,7 @@ step_private_key_jwt() {
     note "no kid in the header: HTTP $status"
     [ -n "$ok" ]
 }
-if step_private_key_jwt; then pass "client credentials with private_key_jwt (RS256, aud = token endpoint URL)"; else fail "client credentials with private_key_jwt"; fi
+run_step step_private_key_jwt "client credentials with private_key_jwt (RS256, aud = token endpoint URL)"
 
 # --- 6. client_secret_jwt ---
 step_client_secret_jwt() {
@@ -247,7 +256,7 @@ step_client_secret_jwt() {
     note "HS256, aud=$token_endpoint: HTTP $status"
     [ "$status" = 200 ]
 }
-if step_client_secret_jwt; then pass "client credentials with client_secret_jwt (HS256)"; else fail "client credentials with client_secret_jwt"; fi
+run_step step_client_secret_jwt "client credentials with client_secret_jwt (HS256)"
 
 # --- 7. introspection and revocation ---
 step_introspection() {
@@ -276,7 +285,7 @@ step_introspection() {
     note "introspect after revoke: HTTP $status $(body)"
     [ "$(jget "$tmp/body" active)" = false ]
 }
-if step_introspection; then pass "token introspection (RFC 7662) and revocation (RFC 7009)"; else fail "token introspection / revocation"; fi
+run_step step_introspection "token introspection (RFC 7662) and revocation (RFC 7009)"
 
 # --- 8. DPoP ---
 step_dpop() {
@@ -301,7 +310,7 @@ step_dpop() {
     status=$(req POST "$iss/introspect" -u "$id:$dsecret" -d "token=$token")
     note "introspection by $id: token_type=$(jget "$tmp/body" token_type) cnf=$(jget "$tmp/body" cnf)"
 }
-if step_dpop; then pass "DPoP (RFC 9449) token request with the use_dpop_nonce round trip, DPoP-bound client"; else fail "DPoP token request"; fi
+run_step step_dpop "DPoP (RFC 9449) token request with the use_dpop_nonce round trip, DPoP-bound client"
 
 step_dpop_userinfo() {
     local key=$OIDC_GLEWLWYD_DPOP_KEY_FILE pair verifier challenge url redirect code status nonce token
@@ -331,7 +340,7 @@ step_dpop_userinfo() {
     status=$(req GET "$iss/userinfo" -H "Authorization: Bearer $token")
     note "userinfo with the DPoP token as a Bearer token: HTTP $status"
 }
-if step_dpop_userinfo; then pass "DPoP with code + PKCE (public client) and at the userinfo endpoint (ath, resource nonce)"; else fail "DPoP code flow / userinfo"; fi
+run_step step_dpop_userinfo "DPoP with code + PKCE (public client) and at the userinfo endpoint (ath, resource nonce)"
 
 # --- 9. PAR ---
 step_par() {
@@ -360,7 +369,7 @@ step_par() {
     note "oidc-par without PAR: HTTP $status Location: $(header Location)"
     [ "$status" != 200 ] && ! header Location | grep -q 'login.html'
 }
-if step_par; then pass "PAR (RFC 9126): 201 + request_uri, then the code; the PAR-only issuer refuses plain requests"; else fail "PAR"; fi
+run_step step_par "PAR (RFC 9126): 201 + request_uri, then the code; the PAR-only issuer refuses plain requests"
 
 # --- 10. mTLS (HTTPS mode) ---
 step_mtls() {
@@ -398,7 +407,7 @@ step_mtls() {
     note "userinfo with the certificate-bound token, without the certificate: HTTP $status"
 }
 if [ -n "${OIDC_GLEWLWYD_MTLS_CLIENT_ID:-}" ]; then
-    if step_mtls; then pass "mTLS (RFC 8705): tls_client_auth at the mtls_endpoint_aliases, certificate-bound tokens (cnf.x5t#S256)"; else fail "mTLS"; fi
+    run_step step_mtls "mTLS (RFC 8705): tls_client_auth at the mtls_endpoint_aliases, certificate-bound tokens (cnf.x5t#S256)"
 else
     info "mTLS (RFC 8705): not run; the provider runs plain HTTP (run scripts/glewlwyd-smoke.sh --tls)"
 fi
