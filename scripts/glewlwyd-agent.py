@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Test user agent for glewlwyd 2.7.5: does what a person does in glewlwyd's login web app, through the
+same REST calls that app makes (webapp/login.js), with python3's standard library only.
+
+    glewlwyd-agent.py device USER_CODE | VERIFICATION_URI_COMPLETE [--issuer URL] [options]
+        Approves a device authorization (RFC 8628): logs in, grants the scopes the device asked for
+        to its client, and completes the verification, so that the device polling the token endpoint
+        gets its tokens. Prints {"client_id": ..., "scope": ..., "result": "deviceComplete"}.
+    glewlwyd-agent.py authorize AUTHORIZATION_URL [options]
+        Completes an authorization request (plain or PAR, request_uri=...): logs in, grants the
+        scopes, and prints the redirect to the client's redirect_uri (with code=..., state=..., iss=...,
+        or error=...) on stdout. Exit status 0 when it carries a code, 3 when it carries an error.
+
+Options:
+    --username NAME         default $OIDC_GLEWLWYD_USERNAME, else alice
+    --password-file FILE    default $OIDC_GLEWLWYD_PASSWORD_FILE, else .build-glewlwyd/secrets/alice-password
+    --grant "SCOPES"        scopes the user grants (default: all that the request asks for)
+    --issuer URL            issuer of the plugin (device only; default $OIDC_GLEWLWYD_ISSUER)
+    --timeout SECONDS       per HTTP request (default 10)
+    --cafile FILE           CA to trust for https:// (default $OIDC_GLEWLWYD_CA_FILE: glewlwyd.sh --tls)
+
+The REST calls, as glewlwyd's login page makes them:
+  1. GET the verification URI (PLUGIN/device?code=USER_CODE) or the authorization URL, without
+     following redirects: glewlwyd answers 302 to login.html?client_id=...&scope=...&callback_url=...
+  2. POST API/auth/ {"username", "password"}: the session cookie (password scheme).
+  3. PUT API/auth/grant/CLIENT_ID {"scope": "space separated"}: the consent.
+  4. GET callback_url + "&g_continue": 302 to login.html?...&prompt=deviceComplete (device), or to the
+     client's redirect_uri with the code (authorization).
+Everything stays on the URLs given (127.0.0.1); nothing is sent elsewhere.
+"""
+import argparse
+import http.cookiejar
+import json
+import os
+import ssl
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def die(message: str, status: int = 1) -> None:
+    print(f"glewlwyd-agent: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+class Browser:
+    """A cookie jar and no automatic redirects: each 302 is looked at."""
+
+    def __init__(self, timeout: float, cafile=None):
+        self.timeout = timeout
+        context = ssl.create_default_context(cafile=cafile) if cafile else None
+        self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
+                                                  urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+                                                  NoRedirect())
+
+    def request(self, method: str, url: str, body=None):
+        """(status, Location header or None, body text)."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with self.opener.open(request, timeout=self.timeout) as response:
+                return response.status, response.headers.get("Location"), response.read().decode(errors="replace")
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("Location"), error.read().decode(errors="replace")
+        except OSError as error:
+            die(f"{method} {url}: {error}")
+
+
+def env_defaults() -> dict:
+    """$OIDC_GLEWLWYD_* from the environment, else from .build-glewlwyd/env.json."""
+    values = {}
+    path = os.environ.get("OIDC_GLEWLWYD_ENV_FILE") or os.path.join(ROOT, ".build-glewlwyd", "env.json")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as handle:
+            values.update(json.load(handle))
+    values.update({k: v for k, v in os.environ.items() if k.startswith("OIDC_GLEWLWYD_")})
+    return values
+
+
+def api_of(url: str) -> str:
+    """http://127.0.0.1:PORT/api of any URL under it (glewlwyd's api_prefix is `api`)."""
+    parts = urllib.parse.urlsplit(url)
+    segments = parts.path.split("/")
+    if "api" not in segments:
+        die(f"{url} is not under glewlwyd's /api prefix")
+    path = "/".join(segments[: segments.index("api") + 1])
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def login_page_params(location: str) -> dict:
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query, keep_blank_values=True)
+    return {k: v[0] for k, v in query.items()}
+
+
+def with_continue(url: str) -> str:
+    return url + ("&g_continue" if "?" in url else "?g_continue")
+
+
+def log_in_and_grant(browser: Browser, api: str, args, params: dict) -> None:
+    client_id, scope = params.get("client_id"), params.get("scope", "")
+    if not client_id:
+        die(f"glewlwyd's login redirect names no client_id: {params}")
+    with open(args.password_file, encoding="utf-8") as handle:
+        password = handle.readline().strip()
+    status, _, text = browser.request("POST", f"{api}/auth/", {"username": args.username, "password": password})
+    if status != 200:
+        die(f"login of {args.username} refused: HTTP {status} {text[:200]}")
+    grant = scope if args.grant is None else args.grant
+    status, _, text = browser.request("PUT", f"{api}/auth/grant/{urllib.parse.quote(client_id, safe='')}",
+                                      {"scope": grant})
+    if status != 200:
+        die(f"grant of '{grant}' to {client_id} refused: HTTP {status} {text[:200]}")
+
+
+def cmd_device(args, defaults: dict) -> None:
+    browser = Browser(args.timeout, args.cafile)
+    if args.code.startswith(("http://", "https://")):
+        url = args.code
+    else:
+        issuer = args.issuer or defaults.get("OIDC_GLEWLWYD_ISSUER")
+        if not issuer:
+            die("no --issuer and no OIDC_GLEWLWYD_ISSUER (run scripts/glewlwyd.sh start)")
+        url = f"{issuer.rstrip('/')}/device?code={urllib.parse.quote(args.code, safe='')}"
+    api = api_of(url)
+    status, location, text = browser.request("GET", url)
+    if status != 302 or not location:
+        die(f"GET {url}: HTTP {status} without a redirect: {text[:200]}")
+    params = login_page_params(location)
+    if params.get("prompt") in ("deviceCodeError", "deviceServerError"):
+        die(f"glewlwyd refused the user code ({params['prompt']}): unknown, expired or already used")
+    log_in_and_grant(browser, api, args, params)
+    callback = params.get("callback_url")
+    if not callback:
+        die(f"glewlwyd's login redirect has no callback_url: {location}")
+    status, location, text = browser.request("GET", with_continue(callback))
+    result = login_page_params(location or "").get("prompt")
+    if status != 302 or result != "deviceComplete":
+        die(f"device verification not completed: HTTP {status}, prompt={result}, {text[:200]}")
+    print(json.dumps({"client_id": params["client_id"], "scope": args.grant if args.grant is not None
+                      else params.get("scope", ""), "result": result}))
+
+
+def cmd_authorize(args, defaults: dict) -> None:
+    browser = Browser(args.timeout, args.cafile)
+    api = api_of(args.url)
+    status, location, text = browser.request("GET", args.url)
+    if status != 302 or not location:
+        die(f"GET {args.url}: HTTP {status} without a redirect: {text[:300]}", 3)
+    parts = urllib.parse.urlsplit(location)
+    if not parts.path.endswith("/login.html"):
+        print(location)  # an error redirect to the client, or a code without a login (not seen in 2.7.5)
+        sys.exit(0 if "code=" in parts.query else 3)
+    params = login_page_params(location)
+    log_in_and_grant(browser, api, args, params)
+    callback = params.get("callback_url")
+    if not callback:
+        die(f"glewlwyd's login redirect has no callback_url: {location}")
+    status, location, text = browser.request("GET", with_continue(callback))
+    if status != 302 or not location:
+        die(f"authorization not completed: HTTP {status} {text[:300]}", 3)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
+    fragment = urllib.parse.parse_qs(urllib.parse.urlsplit(location).fragment)
+    if urllib.parse.urlsplit(location).path.endswith("/login.html"):
+        die(f"glewlwyd sent the user back to its login page: {location}", 3)
+    print(location)
+    sys.exit(0 if "code" in query or "code" in fragment else 3)
+
+
+def main() -> None:
+    defaults = env_defaults()
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--username", default=defaults.get("OIDC_GLEWLWYD_USERNAME", "alice"))
+    common.add_argument("--password-file", default=defaults.get(
+        "OIDC_GLEWLWYD_PASSWORD_FILE", os.path.join(ROOT, ".build-glewlwyd", "secrets", "alice-password")))
+    common.add_argument("--grant")
+    common.add_argument("--timeout", type=float, default=10.0)
+    common.add_argument("--cafile", default=defaults.get("OIDC_GLEWLWYD_CA_FILE"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    device = commands.add_parser("device", parents=[common])
+    device.add_argument("code", help="user_code, or verification_uri_complete")
+    device.add_argument("--issuer")
+    device.set_defaults(run=cmd_device)
+    authorize = commands.add_parser("authorize", parents=[common])
+    authorize.add_argument("url", help="the authorization URL (authorization_endpoint?...)")
+    authorize.set_defaults(run=cmd_authorize)
+    args = parser.parse_args()
+    if not os.path.isfile(args.password_file):
+        die(f"no password file {args.password_file} (run scripts/glewlwyd.sh start)")
+    args.run(args, defaults)
+
+
+if __name__ == "__main__":
+    main()
