@@ -25,7 +25,16 @@ static inline const char *coidc_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E
 static inline const char *coidc_param_group_name(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
 static inline const char *coidc_param_public_key(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
 
-/* EVP_PKEY_PUBLIC_KEY is a compound macro Swift cannot import. */
+static inline const char *coidc_param_rsa_d(void) { return OSSL_PKEY_PARAM_RSA_D; }
+static inline const char *coidc_param_rsa_p(void) { return OSSL_PKEY_PARAM_RSA_FACTOR1; }
+static inline const char *coidc_param_rsa_q(void) { return OSSL_PKEY_PARAM_RSA_FACTOR2; }
+static inline const char *coidc_param_rsa_dp(void) { return OSSL_PKEY_PARAM_RSA_EXPONENT1; }
+static inline const char *coidc_param_rsa_dq(void) { return OSSL_PKEY_PARAM_RSA_EXPONENT2; }
+static inline const char *coidc_param_rsa_qi(void) { return OSSL_PKEY_PARAM_RSA_COEFFICIENT1; }
+static inline const char *coidc_param_private_key(void) { return OSSL_PKEY_PARAM_PRIV_KEY; }
+
+/* EVP_PKEY_PUBLIC_KEY and EVP_PKEY_KEYPAIR are compound macros Swift cannot import. */
 static inline int coidc_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+static inline int coidc_selection_keypair(void) { return EVP_PKEY_KEYPAIR; }
 
 #endif

@@ -22,21 +22,24 @@ extension TestProvider {
     public var protectedResource: URL { Self.url(protectedResourceURL) }
 
     /// A relying party of this provider for `client`, made the way an application makes one: by
-    /// discovery, with the client's secret and its registered authentication method, and the
-    /// provider's keys wired for ID-token verification.
+    /// discovery, with the client's secret and its registered authentication method (or
+    /// `authentication`, which a `private_key_jwt` client needs: the provider knows only its public
+    /// key), and the provider's keys wired for ID-token verification.
     ///
     /// - Parameters:
     ///   - client: a client registered with this provider; ``Client/default`` (public) unless given.
+    ///   - authentication: how the client authenticates; from its registration and secret when `nil`.
     ///   - transport: sends the requests; the shared `NIOHTTPTransport` by default.
     ///   - logger: where the relying party's parts log; `nil` logs nothing.
-    /// - Throws: what `RelyingParty.discover(issuer:clientID:clientSecret:preset:transport:logger:)` throws.
+    /// - Throws: what `RelyingParty.discover(issuer:clientID:authentication:preset:transport:logger:)` throws.
     public func relyingParty(
-        client: Client = .default, transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+        client: Client = .default, authentication: OIDC.ClientAuthentication? = nil, transport: any HTTPTransport = NIOHTTPTransport.shared,
+        logger: Logger? = nil
     ) async throws(OIDCError) -> RelyingParty {
-        var preset = providerConfiguration
-        preset.clientAuthentication = ClientAuthenticationMethod(rawValue: client.authentication.rawValue) ?? .none
+        let method = ClientAuthenticationMethod(rawValue: client.authentication.rawValue) ?? .none
         return try await RelyingParty.discover(
-            issuer: issuer, clientID: client.id, clientSecret: client.secret, preset: preset, transport: transport, logger: logger
+            issuer: issuer, clientID: client.id, authentication: authentication ?? OIDC.ClientAuthentication(method: method, secret: client.secret),
+            preset: providerConfiguration, transport: transport, logger: logger
         )
     }
 

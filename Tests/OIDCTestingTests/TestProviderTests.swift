@@ -106,8 +106,9 @@ struct TestProviderTests {
             #expect(document["authorization_response_iss_parameter_supported"] as? Bool == true)
             #expect(document["response_types_supported"] as? [String] == ["code"])
             #expect(Set(document["token_endpoint_auth_methods_supported"] as? [String] ?? []) == [
-                "none", "client_secret_basic", "client_secret_post",
+                "none", "client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt",
             ])
+            #expect((document["token_endpoint_auth_signing_alg_values_supported"] as? [String])?.contains("ES256") == true)
             #expect(Set(document["id_token_signing_alg_values_supported"] as? [String] ?? []) == ["RS256", "ES256"])
 
             let rfc8414 = try await HTTPTestClient.get("http://127.0.0.1:\(provider.port)/.well-known/oauth-authorization-server/realms/test")

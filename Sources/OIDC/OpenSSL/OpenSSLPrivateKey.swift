@@ -1,14 +1,41 @@
 internal import COpenSSL
 
-/// A private signing key for tests and the local test provider: generated or read from PEM, with its
-/// public JWK, and signatures in JWS form (raw `r‖s` for ECDSA).
+/// A private signing key: generated, or read from PEM or a private JWK, with its public JWK, and
+/// signatures in JWS form (raw `r‖s` for ECDSA). It signs client assertions (``JWSSigningKey``), and
+/// tokens for tests and the local test provider.
 ///
-/// `package` only: applications verify, they do not sign ID tokens.
+/// The owner of its OpenSSL pointer; `@unchecked Sendable` because an `EVP_PKEY` that is never
+/// mutated after construction may be used from several threads (OpenSSL 3 threading rules).
 package final class OpenSSLPrivateKey: @unchecked Sendable {
     private let pointer: OpaquePointer
 
     private init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    /// Takes ownership of `pointer`, an `EVP_PKEY` holding a private key.
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
     deinit { EVP_PKEY_free(pointer) }
+
+    /// The key's JWK `kty`: `RSA`, `EC` or `OKP` (Ed25519); `nil` for another type.
+    package var keyType: String? {
+        switch EVP_PKEY_get_base_id(pointer) {
+        case EVP_PKEY_RSA: "RSA"
+        case EVP_PKEY_EC: "EC"
+        case EVP_PKEY_ED25519: "OKP"
+        default: nil
+        }
+    }
+
+    /// The key size in bits (the RSA modulus, the EC field).
+    package var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+
+    /// Checks that the private and public parts belong together (OpenSSL's pairwise check).
+    func checkPair() throws(OIDCError) {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { throw Self.failure("EVP_PKEY_CTX_new_from_pkey") }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_pairwise_check(context) == 1 else {
+            _ = LibCrypto.drainErrorQueue()
+            throw OIDCError(.invalidKey, "The private key's parts do not make one key pair.")
+        }
+    }
 
     /// The kinds of key this can generate.
     package enum Kind: Sendable, Equatable {
@@ -141,7 +168,7 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
             else { throw Self.failure("PSS parameters") }
         }
         var length = 0
-        var signature = [UInt8](repeating: 0, count: 1024)
+        var signature = [UInt8](repeating: 0, count: max(Int(EVP_PKEY_get_size(pointer)), 64) + 16)
         // OpenSSL wants a non-null pointer even for an empty message.
         let ok = (message.isEmpty ? [0] : message).withUnsafeBufferPointer { input in
             signature.withUnsafeMutableBufferPointer { output in
@@ -161,7 +188,7 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
         }
     }
 
-    private static func failure(_ step: String) -> OIDCError {
+    static func failure(_ step: String) -> OIDCError {
         OIDCError(.cryptoFailure, "OpenSSL failed (\(step)): \(LibCrypto.drainErrorQueue())")
     }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 
-/// How the client authenticates at the token endpoint (RFC 6749 §2.3).
+/// How the client authenticates at the provider's endpoints (RFC 6749 §2.3, RFC 7523, OIDC Core
+/// §9), by RFC 8414's names; ``ClientAuthentication`` carries the method with its secret or key.
 public enum ClientAuthenticationMethod: String, Sendable, Hashable, CaseIterable {
     /// A public client: only `client_id` in the body (native apps, CLIs; PKCE protects the code).
     case none
@@ -8,6 +9,10 @@ public enum ClientAuthenticationMethod: String, Sendable, Hashable, CaseIterable
     case clientSecretBasic = "client_secret_basic"
     /// `client_id` and `client_secret` in the form body.
     case clientSecretPost = "client_secret_post"
+    /// A JWT assertion signed with HMAC keyed by the client secret (RFC 7523, OIDC Core §9).
+    case clientSecretJWT = "client_secret_jwt"
+    /// A JWT assertion signed with the client's private key (RFC 7523, OIDC Core §9).
+    case privateKeyJWT = "private_key_jwt"
 }
 
 /// How an issuer found in a response or token is compared with the expected one.

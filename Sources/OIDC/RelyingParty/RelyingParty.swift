@@ -61,6 +61,29 @@ public struct RelyingParty: Sendable {
         self.init(tokenClient: client, keys: keys, logger: logger)
     }
 
+    /// A relying party of a provider whose endpoints are known, whose client authenticates with
+    /// `authentication`: a private key (`private_key_jwt`), an HMAC assertion, a secret, or nothing.
+    ///
+    /// - Parameters:
+    ///   - provider: the provider's endpoints and quirks.
+    ///   - clientID: this client's `client_id`.
+    ///   - authentication: how the client proves itself at every endpoint.
+    ///   - transport: sends every request; the shared ``NIOHTTPTransport`` by default.
+    ///   - requestOptions: timeout and size limit of the provider's endpoints.
+    ///   - logger: where every part logs, never a secret; `nil` (the default) logs nothing.
+    public init(
+        provider: ProviderConfiguration, clientID: String, authentication: ClientAuthentication,
+        transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
+        logger: Logger? = nil
+    ) {
+        let client = TokenClient(
+            provider: provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: requestOptions,
+            logger: logger
+        )
+        let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: logger) }
+        self.init(tokenClient: client, keys: keys, logger: logger)
+    }
+
     /// A relying party from its parts, for a token client or key cache configured beyond what
     /// ``init(provider:clientID:clientSecret:transport:requestOptions:logger:)`` offers (a logger per
     /// part, a clock, a key cache's ages).
@@ -84,14 +107,30 @@ public struct RelyingParty: Sendable {
         issuer: String, clientID: String, clientSecret: Secret? = nil, preset: ProviderConfiguration? = nil,
         transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
     ) async throws(OIDCError) -> RelyingParty {
-        let metadata = try await ProviderDiscovery(transport: transport, logger: logger).metadata(for: issuer)
-        let provider: ProviderConfiguration
-        if let preset {
-            provider = preset.merging(metadata)
-        } else {
-            provider = try metadata.configuration(confidential: clientSecret != nil, defaultScopes: metadata.defaultLoginScopes)
-        }
+        let provider = try await discovered(issuer, preset: preset, confidential: clientSecret != nil, transport: transport, logger: logger)
         return RelyingParty(provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, logger: logger)
+    }
+
+    /// A relying party of the provider at `issuer`, by discovery, whose client authenticates with
+    /// `authentication` (a preset's quirks laid over the discovered endpoints, as with a secret).
+    ///
+    /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws.
+    public static func discover(
+        issuer: String, clientID: String, authentication: ClientAuthentication, preset: ProviderConfiguration? = nil,
+        transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+    ) async throws(OIDCError) -> RelyingParty {
+        let provider = try await discovered(issuer, preset: preset, confidential: false, transport: transport, logger: logger)
+        return RelyingParty(provider: provider, clientID: clientID, authentication: authentication, transport: transport, logger: logger)
+    }
+
+    /// The provider at `issuer` by discovery: `preset` laid over it, or its metadata's configuration
+    /// (a confidential client's method chosen from what it supports).
+    private static func discovered(
+        _ issuer: String, preset: ProviderConfiguration?, confidential: Bool, transport: any HTTPTransport, logger: Logger?
+    ) async throws(OIDCError) -> ProviderConfiguration {
+        let metadata = try await ProviderDiscovery(transport: transport, logger: logger).metadata(for: issuer)
+        if let preset { return preset.merging(metadata) }
+        return try metadata.configuration(confidential: confidential, defaultScopes: metadata.defaultLoginScopes)
     }
 
     /// ``keys``, or the one error that says a login cannot complete without them.

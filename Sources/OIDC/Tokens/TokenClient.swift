@@ -10,8 +10,8 @@ public import Logging
 /// ```
 ///
 /// Every request is a form POST with the provider's extra headers (Schibsted's `X-OIDC: v1`) and the
-/// client's authentication (none, `client_secret_basic` or `client_secret_post`); redirects are never
-/// followed. A code exchange is never retried: codes are single-use, and a retry could only fail or,
+/// client's ``authentication`` (none, `client_secret_basic`, `client_secret_post`,
+/// `client_secret_jwt` or `private_key_jwt`); redirects are never followed. A code exchange is never retried: codes are single-use, and a retry could only fail or,
 /// worse, be a replay.
 ///
 /// With a ``logger``, each request is logged at `debug` with its grant type, endpoint, duration and
@@ -22,9 +22,11 @@ public struct TokenClient: Sendable {
     public var provider: ProviderConfiguration
     /// This client's `client_id`.
     public var clientID: String
-    /// The client secret, for confidential clients (servers). Sent as the provider's
-    /// ``ProviderConfiguration/clientAuthentication`` says.
-    public var clientSecret: Secret?
+    /// How this client authenticates at every endpoint it calls.
+    public var authentication: ClientAuthentication
+    /// The client secret, for confidential clients (servers), as ``authentication`` holds it; it also
+    /// keys HS256 ID tokens when those are allowed.
+    public var clientSecret: Secret? { authentication.secret }
     /// Sends the requests.
     public var transport: any HTTPTransport
     /// Timeout and size limit for every request; redirects are always off here.
@@ -40,7 +42,8 @@ public struct TokenClient: Sendable {
     /// - Parameters:
     ///   - provider: the provider's endpoints, headers and client authentication method.
     ///   - clientID: this client's `client_id`.
-    ///   - clientSecret: the secret of a confidential client; `nil` for a public one.
+    ///   - clientSecret: the secret of a confidential client; `nil` for a public one. It is sent as
+    ///     the provider's ``ProviderConfiguration/clientAuthentication`` says.
     ///   - transport: sends the requests.
     ///   - requestOptions: timeout and size limit; `followRedirects` is always turned off.
     ///   - now: the clock that dates responses (injectable for tests).
@@ -50,10 +53,34 @@ public struct TokenClient: Sendable {
         requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger? = nil
     ) {
+        self.init(
+            provider: provider, clientID: clientID,
+            authentication: ClientAuthentication(method: provider.clientAuthentication, secret: clientSecret), transport: transport,
+            requestOptions: requestOptions, now: now, logger: logger
+        )
+    }
+
+    /// A client of `provider`'s endpoints that authenticates with `authentication` (its method
+    /// becomes the configuration's ``ProviderConfiguration/clientAuthentication``).
+    ///
+    /// - Parameters:
+    ///   - provider: the provider's endpoints and headers.
+    ///   - clientID: this client's `client_id`.
+    ///   - authentication: how the client proves itself: a secret, a private key, or nothing.
+    ///   - transport: sends the requests.
+    ///   - requestOptions: timeout and size limit; `followRedirects` is always turned off.
+    ///   - now: the clock that dates responses and client assertions (injectable for tests).
+    ///   - logger: where requests are logged, never with a secret; `nil` (the default) logs nothing.
+    public init(
+        provider: ProviderConfiguration, clientID: String, authentication: ClientAuthentication, transport: any HTTPTransport,
+        requestOptions: HTTPRequestOptions = HTTPRequestOptions(), now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger? = nil
+    ) {
         self.logger = logger ?? OIDCLog.token
         self.provider = provider
+        self.provider.clientAuthentication = authentication.method
         self.clientID = clientID
-        self.clientSecret = clientSecret
+        self.authentication = authentication
         self.transport = transport
         self.requestOptions = requestOptions
         self.requestOptions.followRedirects = false
@@ -212,24 +239,13 @@ public struct TokenClient: Sendable {
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("Accept", "application/json")
         for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
-        switch provider.clientAuthentication {
-        case .none:
-            form.insert(OAuthParameter("client_id", clientID), at: 0)
-        case .clientSecretBasic:
-            let secret = try requireSecret()
-            // RFC 6749 §2.3.1: both parts form-encoded before Basic.
-            let credentials = FormEncoding.encode(value: clientID) + ":" + FormEncoding.encode(value: secret.revealedValue)
-            headers.add("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString())
-        case .clientSecretPost:
-            let secret = try requireSecret()
-            form.insert(contentsOf: [OAuthParameter("client_id", clientID), OAuthParameter("client_secret", secret.revealedValue)], at: 0)
-        }
+        try authentication.authenticate(&form, headers: &headers, clientID: clientID, endpoint: url, issuer: provider.issuer, now: now())
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
         // What is logged is chosen here, by name, from what is not secret: never `form` or `headers`.
         // Built only inside the log calls' autoclosures, so only for a level the handler takes.
-        let authentication = provider.clientAuthentication
+        let method = authentication.method
         func purpose() -> Logger.Metadata {
-            var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(authentication.rawValue)]
+            var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(method.rawValue)]
             if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = "revocation" }
             return purpose
         }
@@ -251,16 +267,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Form parameters whose values are secrets.
-    static let secretParameters: Set<String> = ["code", "code_verifier", "refresh_token", "client_secret", "token"]
-
-    private func requireSecret() throws(OIDCError) -> Secret {
-        guard let clientSecret, !clientSecret.revealedValue.isEmpty else {
-            throw .invalidArgument(
-                "The provider expects \(provider.clientAuthentication.rawValue), and no client secret is configured."
-            )
-        }
-        return clientSecret
-    }
+    static let secretParameters: Set<String> = ["code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token"]
 
     /// The `error` of a `Bearer` challenge (RFC 6750 §3).
     static func bearerError(_ challenge: String) -> String? {

@@ -24,6 +24,8 @@ actor ProviderState {
     var accessTokens: [String: AccessTokenRecord] = [:]
     /// ID tokens issued, with their client: `id_token_hint` at the end-session endpoint.
     var issuedIDTokens: [String: String] = [:]
+    /// Client assertions' `jti`s seen, by client, each until its assertion expires.
+    private var assertionIDs: [String: Date] = [:]
 
     init(configuration: TestProvider.Configuration, keys: KeyRing) {
         self.configuration = configuration
@@ -54,6 +56,17 @@ actor ProviderState {
     }
 
     // MARK: Counters and faults
+
+    /// Whether `jti` of `client`'s assertion is new: it is then remembered until `expiry`, and
+    /// refused as a replay before that (RFC 7523 §3 item 7). Expired ones are forgotten.
+    func useAssertionID(_ jti: String, client: String, until expiry: Date) -> Bool {
+        let now = self.now
+        assertionIDs = assertionIDs.filter { $0.value > now }
+        let key = client + " " + jti
+        guard assertionIDs[key] == nil else { return false }
+        assertionIDs[key] = expiry
+        return true
+    }
 
     /// Counts a request (and its grant type at the token endpoint) and hands back the fault to play,
     /// if one is queued for this endpoint.

@@ -43,6 +43,8 @@ extension TestProvider {
         public var maximumRequestBodySize: Int
         /// Serve https with this certificate and key; `nil` (default) serves plain http.
         public var tls: TLS?
+        /// Which `aud` a client assertion may carry: the issuer or the endpoint by default.
+        public var assertionAudience: AssertionAudience = .issuerOrEndpoint
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -116,10 +118,22 @@ extension TestProvider {
                 guard !client.id.isEmpty, ids.insert(client.id).inserted else {
                     throw OIDCError(.invalidArgument, "Client ids must be non-empty and unique.", context: ["clientID": client.id])
                 }
-                if client.authentication != .none, client.secret == nil {
-                    throw OIDCError(
-                        .invalidArgument, "A client that authenticates with a secret needs one.", context: ["clientID": client.id]
-                    )
+                switch client.authentication {
+                case .none:
+                    break
+                case .privateKeyJWT:
+                    guard let jwks = client.jwks, (try? JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false))?.keys.isEmpty == false else {
+                        throw OIDCError(
+                            .invalidArgument, "A private_key_jwt client needs its public keys: a JWKS document with at least one key.",
+                            context: ["clientID": client.id]
+                        )
+                    }
+                default:
+                    guard client.secret != nil else {
+                        throw OIDCError(
+                            .invalidArgument, "A client that authenticates with a secret needs one.", context: ["clientID": client.id]
+                        )
+                    }
                 }
             }
             guard accessTokenLifetime > 0, idTokenLifetime > 0, authorizationCodeLifetime > 0, maximumRequestBodySize > 0,
@@ -152,10 +166,12 @@ extension TestProvider {
     public struct Client: Sendable, Equatable {
         /// The `client_id`.
         public var id: String
-        /// The client secret; `nil` for public clients.
+        /// The client secret; `nil` for public clients and `private_key_jwt` ones.
         public var secret: Secret?
         /// How the client authenticates at the token and revocation endpoints.
         public var authentication: ClientAuthentication
+        /// The client's public keys (a JWKS document), for ``ClientAuthentication/privateKeyJWT``.
+        public var jwks: String?
         /// Registered redirect URIs, compared exactly, except that a loopback IP literal
         /// (`http://127.0.0.1/…`, `http://[::1]/…`) matches any port (RFC 8252 §7.3). `localhost`
         /// gets no such rule.
@@ -172,11 +188,13 @@ extension TestProvider {
             authentication: ClientAuthentication = .none,
             redirectURIs: [String],
             postLogoutRedirectURIs: [String] = [],
-            allowedScopes: Set<String>? = nil
+            allowedScopes: Set<String>? = nil,
+            jwks: String? = nil
         ) {
             self.id = id
             self.secret = secret.map(Secret.init)
             self.authentication = authentication
+            self.jwks = jwks
             self.redirectURIs = redirectURIs
             self.postLogoutRedirectURIs = postLogoutRedirectURIs
             self.allowedScopes = allowedScopes
@@ -200,6 +218,12 @@ extension TestProvider {
             Client(id: id, secret: secret, authentication: authentication, redirectURIs: redirectURIs)
         }
 
+        /// A client that authenticates with `private_key_jwt`: assertions signed with a private key
+        /// whose public half is in `jwks` (a JWKS document, such as ``TestSigningKey/jwksJSON``).
+        public static func privateKeyJWT(id: String, jwks: String, redirectURIs: [String] = ["http://127.0.0.1/callback"]) -> Client {
+            Client(id: id, authentication: .privateKeyJWT, redirectURIs: redirectURIs, jwks: jwks)
+        }
+
         var isPublic: Bool { authentication == .none }
     }
 
@@ -211,6 +235,21 @@ extension TestProvider {
         case clientSecretBasic = "client_secret_basic"
         /// `client_id` and `client_secret` in the form body.
         case clientSecretPost = "client_secret_post"
+        /// A client assertion (RFC 7523) signed with HMAC keyed by the secret.
+        case clientSecretJWT = "client_secret_jwt"
+        /// A client assertion (RFC 7523) signed with a private key of the client's registered JWKS.
+        case privateKeyJWT = "private_key_jwt"
+    }
+
+    /// Which `aud` a client assertion may carry (RFC 7523 §3 item 3).
+    public enum AssertionAudience: Sendable, Equatable {
+        /// The issuer identifier or the URL of the endpoint it is sent to, as RFC 7523 asks a server
+        /// to accept. The default.
+        case issuerOrEndpoint
+        /// The issuer identifier only, as FAPI 2.0 requires.
+        case issuer
+        /// The endpoint's URL only, as some servers want (OIDC Core §9's older advice).
+        case endpoint
     }
 
     /// How ID tokens are signed.

@@ -1,16 +1,23 @@
 internal import Foundation
 internal import OIDC
 
-/// Client authentication at the token and revocation endpoints (RFC 6749 §2.3.1, OIDC Core §9):
-/// each client must use the method it registered.
+/// Client authentication at the token and revocation endpoints (RFC 6749 §2.3.1, RFC 7523, OIDC
+/// Core §9): each client must use the method it registered.
 enum ClientAuthenticator {
     static func authenticate(
         _ request: ProviderRequest, _ parameters: [OAuthParameter], _ context: ProviderContext
-    ) throws(OAuthError) -> TestProvider.Client {
+    ) async throws(OAuthError) -> TestProvider.Client {
         let authorization = request.headerValues("Authorization")
         guard authorization.count <= 1 else { throw .invalidRequest("Authorization appears more than once.") }
         let bodyID = parameters["client_id"]
         let bodySecret = parameters["client_secret"]
+
+        if let assertion = parameters["client_assertion"] {
+            guard authorization.isEmpty, bodySecret == nil else {
+                throw .invalidRequest("Use one client authentication method, not an assertion and a secret.")
+            }
+            return try await ClientAssertionCheck.authenticate(assertion, type: parameters["client_assertion_type"], bodyID: bodyID, request, context)
+        }
 
         if let header = authorization.first {
             let credentials = try basicCredentials(header)
@@ -44,7 +51,7 @@ enum ClientAuthenticator {
         return client
     }
 
-    private static func registered(_ id: String, _ context: ProviderContext) throws(OAuthError) -> TestProvider.Client {
+    static func registered(_ id: String, _ context: ProviderContext) throws(OAuthError) -> TestProvider.Client {
         guard let client = context.client(id) else { throw .invalidClient("The client is not registered.") }
         return client
     }

@@ -1,3 +1,4 @@
+internal import OIDC
 /// `/.well-known/openid-configuration` (OIDC Discovery §3) and RFC 8414's
 /// `/.well-known/oauth-authorization-server`: the same document.
 enum DiscoveryEndpoint {
@@ -26,6 +27,7 @@ enum DiscoveryEndpoint {
             "id_token_signing_alg_values_supported": TestProvider.IDTokenAlgorithm.allCases.map(\.rawValue),
             "token_endpoint_auth_methods_supported": authMethods,
             "revocation_endpoint_auth_methods_supported": authMethods,
+            "token_endpoint_auth_signing_alg_values_supported": JWSAlgorithm.allCases.map(\.rawValue),
             "code_challenge_methods_supported": ["S256"],
             "scopes_supported": scopes.sorted(),
             "claims_supported": [

@@ -14,7 +14,7 @@ enum RevocationEndpoint {
         }
         let client: TestProvider.Client
         do {
-            client = try ClientAuthenticator.authenticate(request, parameters, context)
+            client = try await ClientAuthenticator.authenticate(request, parameters, context)
         } catch {
             return .oauthError(error)
         }

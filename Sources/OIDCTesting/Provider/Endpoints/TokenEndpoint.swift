@@ -27,7 +27,7 @@ enum TokenEndpoint {
         if let name = parameters.firstDuplicateName {
             throw .invalidRequest("The parameter '\(name)' appears more than once.")
         }
-        let client = try ClientAuthenticator.authenticate(request, parameters, context)
+        let client = try await ClientAuthenticator.authenticate(request, parameters, context)
         guard let grantType = parameters.nonEmpty("grant_type") else { throw .invalidRequest("grant_type is missing.") }
         switch grantType {
         case "authorization_code":
