@@ -3,7 +3,7 @@ internal import Foundation
 extension ProviderConfiguration {
     /// This configuration (a preset such as ``swan``) with the provider's discovered metadata laid
     /// under it: the metadata's issuer and endpoints (authorization, token, JWKS, userinfo,
-    /// revocation, end-session) and its RFC 9207 promise, each endpoint falling back to this
+    /// revocation, end-session, device authorization, introspection) and its RFC 9207 promise, each endpoint falling back to this
     /// configuration's where the metadata has none; this configuration's quirks kept (client
     /// authentication method, extra token-request headers, issuer matching, default scopes).
     ///
@@ -18,6 +18,8 @@ extension ProviderConfiguration {
         merged.userinfoEndpoint = metadata.userinfoEndpoint ?? userinfoEndpoint
         merged.revocationEndpoint = metadata.revocationEndpoint ?? revocationEndpoint
         merged.endSessionEndpoint = metadata.endSessionEndpoint ?? endSessionEndpoint
+        merged.deviceAuthorizationEndpoint = metadata.deviceAuthorizationEndpoint ?? deviceAuthorizationEndpoint
+        merged.introspectionEndpoint = metadata.introspectionEndpoint ?? introspectionEndpoint
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
         return merged

@@ -24,6 +24,10 @@ public struct ProviderMetadata: Sendable {
     /// `registration_endpoint` (dynamic client registration), when advertised; the library does not
     /// use it.
     public let registrationEndpoint: URL?
+    /// `device_authorization_endpoint` (RFC 8628 §4), when advertised.
+    public let deviceAuthorizationEndpoint: URL?
+    /// `introspection_endpoint` (RFC 7662, RFC 8414 §2), when advertised.
+    public let introspectionEndpoint: URL?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -109,6 +113,8 @@ public struct ProviderMetadata: Sendable {
         revocationEndpoint = try endpoint("revocation_endpoint")
         endSessionEndpoint = try endpoint("end_session_endpoint")
         registrationEndpoint = try endpoint("registration_endpoint")
+        deviceAuthorizationEndpoint = try endpoint("device_authorization_endpoint")
+        introspectionEndpoint = try endpoint("introspection_endpoint")
         scopesSupported = try strings("scopes_supported")
         responseTypesSupported = try strings("response_types_supported")
         grantTypesSupported = try strings("grant_types_supported")
@@ -147,6 +153,8 @@ public struct ProviderMetadata: Sendable {
         configuration.userinfoEndpoint = userinfoEndpoint
         configuration.revocationEndpoint = revocationEndpoint
         configuration.endSessionEndpoint = endSessionEndpoint
+        configuration.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        configuration.introspectionEndpoint = introspectionEndpoint
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration
     }

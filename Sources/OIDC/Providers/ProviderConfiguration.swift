@@ -55,6 +55,10 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var revocationEndpoint: URL?
     /// The end-session endpoint, for ``TokenClient/endSessionURL(idTokenHint:postLogoutRedirectURI:state:)``.
     public var endSessionEndpoint: URL?
+    /// The device authorization endpoint (RFC 8628 §3.1), for logins on devices without a browser.
+    public var deviceAuthorizationEndpoint: URL?
+    /// The token introspection endpoint (RFC 7662).
+    public var introspectionEndpoint: URL?
     /// The scopes a request gets when the caller names none.
     public var defaultScopes: [String]
     /// How the client authenticates at the token endpoint.
@@ -69,7 +73,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
 
     /// A provider from explicit endpoints.
     ///
-    /// The userinfo, revocation and end-session endpoints start as `nil`, with no extra token-request
+    /// The userinfo, revocation, end-session, device authorization and introspection endpoints start
+    /// as `nil`, with no extra token-request
     /// headers, exact issuer matching and no RFC 9207 promise: set those members afterwards when the
     /// provider needs them.
     public init(
@@ -87,6 +92,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.userinfoEndpoint = nil
         self.revocationEndpoint = nil
         self.endSessionEndpoint = nil
+        self.deviceAuthorizationEndpoint = nil
+        self.introspectionEndpoint = nil
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication
         self.tokenRequestHeaders = []

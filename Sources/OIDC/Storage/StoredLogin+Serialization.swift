@@ -131,6 +131,8 @@ extension StoredLogin {
         object["userinfo_endpoint"] = provider.userinfoEndpoint?.absoluteString
         object["revocation_endpoint"] = provider.revocationEndpoint?.absoluteString
         object["end_session_endpoint"] = provider.endSessionEndpoint?.absoluteString
+        object["device_authorization_endpoint"] = provider.deviceAuthorizationEndpoint?.absoluteString
+        object["introspection_endpoint"] = provider.introspectionEndpoint?.absoluteString
         if !provider.tokenRequestHeaders.isEmpty {
             object["token_request_headers"] = provider.tokenRequestHeaders.map { [$0.name, $0.value] }
         }
@@ -151,6 +153,7 @@ extension StoredLogin {
             let authorization = url("authorization_endpoint"),
             let token = url("token_endpoint"), let jwks = url("jwks_uri"), let userinfo = url("userinfo_endpoint"),
             let revocation = url("revocation_endpoint"), let endSession = url("end_session_endpoint"),
+            let device = url("device_authorization_endpoint"), let introspection = url("introspection_endpoint"),
             let scopes = object["default_scopes"]?.arrayValue?.map(\.stringValue), !scopes.contains(nil),
             let method = object["token_endpoint_auth_method"]?.stringValue.flatMap(ClientAuthenticationMethod.init(rawValue:)),
             let matching = object["issuer_matching"]?.stringValue.flatMap(IssuerMatching.init(rawValue:))
@@ -172,6 +175,8 @@ extension StoredLogin {
         configuration.userinfoEndpoint = userinfo
         configuration.revocationEndpoint = revocation
         configuration.endSessionEndpoint = endSession
+        configuration.deviceAuthorizationEndpoint = device
+        configuration.introspectionEndpoint = introspection
         configuration.tokenRequestHeaders = headers
         configuration.issuerMatching = matching
         configuration.authorizationResponseIssParameterSupported = object["authorization_response_iss_parameter_supported"]?.boolValue ?? false

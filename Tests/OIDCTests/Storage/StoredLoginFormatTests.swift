@@ -16,6 +16,8 @@ struct StoredLoginFormatTests {
         var provider = ProviderConfiguration.schibsted(.pre)
         provider.revocationEndpoint = URL(string: "https://identity-pre.schibsted.com/oauth/revoke")
         provider.clientAuthentication = .clientSecretBasic
+        provider.deviceAuthorizationEndpoint = URL(string: "https://identity-pre.schibsted.com/oauth/device")
+        provider.introspectionEndpoint = URL(string: "https://identity-pre.schibsted.com/oauth/introspect")
         var login = StoredLogin(tokens: Self.tokens(), issuer: provider.issuer, clientID: "c", subject: "u", provider: provider, attributes: ["profile": "work"])
         login.refreshMark = RefreshMark(id: "mark-1", began: Date(timeIntervalSince1970: 1_800_000_000.123))
         let bytes = try login.serialized()
