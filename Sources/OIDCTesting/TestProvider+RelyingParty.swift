@@ -13,6 +13,7 @@ extension TestProvider {
         )
         provider.userinfoEndpoint = Self.url(userinfoEndpoint)
         provider.revocationEndpoint = Self.url(revocationEndpoint)
+        provider.introspectionEndpoint = Self.url(introspectionEndpoint)
         provider.endSessionEndpoint = Self.url(endSessionEndpoint)
         provider.authorizationResponseIssParameterSupported = configuration.issuerParameterSupported
         return provider

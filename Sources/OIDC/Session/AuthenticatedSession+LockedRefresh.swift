@@ -132,6 +132,8 @@ extension AuthenticatedSession {
             return try await refreshWithToken(stored, foreignMark: foreignMark, client: client, stale: stale, reason: reason, startedIn: startedIn)
         case .host(let provide):
             return try await askHost(provide, stored: stored, reason: reason, startedIn: startedIn)
+        case .clientCredentials(let client, let scopes, let parameters):
+            return try await requestClientCredentials(client, scopes: scopes, parameters: parameters, stored: stored, reason: reason, startedIn: startedIn)
         }
     }
 

@@ -11,6 +11,7 @@ extension AuthenticatedSession {
         enum Kind: Sendable {
             case refreshToken(TokenClient)
             case host(@Sendable () async -> TokenProviderOutcome)
+            case clientCredentials(TokenClient, scopes: [String], parameters: [OAuthParameter])
         }
 
         let kind: Kind
@@ -26,11 +27,19 @@ extension AuthenticatedSession {
             TokenSource(kind: .host(provide))
         }
 
+        /// Client credentials (RFC 6749 §4.4) at `client`'s token endpoint: a daemon's own tokens.
+        /// There is no refresh token; when the access token expires (or a resource refuses it), the
+        /// session asks for a new one, once for every caller and, under the store's lock, once for
+        /// every process sharing the store. No login is needed first.
+        public static func clientCredentials(_ client: TokenClient, scopes: [String] = [], parameters: [OAuthParameter] = []) -> TokenSource {
+            TokenSource(kind: .clientCredentials(client, scopes: scopes, parameters: parameters))
+        }
+
         /// The token client this source refreshes with, and revokes with at logout; `nil` for a
         /// host application's source.
         public var tokenClient: TokenClient? {
             switch kind {
-            case .refreshToken(let client): client
+            case .refreshToken(let client), .clientCredentials(let client, _, _): client
             case .host: nil
             }
         }
@@ -42,6 +51,22 @@ extension AuthenticatedSession {
         var retryAfter: Date?
         /// It said nobody is signed in: no call until ``AuthenticatedSession/refreshNow()``.
         var unauthenticated = false
+    }
+
+    /// Under the lock: asks for the client's own tokens (client credentials), and keeps them. A
+    /// refused request logs nobody out: there is no login to end, and the next call asks again.
+    func requestClientCredentials(
+        _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], stored: StoredLogin?, reason: String, startedIn: Int
+    ) async throws(OIDCError) -> LockedRefresh {
+        logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": "client_credentials", "reason": .string(reason)]))
+        let tokens = try await client.clientCredentials(scopes: scopes, parameters: parameters)
+        guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+        let login = StoredLogin(
+            tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider,
+            attributes: stored?.attributes ?? [:]
+        )
+        await keep(login, replacing: nil)
+        return .done(login)
     }
 
     /// Under the lock: asks the host application's token provider for tokens, and keeps them.

@@ -117,9 +117,13 @@ public struct TokenClient: Sendable {
     }
 
     /// The token set of a 200 answer, logged by its non-secret facts.
-    private func tokens(from response: HTTPResponse, requestedScopes: [String], grantType: String) throws(OIDCError) -> TokenSet {
+    func tokens(
+        from response: HTTPResponse, requestedScopes: [String], grantType: String, acceptedTypes: [String] = ["Bearer"]
+    ) throws(OIDCError) -> TokenSet {
         let tokens: TokenSet
-        do { tokens = try TokenSet(tokenResponse: response.body, requestedScopes: requestedScopes, receivedAt: now()) } catch {
+        do {
+            tokens = try TokenSet(tokenResponse: response.body, requestedScopes: requestedScopes, receivedAt: now(), acceptedTypes: acceptedTypes)
+        } catch {
             logger.debug("token response unreadable", metadata: Logger.Metadata.failure(error).merging(["grant_type": .string(grantType)]) { $1 })
             throw error
         }
@@ -143,7 +147,7 @@ public struct TokenClient: Sendable {
     public func revoke(_ token: Secret, hint: TokenTypeHint? = nil) async throws(OIDCError) {
         var form = [OAuthParameter("token", token.revealedValue)]
         if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
-        _ = try await post(form, to: try endpoint(provider.revocationEndpoint, "revocation endpoint"), what: "revocation endpoint", grantType: nil)
+        _ = try await post(form, to: try endpoint(provider.revocationEndpoint, "revocation endpoint"), what: "revocation endpoint", request: "revocation")
         logger.debug("token revoked", metadata: ["token_type_hint": .string(hint?.rawValue ?? "none")])
     }
 
@@ -224,7 +228,7 @@ public struct TokenClient: Sendable {
 
     // MARK: Requests
 
-    private func endpoint(_ url: URL?, _ role: String) throws(OIDCError) -> URL {
+    func endpoint(_ url: URL?, _ role: String) throws(OIDCError) -> URL {
         guard let url else {
             throw .invalidArgument("The provider configuration has no \(role); set it, or use discovery.")
         }
@@ -233,7 +237,10 @@ public struct TokenClient: Sendable {
     }
 
     /// A form POST with client authentication and the provider's headers; anything but 200 is thrown.
-    private func post(_ form: [OAuthParameter], to url: URL, what: String, grantType: String?) async throws(OIDCError) -> HTTPResponse {
+    /// `grantType` (a token request) or `request` (`revocation`, `introspection`, …) names it in logs.
+    func post(
+        _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token"
+    ) async throws(OIDCError) -> HTTPResponse {
         var form = form
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/x-www-form-urlencoded")
@@ -246,7 +253,7 @@ public struct TokenClient: Sendable {
         let method = authentication.method
         func purpose() -> Logger.Metadata {
             var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(method.rawValue)]
-            if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = "revocation" }
+            if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = .string(kind) }
             return purpose
         }
         logger.debug("token endpoint request", metadata: purpose())
@@ -267,7 +274,10 @@ public struct TokenClient: Sendable {
     }
 
     /// Form parameters whose values are secrets.
-    static let secretParameters: Set<String> = ["code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token"]
+    static let secretParameters: Set<String> = [
+        "code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token", "subject_token", "actor_token",
+        "device_code",
+    ]
 
     /// The `error` of a `Bearer` challenge (RFC 6750 §3).
     static func bearerError(_ challenge: String) -> String? {

@@ -10,6 +10,13 @@ extension TokenSet {
     ///   string `access_token` and `token_type`, when `token_type` is not `Bearer`, or when a member
     ///   has the wrong type.
     public init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date) throws(OIDCError) {
+        try self.init(tokenResponse: body, requestedScopes: requestedScopes, receivedAt: receivedAt, acceptedTypes: ["Bearer"])
+    }
+
+    /// Reads a successful token response whose `token_type` is one of `acceptedTypes` (compared
+    /// case-insensitively, kept in the spelling given there): `N_A` for a token exchange's answer
+    /// that is not an access token (RFC 8693 §2.2.1).
+    package init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date, acceptedTypes: [String]) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSON.parseObject(body) } catch {
             throw OIDCError(.malformedResponse, "The token response is not a valid JSON object (\(error)); the provider's answer is broken or truncated.")
@@ -27,9 +34,10 @@ extension TokenSet {
         guard let type = try string("token_type") else {
             throw OIDCError(.malformedResponse, "The token response has no token_type.")
         }
-        guard type.caseInsensitiveCompare("Bearer") == .orderedSame else {
+        guard let accepted = acceptedTypes.first(where: { type.caseInsensitiveCompare($0) == .orderedSame }) else {
             throw OIDCError(
-                .malformedResponse, "The token type '\(UntrustedText.sanitized(type, limit: 32))' is not supported; only Bearer tokens are (RFC 6750).",
+                .malformedResponse,
+                "The token type '\(UntrustedText.sanitized(type, limit: 32))' is not supported here; only \(acceptedTypes.joined(separator: " or ")) tokens are.",
                 context: ["token_type": UntrustedText.sanitized(type, limit: 32)]
             )
         }
@@ -46,7 +54,7 @@ extension TokenSet {
         }
         let scope = try string("scope")
         self.init(
-            accessToken: Secret(access), tokenType: "Bearer", refreshToken: try string("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
+            accessToken: Secret(access), tokenType: accepted, refreshToken: try string("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
             idToken: try string("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }, expiresAt: expiresAt,
             scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes, receivedAt: receivedAt
         )

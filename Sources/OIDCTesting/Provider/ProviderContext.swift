@@ -23,6 +23,7 @@ enum ProviderPaths {
     static let token = "/token"
     static let userinfo = "/userinfo"
     static let revocation = "/revoke"
+    static let introspection = "/introspect"
     static let endSession = "/logout"
     static let protectedResource = "/api/me"
 
@@ -39,6 +40,7 @@ enum ProviderPaths {
         case token[...]: return .token
         case userinfo[...]: return .userinfo
         case revocation[...]: return .revocation
+        case introspection[...]: return .introspection
         case endSession[...]: return .endSession
         case protectedResource[...]: return .protectedResource
         default: return nil

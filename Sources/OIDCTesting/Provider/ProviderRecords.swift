@@ -52,6 +52,8 @@ struct IssuedTokens: Sendable {
     var refreshToken: String?
     var idToken: String?
     var scope: String
+    /// RFC 8693's `issued_token_type`, for a token exchange's answer.
+    var issuedTokenType: String?
 
     var json: [String: Any] {
         var object: [String: Any] = [
@@ -59,6 +61,7 @@ struct IssuedTokens: Sendable {
         ]
         if let refreshToken { object["refresh_token"] = refreshToken }
         if let idToken { object["id_token"] = idToken }
+        if let issuedTokenType { object["issued_token_type"] = issuedTokenType }
         return object
     }
 }

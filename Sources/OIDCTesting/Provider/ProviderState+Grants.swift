@@ -85,7 +85,7 @@ extension ProviderState {
 
     /// An access token, a refresh token (when asked and configured) and an ID token (when the
     /// scope has `openid`) for the family.
-    private func issueTokens(familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool) throws(OAuthError) -> IssuedTokens {
+    func issueTokens(familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool) throws(OAuthError) -> IssuedTokens {
         guard let family = families[familyID] else {
             throw OAuthError(code: "server_error", description: "The login is gone.", status: 500)
         }

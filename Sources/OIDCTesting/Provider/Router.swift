@@ -40,6 +40,7 @@ struct Router: Sendable {
         case .token: return await TokenEndpoint.handle(request, context)
         case .userinfo: return await UserinfoEndpoint.handle(request, context)
         case .revocation: return await RevocationEndpoint.handle(request, context)
+        case .introspection: return await IntrospectionEndpoint.handle(request, context)
         case .endSession: return await EndSessionEndpoint.handle(request, context)
         case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
         }

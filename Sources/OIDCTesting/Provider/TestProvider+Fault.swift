@@ -35,6 +35,8 @@ extension TestProvider {
         case userinfo
         /// `{issuer}/revoke`.
         case revocation
+        /// `{issuer}/introspect` (RFC 7662).
+        case introspection
         /// `{issuer}/logout`.
         case endSession
         /// `{issuer}/api/me`.

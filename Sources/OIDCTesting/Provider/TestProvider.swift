@@ -76,6 +76,8 @@ public final class TestProvider: Sendable {
     public var userinfoEndpoint: String { issuer + ProviderPaths.userinfo }
     /// `{issuer}/revoke` (RFC 7009).
     public var revocationEndpoint: String { issuer + ProviderPaths.revocation }
+    /// `{issuer}/introspect` (RFC 7662): describes an active token of the asking client.
+    public var introspectionEndpoint: String { issuer + ProviderPaths.introspection }
     /// `{issuer}/logout` (RP-Initiated Logout).
     public var endSessionEndpoint: String { issuer + ProviderPaths.endSession }
     /// `{issuer}/api/me`: 200 with a valid access token, 401 otherwise.
@@ -118,7 +120,8 @@ public final class TestProvider: Sendable {
     }
 
     /// How many token requests carried `grant_type=grantType` (`"authorization_code"`,
-    /// `"refresh_token"`), whatever their outcome, faulted ones included.
+    /// `"refresh_token"`, `"client_credentials"`, RFC 8693's token exchange), whatever their outcome,
+    /// faulted ones included.
     public func grantCount(_ grantType: String) async -> Int {
         await state.grantCount(grantType)
     }

@@ -1,6 +1,7 @@
 internal import OIDC
 
-/// `/token` (RFC 6749 §3.2, §4.1.3, §6): `authorization_code` with PKCE and `refresh_token`.
+/// `/token` (RFC 6749 §3.2, §4.1.3, §4.4, §6, RFC 8693): `authorization_code` with PKCE,
+/// `refresh_token`, `client_credentials` and token exchange.
 /// Errors are RFC 6749 §5.2 JSON with `Cache-Control: no-store`; `invalid_client` is a 401 with
 /// `WWW-Authenticate: Basic`.
 enum TokenEndpoint {
@@ -43,8 +44,24 @@ enum TokenEndpoint {
                 throw .invalidRequest("refresh_token is missing.")
             }
             return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"))
+        case "client_credentials":
+            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"))
+        case "urn:ietf:params:oauth:grant-type:token-exchange":
+            guard let subject = parameters.nonEmpty("subject_token"), let type = parameters.nonEmpty("subject_token_type") else {
+                throw .invalidRequest("subject_token and subject_token_type are required.")
+            }
+            if parameters["actor_token"] != nil, parameters.nonEmpty("actor_token_type") == nil {
+                throw .invalidRequest("actor_token_type is required with actor_token.")
+            }
+            return try await context.state.exchangeToken(
+                subject: subject, subjectType: type, client: client, scope: parameters.nonEmpty("scope"),
+                requestedType: parameters.nonEmpty("requested_token_type")
+            )
         default:
-            throw OAuthError(code: "unsupported_grant_type", description: "Only authorization_code and refresh_token are supported.")
+            throw OAuthError(
+                code: "unsupported_grant_type",
+                description: "Only authorization_code, refresh_token, client_credentials and token exchange are supported."
+            )
         }
     }
 }

@@ -1,0 +1,106 @@
+public import Foundation
+internal import Logging
+
+/// What a provider says of a token (RFC 7662 §2.2): whether it is active, and, when it is, its
+/// standard members typed; every member is kept in ``raw``.
+///
+/// A token that is not active says nothing else worth trusting (§2.2: the other members may be
+/// absent), so the typed members of an inactive answer are all `nil`.
+public struct TokenIntrospection: Sendable {
+    /// `active`: whether the token is valid now, at this provider, for this client to ask about.
+    public let active: Bool
+    /// `scope`, split into its values.
+    public let scopes: [String]?
+    /// `client_id`: the client the token was issued to.
+    public let clientID: String?
+    /// `username`: a human-readable name of the resource owner.
+    public let username: String?
+    /// `token_type`, such as `Bearer` or `DPoP`.
+    public let tokenType: String?
+    /// `exp`.
+    public let expiresAt: Date?
+    /// `iat`.
+    public let issuedAt: Date?
+    /// `nbf`.
+    public let notBefore: Date?
+    /// `sub`.
+    public let subject: String?
+    /// `aud`, as a list (a single string is a list of one).
+    public let audience: [String]?
+    /// `iss`.
+    public let issuer: String?
+    /// `jti`.
+    public let tokenID: String?
+    /// The whole answer, as parsed (with members this type does not know, such as `cnf`).
+    public let raw: [String: JSONValue]
+
+    /// Reads an introspection response.
+    ///
+    /// - Throws: ``OIDCError/Code/malformedResponse`` for a body that is not a JSON object, without a
+    ///   boolean `active` (RFC 7662 §2.2: REQUIRED), or with a standard member of the wrong type.
+    public init(json: [UInt8]) throws(OIDCError) {
+        let object: [String: JSONValue]
+        do { object = try StrictJSON.parseObject(json) } catch {
+            throw OIDCError(.malformedResponse, "The introspection answer is not a valid JSON object (\(error)).")
+        }
+        guard case .bool(let active)? = object["active"] else {
+            throw OIDCError(.malformedResponse, "The introspection answer has no boolean 'active' (RFC 7662 §2.2).")
+        }
+        func string(_ name: String) throws(OIDCError) -> String? {
+            switch object[name] {
+            case nil, .null?: return nil
+            case .string(let text)?: return text
+            default: throw OIDCError(.malformedResponse, "The introspection answer's '\(name)' must be a string.")
+            }
+        }
+        func date(_ name: String) throws(OIDCError) -> Date? {
+            switch object[name] {
+            case nil, .null?: return nil
+            case .number(let seconds)? where seconds.isFinite && abs(seconds) < 1e11: return Date(timeIntervalSince1970: seconds)
+            default: throw OIDCError(.malformedResponse, "The introspection answer's '\(name)' must be a number of seconds.")
+            }
+        }
+        self.active = active
+        self.raw = object
+        guard active else {
+            (scopes, clientID, username, tokenType, expiresAt, issuedAt, notBefore, subject, audience, issuer, tokenID) =
+                (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+            return
+        }
+        scopes = try string("scope").map { $0.split(separator: " ").map(String.init) }
+        clientID = try string("client_id")
+        username = try string("username")
+        tokenType = try string("token_type")
+        expiresAt = try date("exp")
+        issuedAt = try date("iat")
+        notBefore = try date("nbf")
+        subject = try string("sub")
+        switch object["aud"] {
+        case nil, .null?: audience = nil
+        case .string(let one)?: audience = [one]
+        case .array(let many)? where many.allSatisfy({ $0.stringValue != nil }): audience = many.compactMap(\.stringValue)
+        default: throw OIDCError(.malformedResponse, "The introspection answer's 'aud' must be a string or an array of strings.")
+        }
+        issuer = try string("iss")
+        tokenID = try string("jti")
+    }
+}
+
+extension TokenClient {
+    /// Asks the provider about `token` (RFC 7662 §2.1), authenticated as the client.
+    ///
+    /// - Parameters:
+    ///   - token: the token to ask about.
+    ///   - hint: `access_token` or `refresh_token`, to speed up the lookup.
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no introspection endpoint;
+    ///   what ``TokenIntrospection/init(json:)`` throws; as ``revoke(_:hint:)`` otherwise.
+    public func introspect(_ token: Secret, hint: TokenTypeHint? = nil) async throws(OIDCError) -> TokenIntrospection {
+        var form = [OAuthParameter("token", token.revealedValue)]
+        if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
+        let url = try endpoint(provider.introspectionEndpoint, "introspection endpoint")
+        let response = try await post(form, to: url, what: "introspection endpoint", request: "introspection")
+        let answer = try TokenIntrospection(json: response.body)
+        logger.debug("token introspected", metadata: ["active": .bool(answer.active), "token_type_hint": .string(hint?.rawValue ?? "none")])
+        return answer
+    }
+}

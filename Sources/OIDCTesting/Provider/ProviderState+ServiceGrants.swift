@@ -1,0 +1,73 @@
+internal import Foundation
+internal import OIDC
+
+/// The grants without a user at a browser: client credentials (RFC 6749 §4.4) and token exchange
+/// (RFC 8693); and token introspection (RFC 7662).
+extension ProviderState {
+    /// `grant_type=client_credentials`: an access token for the client itself (its `sub` is the
+    /// client id), within its allowed scopes; no refresh token, no ID token (§4.4.3).
+    func clientCredentials(client: TestProvider.Client, scope requested: String?) throws(OAuthError) -> IssuedTokens {
+        guard !client.isPublic else {
+            throw OAuthError(code: "unauthorized_client", description: "A public client cannot use client credentials.")
+        }
+        let asked = (requested ?? "").split(separator: " ").map(String.init).filter { $0 != "openid" }
+        if let allowed = client.allowedScopes, let refused = asked.first(where: { !allowed.contains($0) }) {
+            throw .invalidScope("The client may not ask for the scope '\(refused)'.")
+        }
+        let familyID = try Self.randomToken()
+        let service = TestUser(subject: client.id, name: client.id)
+        families[familyID] = TokenFamily(clientID: client.id, user: service, authTime: now, scope: asked.joined(separator: " "))
+        return try issueTokens(familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false)
+    }
+
+    /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`: an active access token of this
+    /// provider, traded for a new access token for `client`, about the same user, with the same or
+    /// less scope. Only access tokens are taken and issued.
+    func exchangeToken(
+        subject: String, subjectType: String, client: TestProvider.Client, scope requested: String?, requestedType: String?
+    ) throws(OAuthError) -> IssuedTokens {
+        let accessTokenType = TokenExchangeRequest.TokenType.accessToken
+        guard subjectType == accessTokenType else {
+            throw .invalidRequest("Only subject tokens of type \(accessTokenType) are accepted here.")
+        }
+        if let requestedType, requestedType != accessTokenType {
+            throw .invalidRequest("Only \(accessTokenType) can be issued here.")
+        }
+        guard let (record, user) = validAccessToken(subject) else {
+            throw .invalidGrant("The subject token is not an active access token of this provider.")
+        }
+        let granted = Set(record.scope.split(separator: " ").map(String.init))
+        let asked = requested.map { $0.split(separator: " ").map(String.init) } ?? Array(granted).sorted()
+        guard asked.allSatisfy(granted.contains) else { throw .invalidScope("The requested scope exceeds the subject token's.") }
+        let familyID = try Self.randomToken()
+        families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: asked.joined(separator: " "))
+        var issued = try issueTokens(familyID: familyID, scope: asked.filter { $0 != "openid" }.joined(separator: " "), nonce: nil, includeRefreshToken: false)
+        issued.issuedTokenType = accessTokenType
+        return issued
+    }
+
+    /// RFC 7662 §2.2: what the provider knows of `token`, for `client`: an active access or refresh
+    /// token of this client is described; anything else (unknown, expired, revoked, spent, another
+    /// client's) is `{"active": false}`, so nothing is revealed.
+    func introspect(_ token: String, client: TestProvider.Client) -> ProviderResponse {
+        .json(description(of: token, for: client), noStore: true)
+    }
+
+    private func description(of token: String, for client: TestProvider.Client) -> [String: Any] {
+        if let (record, user) = validAccessToken(token), record.clientID == client.id {
+            return [
+                "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": "Bearer",
+                "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.clientID, "iss": issuer,
+            ]
+        }
+        if let record = refreshTokens[token], !record.spent, let family = families[record.familyID], !family.revoked,
+            family.clientID == client.id
+        {
+            return [
+                "active": true, "scope": family.scope, "client_id": family.clientID, "token_type": "refresh_token",
+                "sub": family.user.subject, "iss": issuer,
+            ]
+        }
+        return ["active": false]
+    }
+}
