@@ -14,6 +14,8 @@ extension TestProvider {
         provider.userinfoEndpoint = Self.url(userinfoEndpoint)
         provider.revocationEndpoint = Self.url(revocationEndpoint)
         provider.introspectionEndpoint = Self.url(introspectionEndpoint)
+        provider.deviceAuthorizationEndpoint = Self.url(deviceAuthorizationEndpoint)
+        provider.codeChallengeMethodsSupported = ["S256"]
         provider.endSessionEndpoint = Self.url(endSessionEndpoint)
         provider.authorizationResponseIssParameterSupported = configuration.issuerParameterSupported
         return provider

@@ -20,6 +20,7 @@ extension ProviderConfiguration {
         merged.endSessionEndpoint = metadata.endSessionEndpoint ?? endSessionEndpoint
         merged.deviceAuthorizationEndpoint = metadata.deviceAuthorizationEndpoint ?? deviceAuthorizationEndpoint
         merged.introspectionEndpoint = metadata.introspectionEndpoint ?? introspectionEndpoint
+        merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
         return merged

@@ -155,6 +155,7 @@ public struct ProviderMetadata: Sendable {
         configuration.endSessionEndpoint = endSessionEndpoint
         configuration.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         configuration.introspectionEndpoint = introspectionEndpoint
+        configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration
     }

@@ -59,6 +59,9 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var deviceAuthorizationEndpoint: URL?
     /// The token introspection endpoint (RFC 7662).
     public var introspectionEndpoint: URL?
+    /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
+    /// sends PKCE S256 when `S256` is among them.
+    public var codeChallengeMethodsSupported: [String]
     /// The scopes a request gets when the caller names none.
     public var defaultScopes: [String]
     /// How the client authenticates at the token endpoint.
@@ -94,6 +97,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.endSessionEndpoint = nil
         self.deviceAuthorizationEndpoint = nil
         self.introspectionEndpoint = nil
+        self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication
         self.tokenRequestHeaders = []

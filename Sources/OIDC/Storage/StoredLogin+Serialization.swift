@@ -133,6 +133,7 @@ extension StoredLogin {
         object["end_session_endpoint"] = provider.endSessionEndpoint?.absoluteString
         object["device_authorization_endpoint"] = provider.deviceAuthorizationEndpoint?.absoluteString
         object["introspection_endpoint"] = provider.introspectionEndpoint?.absoluteString
+        if !provider.codeChallengeMethodsSupported.isEmpty { object["code_challenge_methods_supported"] = provider.codeChallengeMethodsSupported }
         if !provider.tokenRequestHeaders.isEmpty {
             object["token_request_headers"] = provider.tokenRequestHeaders.map { [$0.name, $0.value] }
         }
@@ -180,6 +181,7 @@ extension StoredLogin {
         configuration.tokenRequestHeaders = headers
         configuration.issuerMatching = matching
         configuration.authorizationResponseIssParameterSupported = object["authorization_response_iss_parameter_supported"]?.boolValue ?? false
+        configuration.codeChallengeMethodsSupported = object["code_challenge_methods_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return configuration
     }
 }

@@ -28,17 +28,32 @@ extension TokenClient {
         let tokens = try await exchangeCode(
             response.code, codeVerifier: request.pkce?.verifier, redirectURI: request.redirectURI, scopes: request.scopes
         )
+        var verifier = loginVerifier(issuer: issuer, nonce: request.nonce.map { .expected($0) } ?? .absent, tokens: tokens)
+        verifier.issuerMatching = request.issuerMatching
+        verifier.maxAge = request.maxAge
+        verifier.requiredAMRValues = request.requiredAMRValues
+        configure(&verifier)
+        return try await verifiedLogin(tokens, verifier: verifier, keys: keys, now: now)
+    }
+
+    /// The verifier of a login's ID token: `issuer`, this client, `nonce`, the new access token's
+    /// `at_hash`, and the client secret for HS256 when one is configured.
+    func loginVerifier(issuer: String, nonce: IDTokenVerifier.NonceRule, tokens: TokenSet) -> IDTokenVerifier {
+        var verifier = IDTokenVerifier(issuer: issuer, clientID: clientID, nonce: nonce)
+        verifier.accessToken = tokens.accessToken
+        if clientSecret != nil { verifier.hmacSecret = clientSecret }
+        return verifier
+    }
+
+    /// `tokens` as a verified login, once their ID token passes `verifier`.
+    ///
+    /// - Throws: `missingParameter` when there is no ID token (was `openid` asked?); the verifier's
+    ///   errors.
+    func verifiedLogin(_ tokens: TokenSet, verifier: IDTokenVerifier, keys: JWKSCache, now: Date?) async throws(OIDCError) -> VerifiedLogin {
         guard let idToken = tokens.idToken else {
             throw OIDCError(.missingParameter, "The token response has no ID token; the login needs the 'openid' scope.")
         }
-        var verifier = IDTokenVerifier(issuer: issuer, clientID: clientID, nonce: request.nonce.map { .expected($0) } ?? .absent)
-        verifier.issuerMatching = request.issuerMatching
-        verifier.maxAge = request.maxAge
-        verifier.accessToken = tokens.accessToken
-        verifier.requiredAMRValues = request.requiredAMRValues
-        if clientSecret != nil { verifier.hmacSecret = clientSecret }
-        configure(&verifier)
         let verified = try await verifier.verify(idToken.revealedValue, keys: keys, now: now ?? self.now())
-        return VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: issuer, provider: provider)
+        return VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: verifier.issuer, provider: provider)
     }
 }

@@ -236,10 +236,12 @@ public struct TokenClient: Sendable {
         return url
     }
 
-    /// A form POST with client authentication and the provider's headers; anything but 200 is thrown.
-    /// `grantType` (a token request) or `request` (`revocation`, `introspection`, …) names it in logs.
+    /// A form POST with client authentication and the provider's headers; anything but 200 is thrown,
+    /// unless `passing` takes it (a device poll's `authorization_pending`, say). `grantType` (a
+    /// token request) or `request` (`revocation`, `introspection`, …) names it in logs.
     func post(
-        _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token"
+        _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token",
+        passing: (HTTPResponse) -> Bool = { _ in false }
     ) async throws(OIDCError) -> HTTPResponse {
         var form = form
         var headers = HTTPHeaders()
@@ -263,13 +265,16 @@ public struct TokenClient: Sendable {
             logger.debug("token endpoint unreachable", metadata: purpose().merging(.failure(error)) { $1 })
             throw error
         }
-        guard response.status == 200 else {
+        guard response.status == 200 || passing(response) else {
             let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
             let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
             logger.debug("token endpoint refused the request", metadata: purpose().merging(.failure(error)) { $1 })
             throw error
         }
-        if let start { logger.trace("token endpoint answered", metadata: purpose().merging(["status": .int(200), "duration_ms": .milliseconds(since: start)]) { $1 }) }
+        if let start {
+            logger.trace(
+                "token endpoint answered", metadata: purpose().merging(["status": .int(response.status), "duration_ms": .milliseconds(since: start)]) { $1 })
+        }
         return response
     }
 

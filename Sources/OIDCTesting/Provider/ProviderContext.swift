@@ -24,6 +24,8 @@ enum ProviderPaths {
     static let userinfo = "/userinfo"
     static let revocation = "/revoke"
     static let introspection = "/introspect"
+    static let deviceAuthorization = "/device_authorization"
+    static let deviceVerification = "/device"
     static let endSession = "/logout"
     static let protectedResource = "/api/me"
 
@@ -41,6 +43,8 @@ enum ProviderPaths {
         case userinfo[...]: return .userinfo
         case revocation[...]: return .revocation
         case introspection[...]: return .introspection
+        case deviceAuthorization[...]: return .deviceAuthorization
+        case deviceVerification[...]: return .deviceVerification
         case endSession[...]: return .endSession
         case protectedResource[...]: return .protectedResource
         default: return nil

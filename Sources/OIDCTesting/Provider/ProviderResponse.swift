@@ -29,6 +29,7 @@ struct ProviderResponse: Sendable {
     static func oauthError(_ error: OAuthError, extraHeaders: [(name: String, value: String)] = []) -> ProviderResponse {
         var object: [String: Any] = ["error": error.code]
         if let description = error.description { object["error_description"] = description }
+        if let interval = error.interval { object["interval"] = interval }
         var headers = extraHeaders
         if error.code == "invalid_client", error.status == 401 {
             headers.append(("WWW-Authenticate", #"Basic realm="OIDCTesting""#))
@@ -82,6 +83,8 @@ struct OAuthError: Error, Sendable, Equatable {
     var code: String
     var description: String?
     var status: Int = 400
+    /// A new polling interval, in a device poll's `slow_down` answer (RFC 8628 §3.5).
+    var interval: Int?
 
     static func invalidRequest(_ description: String) -> OAuthError { OAuthError(code: "invalid_request", description: description) }
     static func invalidGrant(_ description: String) -> OAuthError { OAuthError(code: "invalid_grant", description: description) }

@@ -24,6 +24,12 @@ actor ProviderState {
     var accessTokens: [String: AccessTokenRecord] = [:]
     /// ID tokens issued, with their client: `id_token_hint` at the end-session endpoint.
     var issuedIDTokens: [String: String] = [:]
+    /// Device codes (RFC 8628) by their value.
+    var deviceCodes: [String: DeviceCodeRecord] = [:]
+    /// Outcomes the next device polls are answered, in turn.
+    var devicePollScript: [TestProvider.DevicePollOutcome] = []
+    /// When each device poll came (the real clock).
+    var devicePollTimes: [Date] = []
     /// Client assertions' `jti`s seen, by client, each until its assertion expires.
     private var assertionIDs: [String: Date] = [:]
 

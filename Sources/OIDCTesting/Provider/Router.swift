@@ -41,6 +41,8 @@ struct Router: Sendable {
         case .userinfo: return await UserinfoEndpoint.handle(request, context)
         case .revocation: return await RevocationEndpoint.handle(request, context)
         case .introspection: return await IntrospectionEndpoint.handle(request, context)
+        case .deviceAuthorization: return await DeviceEndpoints.authorize(request, context)
+        case .deviceVerification: return await DeviceEndpoints.verification(request, context)
         case .endSession: return await EndSessionEndpoint.handle(request, context)
         case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
         }

@@ -45,6 +45,8 @@ extension TestProvider {
         public var tls: TLS?
         /// Which `aud` a client assertion may carry: the issuer or the endpoint by default.
         public var assertionAudience: AssertionAudience = .issuerOrEndpoint
+        /// How the device authorization grant behaves (RFC 8628).
+        public var deviceFlow = DeviceFlow()
 
         /// A configuration; each parameter's default is the one its property names.
         public init(

@@ -37,6 +37,10 @@ extension TestProvider {
         case revocation
         /// `{issuer}/introspect` (RFC 7662).
         case introspection
+        /// `{issuer}/device_authorization` (RFC 8628 §3.1).
+        case deviceAuthorization
+        /// `{issuer}/device`: the device flow's verification page.
+        case deviceVerification
         /// `{issuer}/logout`.
         case endSession
         /// `{issuer}/api/me`.

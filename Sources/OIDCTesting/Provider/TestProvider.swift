@@ -24,7 +24,7 @@ public final class TestProvider: Sendable {
     public let issuer: String
     /// The bound port.
     public let port: Int
-    private let state: ProviderState
+    let state: ProviderState
     private let server: HTTPServer
 
     private init(configuration: Configuration, issuer: String, port: Int, state: ProviderState, server: HTTPServer) {

@@ -20,11 +20,13 @@ enum DiscoveryEndpoint {
             "userinfo_endpoint": issuer + ProviderPaths.userinfo,
             "revocation_endpoint": issuer + ProviderPaths.revocation,
             "introspection_endpoint": issuer + ProviderPaths.introspection,
+            "device_authorization_endpoint": issuer + ProviderPaths.deviceAuthorization,
             "end_session_endpoint": issuer + ProviderPaths.endSession,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": [
                 "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
+                "urn:ietf:params:oauth:grant-type:device_code",
             ],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": TestProvider.IDTokenAlgorithm.allCases.map(\.rawValue),

@@ -44,6 +44,9 @@ enum TokenEndpoint {
                 throw .invalidRequest("refresh_token is missing.")
             }
             return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"))
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            guard let deviceCode = parameters.nonEmpty("device_code") else { throw .invalidRequest("device_code is missing.") }
+            return try await context.state.pollDevice(deviceCode, client: client, codeVerifier: parameters["code_verifier"])
         case "client_credentials":
             return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"))
         case "urn:ietf:params:oauth:grant-type:token-exchange":

@@ -1,0 +1,149 @@
+public import Foundation
+
+/// A login on a device without a usable browser (RFC 8628): the user opens ``verificationURI`` on
+/// any other device (a phone) and enters ``userCode``, while this one polls the token endpoint.
+/// Made by ``RelyingParty/deviceLogin(scopes:parameters:)``.
+///
+/// ```swift
+/// let login = try await rp.deviceLogin()
+/// print("Open \(login.verificationURI) and enter \(login.userCode)")
+/// let verified = try await login.waitForTokens()
+/// ```
+///
+/// ``waitForTokens()`` polls at the provider's interval, plus a margin (a tenth of it, at least one
+/// second) so that a clock that runs fast (seen under WSL) does not earn `slow_down` after
+/// `slow_down`; `slow_down` adds 5 s to this and every later poll (or takes the provider's new
+/// interval when it sends one); `Retry-After` is honoured; it stops at `expires_in` by this
+/// machine's own clock, since some providers never say `expired_token`.
+public struct DeviceLogin: Sendable {
+    /// What happens while ``waitForTokens()`` waits, for a progress display.
+    public enum Progress: Sendable {
+        /// The provider said `authorization_pending`: nobody has approved yet.
+        case pending
+        /// The provider said `slow_down`: polls now come every `interval`.
+        case slowDown(interval: Duration)
+        /// A poll failed for a transient reason (network, 5xx); the next one is tried after `after`.
+        case retrying(OIDCError, after: Duration)
+    }
+
+    /// The client and provider of this login.
+    public let relyingParty: RelyingParty
+    /// The provider's answer to the device authorization request.
+    public let authorization: DeviceAuthorization
+    /// Told what happens while the login waits.
+    public var onProgress: @Sendable (Progress) -> Void = { _ in }
+
+    /// What the user enters at ``verificationURI``.
+    public var userCode: String { authorization.userCode }
+    /// Where the user goes, on any device.
+    public var verificationURI: URL { authorization.verificationURI }
+    /// ``verificationURI`` with the code in it, when the provider sends one: for a link or a QR code.
+    public var verificationURIComplete: URL? { authorization.verificationURIComplete }
+    /// When the codes expire.
+    public var expiresAt: Date { authorization.expiresAt }
+    /// The provider's polling interval.
+    public var interval: Duration { authorization.interval }
+
+    /// A device login from a device authorization the caller requested itself.
+    public init(relyingParty: RelyingParty, authorization: DeviceAuthorization) {
+        self.relyingParty = relyingParty
+        self.authorization = authorization
+    }
+
+    /// Transient poll failures in a row after which the wait gives up.
+    static let transientFailureLimit = 3
+    /// `slow_down` answers from which an expiry names a fast clock as the likely cause.
+    static let driftSuspicion = 3
+
+    /// Polls until the user approves, then verifies the ID token (signature, issuer, audience,
+    /// times, `at_hash`; there is no nonce in this grant) and returns the login.
+    ///
+    /// - Throws: ``OIDCError/Code/loginTimedOut`` when the codes expire first (`expired_token`, or
+    ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming);
+    ///   ``OIDCError/Code/providerError`` for `access_denied` and every other refusal;
+    ///   ``OIDCError/Code/cancelled`` when the task is cancelled; a transient error after three
+    ///   failed polls in a row; the ID token's checks.
+    public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
+        let client = relyingParty.tokenClient
+        let keys = try relyingParty.requireKeys()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int64(max(0, authorization.expiresAt.timeIntervalSince(client.now())) * 1000))
+        var interval = authorization.interval
+        var wait = Self.withMargin(interval)
+        var slowDowns = 0
+        var failures = 0
+        // Bounded by the deadline: every pass sleeps towards it first.
+        while true {
+            let left = deadline - clock.now
+            guard left > .zero else { throw expired(slowDowns: slowDowns) }
+            do { try await Task.sleep(for: min(wait, left)) } catch { throw OIDCError(.cancelled, "The device login was cancelled.") }
+            guard deadline > clock.now else { throw expired(slowDowns: slowDowns) }
+            let poll: DevicePoll
+            do {
+                poll = try await client.pollDeviceToken(authorization)
+            } catch where error.category == .transient && failures + 1 < Self.transientFailureLimit {
+                failures += 1
+                wait = Self.withMargin(max(interval, Self.retryAfter(of: error) ?? .zero))
+                onProgress(.retrying(error, after: wait))
+                continue
+            } catch where error.providerError?.error == "expired_token" {
+                throw expired(slowDowns: slowDowns, providerError: error.providerError)
+            }
+            failures = 0
+            switch poll {
+            case .tokens(let tokens):
+                var verifier = client.loginVerifier(issuer: client.provider.issuer, nonce: .notChecked, tokens: tokens)
+                verifier.issuerMatching = client.provider.issuerMatching
+                return try await client.verifiedLogin(tokens, verifier: verifier, keys: keys, now: nil)
+            case .pending:
+                onProgress(.pending)
+            case .slowDown(let given):
+                slowDowns += 1
+                interval = max(given ?? interval + .seconds(5), interval)
+                onProgress(.slowDown(interval: interval))
+            }
+            wait = Self.withMargin(interval)
+        }
+    }
+
+    /// `interval` and a margin: a tenth of it, at least one second.
+    static func withMargin(_ interval: Duration) -> Duration {
+        interval + max(.seconds(1), interval / 10)
+    }
+
+    private static func retryAfter(of error: OIDCError) -> Duration? {
+        error.context["retryAfter"].flatMap(Int.init).map { .seconds(min(max($0, 0), 300)) }
+    }
+
+    private func expired(slowDowns: Int, providerError: OIDCError.ProviderError? = nil) -> OIDCError {
+        var message = "The device code expired before the sign-in at \(UntrustedText.sanitized(verificationURI.absoluteString, limit: 200)) was approved; run the login again."
+        if slowDowns >= Self.driftSuspicion {
+            message += " The provider asked to slow down \(slowDowns) times although every poll waited the interval it asked for: this machine's clock may run fast (seen under WSL, where `wsl --shutdown` resets it)."
+        }
+        return OIDCError(.loginTimedOut, message, context: ["slowDowns": String(slowDowns)], providerError: providerError)
+    }
+}
+
+extension RelyingParty {
+    /// Starts a login for a device without a usable browser (RFC 8628): the device authorization
+    /// request, with PKCE S256 when the provider names S256 among its methods. Show the user
+    /// ``DeviceLogin/verificationURI`` and ``DeviceLogin/userCode``, then call
+    /// ``DeviceLogin/waitForTokens()``.
+    ///
+    /// - Parameters:
+    ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
+    ///     is always asked for, first: the login verifies an ID token.
+    ///   - parameters: more parameters of the request.
+    /// - Throws: `missingParameter` when the provider publishes no `jwks_uri`; `invalidArgument`
+    ///   when it has no device authorization endpoint; what
+    ///   ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)`` throws.
+    public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
+        _ = try requireKeys()
+        let asked = scopes ?? provider.defaultScopes
+        let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
+        let authorization = try await tokenClient.requestDeviceAuthorization(
+            scopes: asked.contains("openid") ? asked : ["openid"] + asked, parameters: parameters, pkce: pkce
+        )
+        return DeviceLogin(relyingParty: self, authorization: authorization)
+    }
+}

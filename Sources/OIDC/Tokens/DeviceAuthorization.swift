@@ -1,0 +1,160 @@
+public import Foundation
+internal import Logging
+
+/// A device authorization (RFC 8628 §3.2): what the user must enter where, and the device code the
+/// client polls with. Made by ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)``.
+///
+/// Read leniently, as providers differ: numbers sent as strings are accepted, and Google's
+/// `verification_url` stands for a missing `verification_uri`; a missing `interval` means 5 s.
+public struct DeviceAuthorization: Sendable {
+    /// `device_code`: the client's secret handle on the login; never shown.
+    public let deviceCode: Secret
+    /// `user_code`: what the user enters at ``verificationURI``.
+    public let userCode: String
+    /// `verification_uri`: where the user goes, on any device.
+    public let verificationURI: URL
+    /// `verification_uri_complete`: the same with the code in it, for a link or a QR code.
+    public let verificationURIComplete: URL?
+    /// When the codes expire: `expires_in` after the answer came.
+    public let expiresAt: Date
+    /// How long to wait between polls: `interval`, 5 s when the provider says nothing.
+    public let interval: Duration
+    /// The scope values asked for.
+    public let scopes: [String]
+    /// The PKCE verifier of the request, sent again with every poll.
+    let codeVerifier: Secret?
+
+    /// Reads a device authorization response received at `receivedAt`.
+    ///
+    /// - Throws: ``OIDCError/Code/malformedResponse`` for a body that is not a JSON object, without a
+    ///   `device_code`, `user_code`, `verification_uri` (or `verification_url`) or a positive
+    ///   `expires_in`, with a URI that is not an absolute https (or loopback http) URL, or with an
+    ///   `interval` that is not a positive number of seconds.
+    public init(json: [UInt8], receivedAt: Date, scopes: [String] = []) throws(OIDCError) {
+        try self.init(json: json, receivedAt: receivedAt, scopes: scopes, codeVerifier: nil)
+    }
+
+    init(json: [UInt8], receivedAt: Date, scopes: [String], codeVerifier: Secret?) throws(OIDCError) {
+        let object: [String: JSONValue]
+        do { object = try StrictJSON.parseObject(json) } catch {
+            throw OIDCError(.malformedResponse, "The device authorization answer is not a valid JSON object (\(error)).")
+        }
+        func string(_ name: String) throws(OIDCError) -> String? {
+            switch object[name] {
+            case nil, .null?: return nil
+            case .string(let text)? where !text.isEmpty: return text
+            default: throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' must be a non-empty string.")
+            }
+        }
+        func seconds(_ name: String) throws(OIDCError) -> Double? {
+            switch object[name] {
+            case nil, .null?: return nil
+            case .number(let value)?: return value
+            case .string(let text)? where Double(text.trimmingCharacters(in: .whitespaces))?.isFinite == true:
+                return Double(text.trimmingCharacters(in: .whitespaces))
+            default: throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' must be a number of seconds.")
+            }
+        }
+        func url(_ text: String?, _ name: String) throws(OIDCError) -> URL? {
+            guard let text else { return nil }
+            guard let url = URL(string: text) else { throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not a URL.") }
+            do { try EndpointPolicy.validate(url, role: name) } catch {
+                throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not usable: \(error.message)")
+            }
+            return url
+        }
+        guard let deviceCode = try string("device_code"), let userCode = try string("user_code") else {
+            throw OIDCError(.malformedResponse, "The device authorization answer has no device_code or user_code (RFC 8628 §3.2).")
+        }
+        var verificationText = try string("verification_uri")
+        if verificationText == nil { verificationText = try string("verification_url") }  // Google's name
+        guard let verification = try url(verificationText, "verification_uri") else {
+            throw OIDCError(.malformedResponse, "The device authorization answer has no verification_uri (RFC 8628 §3.2).")
+        }
+        guard let expiresIn = try seconds("expires_in"), expiresIn > 0, expiresIn < 86_400 * 365 else {
+            throw OIDCError(.malformedResponse, "The device authorization answer has no positive expires_in (RFC 8628 §3.2).")
+        }
+        let interval = try seconds("interval") ?? 5
+        guard interval > 0, interval <= 3600 else {
+            throw OIDCError(
+                .malformedResponse,
+                "The device authorization answer's interval is \(interval) s; it must be a positive number of seconds (RFC 8628 §3.2).")
+        }
+        self.deviceCode = Secret(deviceCode)
+        self.userCode = userCode
+        self.verificationURI = verification
+        self.verificationURIComplete = try url(try string("verification_uri_complete"), "verification_uri_complete")
+        self.expiresAt = receivedAt.addingTimeInterval(expiresIn)
+        self.interval = .milliseconds(Int64((interval * 1000).rounded(.up)))
+        self.scopes = scopes
+        self.codeVerifier = codeVerifier
+    }
+}
+
+/// One answer of the token endpoint to a device poll (RFC 8628 §3.5).
+public enum DevicePoll: Sendable {
+    /// The user approved: the tokens.
+    case tokens(TokenSet)
+    /// `authorization_pending`: not yet; poll again after the interval.
+    case pending
+    /// `slow_down`: poll less often: 5 s more from now on, or the provider's new interval when it
+    /// sends one.
+    case slowDown(interval: Duration?)
+}
+
+extension TokenClient {
+    /// RFC 8628's grant type for the device code.
+    static let deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+    /// Starts a device login (RFC 8628 §3.1): the device authorization request, authenticated as
+    /// the client, with PKCE S256 when `pkce` is given (Keycloak can require it).
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no device authorization
+    ///   endpoint; what ``DeviceAuthorization/init(json:receivedAt:scopes:)`` throws; as
+    ///   ``refresh(_:scopes:)`` otherwise.
+    public func requestDeviceAuthorization(scopes: [String], parameters: [OAuthParameter] = [], pkce: PKCE? = nil) async throws(OIDCError)
+        -> DeviceAuthorization
+    {
+        let url = try endpoint(provider.deviceAuthorizationEndpoint, "device authorization endpoint")
+        if let reserved = parameters.first(where: { Self.reservedGrantParameters.contains($0.name) || $0.name.hasPrefix("code_challenge") }) {
+            throw .invalidArgument("The parameter '\(UntrustedText.sanitized(reserved.name, limit: 64))' is set by the library.")
+        }
+        var form = parameters
+        if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
+        if let pkce { form += [OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", pkce.method)] }
+        let response = try await post(form, to: url, what: "device authorization endpoint", request: "device_authorization")
+        let authorization = try DeviceAuthorization(json: response.body, receivedAt: now(), scopes: scopes, codeVerifier: pkce?.verifier)
+        logger.debug(
+            "device authorization issued",
+            metadata: ["expires_in": .seconds(authorization.expiresAt.timeIntervalSince(now())), "interval_s": .seconds(authorization.interval.timeInterval)]
+        )
+        return authorization
+    }
+
+    /// Polls the token endpoint once for `authorization` (RFC 8628 §3.4).
+    ///
+    /// - Throws: ``OIDCError/Code/providerError`` for `access_denied`, `expired_token` and every
+    ///   other refusal; transient errors (`serverError` with the context's `retryAfter`,
+    ///   `networkFailure`, `timedOut`) as they come.
+    public func pollDeviceToken(_ authorization: DeviceAuthorization) async throws(OIDCError) -> DevicePoll {
+        var form = [OAuthParameter("grant_type", Self.deviceCodeGrant), OAuthParameter("device_code", authorization.deviceCode.revealedValue)]
+        if let verifier = authorization.codeVerifier { form.append(OAuthParameter("code_verifier", verifier.revealedValue)) }
+        let url = try endpoint(provider.tokenEndpoint, "token endpoint")
+        var waiting: DevicePoll?
+        let response = try await post(form, to: url, what: "token endpoint", grantType: Self.deviceCodeGrant) { response in
+            guard response.status == 400 || response.status == 401, let object = try? StrictJSON.parseObject(response.body) else { return false }
+            switch object["error"]?.stringValue {
+            case "authorization_pending":
+                waiting = .pending
+            case "slow_down":
+                let seconds = object["interval"]?.numberValue ?? object["interval"]?.stringValue.flatMap(Double.init)
+                waiting = .slowDown(interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil })
+            default:
+                return false
+            }
+            return true
+        }
+        if let waiting { return waiting }
+        return .tokens(try tokens(from: response, requestedScopes: authorization.scopes, grantType: Self.deviceCodeGrant))
+    }
+}

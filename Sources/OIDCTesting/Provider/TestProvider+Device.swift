@@ -1,0 +1,68 @@
+public import Foundation
+public import OIDC
+
+extension TestProvider {
+    /// How the device authorization grant (RFC 8628) behaves.
+    public struct DeviceFlow: Sendable, Equatable {
+        /// `expires_in` of a device code, in seconds (5 minutes by default).
+        public var expiresIn: Int
+        /// `interval` in seconds (5 by default; 1 keeps tests short); `nil` sends none, so that a
+        /// client must take the RFC's 5 s.
+        public var interval: Int?
+        /// Whether a poll that comes sooner than the interval after the previous one is answered
+        /// `slow_down` (and the interval grows by 5 s), as RFC 8628 §3.5 lets a server do.
+        public var enforcesInterval: Bool
+
+        /// A device flow with the given settings.
+        public init(expiresIn: Int = 300, interval: Int? = 5, enforcesInterval: Bool = true) {
+            self.expiresIn = expiresIn
+            self.interval = interval
+            self.enforcesInterval = enforcesInterval
+        }
+    }
+
+    /// What the next poll of a device code is answered, whatever else holds: a test's script.
+    public enum DevicePollOutcome: Sendable, Equatable {
+        /// `authorization_pending`.
+        case pending
+        /// `slow_down`, with a new `interval` in the answer when given.
+        case slowDown(interval: Int? = nil)
+        /// The user approves: this poll gets the tokens.
+        case approve
+        /// The user refuses: `access_denied`.
+        case deny
+        /// The code has expired: `expired_token`.
+        case expire
+    }
+
+    /// `{issuer}/device_authorization` (RFC 8628 §3.1).
+    public var deviceAuthorizationEndpoint: String { issuer + ProviderPaths.deviceAuthorization }
+    /// `{issuer}/device`: the verification page, where the user enters the code and approves.
+    public var deviceVerificationURI: String { issuer + ProviderPaths.deviceVerification }
+
+    /// The next polls of every device code are answered these outcomes, in turn (then as the state
+    /// says: pending until approved).
+    public func scriptDevicePolls(_ outcomes: [DevicePollOutcome]) async {
+        await state.scriptDevicePolls(outcomes)
+    }
+
+    /// The user approves the device login of `userCode`, as the verification page's Approve does.
+    ///
+    /// - Returns: whether such a pending login existed.
+    @discardableResult
+    public func approveDeviceLogin(userCode: String) async -> Bool {
+        await state.decideDevice(userCode: userCode, approve: true)
+    }
+
+    /// The user refuses the device login of `userCode`.
+    @discardableResult
+    public func denyDeviceLogin(userCode: String) async -> Bool {
+        await state.decideDevice(userCode: userCode, approve: false)
+    }
+
+    /// When each device-code poll reached the token endpoint, oldest first (by the real clock, not
+    /// the provider's), faulted ones not included.
+    public func devicePollTimes() async -> [Date] {
+        await state.devicePollTimes
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// The device authorization grant (RFC 8628) against TestProvider over loopback HTTP: the codes,
+/// the polls and their waits, every way a wait ends.
+@Suite("Device login", .timeLimit(.minutes(2)))
+struct DeviceLoginTests {
+    static func provider(interval: Int? = 1, expiresIn: Int = 60, enforcesInterval: Bool = false) -> TestProvider.Configuration {
+        var configuration = TestProvider.Configuration()
+        configuration.deviceFlow = .init(expiresIn: expiresIn, interval: interval, enforcesInterval: enforcesInterval)
+        return configuration
+    }
+
+    @Test("the codes, PKCE S256 sent, the user approves on the verification page in a browser; the ID token verified")
+    func approvedInABrowser() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let rp = try await provider.relyingParty()
+            let login = try await rp.deviceLogin(scopes: ["offline_access"])
+            #expect(login.userCode.count == 9 && login.userCode.contains("-"))
+            #expect(login.verificationURI.absoluteString == provider.deviceVerificationURI)
+            #expect(login.verificationURIComplete?.query == "user_code=\(login.userCode)")
+            #expect(login.interval == .seconds(1))
+            #expect(abs(login.expiresAt.timeIntervalSinceNow - 60) < 5)
+            #expect(await provider.devicePollTimes().isEmpty)  // nothing polled before the wait starts
+            Task { _ = try await TestBrowser().open(try #require(login.verificationURIComplete)) }
+            let verified = try await login.waitForTokens()
+            #expect(verified.idToken.claims.subject == "test-user" && verified.tokens.refreshToken != nil)
+            let poll = try #require(await provider.tokenRequestParameters().last)
+            #expect(poll["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code")
+            #expect(poll["code_verifier"] != nil)  // the provider names S256: PKCE was sent
+            #expect(await provider.grantCount("urn:ietf:params:oauth:grant-type:device_code") >= 1)
+        }
+    }
+
+    @Test("a provider that enforces the interval never has to say slow_down: every poll waits at least the interval")
+    func pollsKeepTheInterval() async throws {
+        try await withTestProvider(Self.provider(enforcesInterval: true)) { provider in
+            var login = try await provider.relyingParty().deviceLogin()
+            let seen = Recorded()
+            login.onProgress = { if case .slowDown(let interval) = $0 { seen.add(interval) } }
+            let userCode = login.userCode
+            Task {
+                try await Task.sleep(for: .milliseconds(4_500))
+                await provider.approveDeviceLogin(userCode: userCode)
+            }
+            _ = try await login.waitForTokens()
+            let times = await provider.devicePollTimes()
+            #expect(times.count >= 3 && seen.values.isEmpty, "\(times.count) polls, slow_down \(seen.values)")
+            for (earlier, later) in zip(times, times.dropFirst()) { #expect(later.timeIntervalSince(earlier) >= 1) }
+        }
+    }
+
+    @Test("slow_down adds 5 s to this and every later poll: the provider's poll times show it")
+    func slowDownMeasured() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            await provider.scriptDevicePolls([.slowDown(), .slowDown(), .approve])
+            var login = try await provider.relyingParty().deviceLogin()
+            let seen = Recorded()
+            login.onProgress = { if case .slowDown(let interval) = $0 { seen.add(interval) } }
+            _ = try await login.waitForTokens()
+            let times = await provider.devicePollTimes()
+            try #require(times.count == 3)
+            let first = times[1].timeIntervalSince(times[0]), second = times[2].timeIntervalSince(times[1])
+            #expect(first >= 1 + 5, "\(first)")
+            #expect(second >= first + 5 - 0.5, "\(second) after \(first)")
+            #expect(seen.values == [.seconds(6), .seconds(11)])
+        }
+    }
+
+    @Test("a slow_down that names a new interval: the next poll waits that long")
+    func slowDownWithInterval() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            await provider.scriptDevicePolls([.slowDown(interval: 3), .approve])
+            _ = try await provider.relyingParty().deviceLogin().waitForTokens()
+            let times = await provider.devicePollTimes()
+            try #require(times.count == 2)
+            #expect(times[1].timeIntervalSince(times[0]) >= 3)
+        }
+    }
+
+    @Test("pending waits; access_denied ends the wait (a provider error); expired_token ends it as timed out")
+    func deniedAndExpired() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let rp = try await provider.relyingParty()
+            await provider.scriptDevicePolls([.pending, .deny])
+            let denied = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
+            #expect(denied?.code == .providerError && denied?.providerError?.error == "access_denied")
+            await provider.scriptDevicePolls([.pending, .expire])
+            let expired = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
+            #expect(expired?.code == .loginTimedOut && expired?.providerError?.error == "expired_token")
+        }
+    }
+
+    @Test("a provider that never says expired_token: the wait ends by this clock, within expires_in and a second")
+    func expiryByOwnClock() async throws {
+        try await withTestProvider(Self.provider(expiresIn: 3)) { provider in
+            let login = try await provider.relyingParty().deviceLogin()
+            let started = ContinuousClock.now
+            let error = await #expect(throws: OIDCError.self) { try await login.waitForTokens() }
+            let took = ContinuousClock.now - started
+            #expect(error?.code == .loginTimedOut && error?.message.contains("run the login again") == true)
+            #expect(took <= .seconds(4) && took >= .seconds(2), "\(took)")
+        }
+    }
+
+    @Test("slow_down after slow_down until expiry: the error names a clock that runs fast")
+    func driftNamed() async throws {
+        try await withTestProvider(Self.provider(expiresIn: 9)) { provider in
+            await provider.scriptDevicePolls([.slowDown(interval: 1), .slowDown(interval: 1), .slowDown(interval: 1)])
+            let error = await #expect(throws: OIDCError.self) { try await provider.relyingParty().deviceLogin().waitForTokens() }
+            #expect(error?.code == .loginTimedOut && error?.message.contains("clock may run fast") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("a poll that meets a 503 is tried again; three in a row end the wait as unavailable")
+    func transientPolls() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let rp = try await provider.relyingParty()
+            await provider.failNextTokenRequests(1, with: .serviceUnavailable)
+            await provider.scriptDevicePolls([.approve])
+            _ = try await rp.deviceLogin().waitForTokens()
+            await provider.failNextTokenRequests(3, with: .serviceUnavailable)
+            let error = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
+            #expect(error?.category == .transient)
+        }
+    }
+
+    @Test("the answer is read leniently: no interval is 5 s, numbers as strings, Google's verification_url; an interval of 0 or less is refused")
+    func lenientParsing() throws {
+        let now = Date()
+        let google = try DeviceAuthorization(
+            json: Array(#"{"device_code":"d","user_code":"U","verification_url":"https://www.google.com/device","expires_in":"1800"}"#.utf8),
+            receivedAt: now
+        )
+        #expect(google.interval == .seconds(5) && google.verificationURI.host == "www.google.com")
+        #expect(google.expiresAt == now.addingTimeInterval(1800))
+        let strings = try DeviceAuthorization(
+            json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":"7"}"#.utf8),
+            receivedAt: now
+        )
+        #expect(strings.interval == .seconds(7))
+        for bad in [
+            #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#,
+            #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":-5}"#,
+            #"{"user_code":"U","verification_uri":"https://idp.example/d","expires_in":600}"#,
+            #"{"device_code":"d","user_code":"U","expires_in":600}"#,
+            #"{"device_code":"d","user_code":"U","verification_uri":"http://idp.example/d","expires_in":600}"#,
+            #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d"}"#,
+        ] {
+            let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(json: Array(bad.utf8), receivedAt: now) }
+            #expect(error?.code == .malformedResponse)
+        }
+        let zero = #expect(throws: OIDCError.self) {
+            try DeviceAuthorization(
+                json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#.utf8),
+                receivedAt: now)
+        }
+        #expect(zero?.message.contains("positive number of seconds") == true)
+    }
+
+    @Test("a provider without a device authorization endpoint is refused before anything is sent")
+    func noEndpoint() async throws {
+        try await withTestProvider { provider in
+            var configuration = provider.providerConfiguration
+            configuration.deviceAuthorizationEndpoint = nil
+            let error = await #expect(throws: OIDCError.self) { try await RelyingParty(provider: configuration, clientID: "test-client").deviceLogin() }
+            #expect(error?.code == .invalidArgument && error?.message.contains("device authorization endpoint") == true)
+            #expect(await provider.requestCount(.deviceAuthorization) == 0)
+        }
+    }
+}
+
+/// Values a callback saw, in order.
+final class Recorded: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [Duration] = []
+    func add(_ value: Duration) { lock.withLock { seen.append(value) } }
+    var values: [Duration] { lock.withLock { seen } }
+}
