@@ -37,6 +37,12 @@ let package = Package(
             name: "CJWT",
             providers: [.apt(["libjwt-dev"])]
         ),
+        // libqrencode 4's header; `oidc login --qr` loads the library with dlopen when asked, so
+        // nothing links it (see Sources/oidc/Device/QRCode.swift).
+        .systemLibrary(
+            name: "CQREncode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         .target(
             name: "OIDC",
             dependencies: [
@@ -73,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "oidc",
             dependencies: [
-                "OIDC", "OIDCTesting",
+                "OIDC", "OIDCTesting", "CQREncode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -8,6 +8,11 @@ import Darwin
 enum Console {
     static func output(_ text: String) { send(text, to: 1) }
     static func error(_ text: String) { send(text, to: 2) }
+    /// Text on stderr as it is, no newline added (a line rewritten in place on a terminal).
+    static func errorFragment(_ text: String) {
+        var text = text
+        text.withUTF8 { write(to: 2, $0) }
+    }
     /// Bytes as they are (a response body), no newline added.
     static func outputBytes(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { write(to: 1, $0) } }
 

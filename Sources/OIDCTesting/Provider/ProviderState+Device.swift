@@ -45,9 +45,10 @@ extension ProviderState {
         return true
     }
 
-    /// Whether `userCode` names a pending device login.
-    func isPendingDeviceLogin(_ userCode: String) -> Bool {
-        deviceCodes.values.contains { $0.userCode == userCode && $0.approved == nil && !$0.spent && $0.expiresAt > now }
+    /// The user codes of pending, unexpired device logins, oldest first.
+    func pendingDeviceUserCodes() -> [String] {
+        deviceCodes.values.filter { $0.approved == nil && !$0.spent && $0.expiresAt > now }
+            .sorted { $0.expiresAt < $1.expiresAt }.map(\.userCode)
     }
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5).

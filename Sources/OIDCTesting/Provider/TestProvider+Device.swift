@@ -1,5 +1,4 @@
 public import Foundation
-public import OIDC
 
 extension TestProvider {
     /// How the device authorization grant (RFC 8628) behaves.
@@ -12,12 +11,16 @@ extension TestProvider {
         /// Whether a poll that comes sooner than the interval after the previous one is answered
         /// `slow_down` (and the interval grows by 5 s), as RFC 8628 §3.5 lets a server do.
         public var enforcesInterval: Bool
+        /// Whether the discovery document names the device authorization endpoint (it answers
+        /// either way): `false` plays a provider whose clients are given the endpoint by hand.
+        public var advertised: Bool
 
         /// A device flow with the given settings.
-        public init(expiresIn: Int = 300, interval: Int? = 5, enforcesInterval: Bool = true) {
+        public init(expiresIn: Int = 300, interval: Int? = 5, enforcesInterval: Bool = true, advertised: Bool = true) {
             self.expiresIn = expiresIn
             self.interval = interval
             self.enforcesInterval = enforcesInterval
+            self.advertised = advertised
         }
     }
 
@@ -58,6 +61,12 @@ extension TestProvider {
     @discardableResult
     public func denyDeviceLogin(userCode: String) async -> Bool {
         await state.decideDevice(userCode: userCode, approve: false)
+    }
+
+    /// The user codes of the device logins nobody has approved or refused yet, oldest first: what
+    /// a test that plays the user reads before it approves one.
+    public func pendingDeviceUserCodes() async -> [String] {
+        await state.pendingDeviceUserCodes()
     }
 
     /// When each device-code poll reached the token endpoint, oldest first (by the real clock, not

@@ -2,23 +2,30 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// `oidc login`: a browser login through a loopback redirect, stored for `oidc token`.
+/// `oidc login`: a browser login through a loopback redirect, the device flow, or client
+/// credentials, stored for `oidc token`.
 struct Login: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Log in through your browser and store the tokens for later commands.",
+        abstract: "Log in (browser, device code, or client credentials) and store the tokens for later commands.",
         discussion: """
-            Listens on 127.0.0.1 (RFC 8252: a random port unless --listen names one), opens the \
-            browser at the provider's sign-in page, checks the callback (state, RFC 9207 iss), \
-            exchanges the code with its PKCE verifier, verifies the ID token and stores the tokens \
-            under the profile. Everything but the result goes to stderr; no token is printed.
+            --flow browser listens on 127.0.0.1 (RFC 8252: a random port unless --listen names one), \
+            opens the browser at the provider's sign-in page, checks the callback (state, RFC 9207 \
+            iss), exchanges the code with its PKCE verifier, verifies the ID token and stores the \
+            tokens under the profile. --flow device (RFC 8628) shows a page and a code to enter on \
+            any device, waits for the approval, verifies the ID token and stores the tokens. \
+            --flow client-credentials (RFC 6749 §4.4) gets the client's own tokens, no person \
+            involved; later commands ask for new ones when they expire. --flow auto (the default) \
+            is the device flow when no browser is usable here (an SSH session or no display, and \
+            no --browser or $BROWSER) and the provider has it, else the browser. Everything but \
+            the result goes to stderr; no token is printed.
 
             The profile remembers every setting given here (never a secret: a client secret only as \
             the path of its file), so 'oidc login --profile work' logs in again and 'oidc token \
             --profile work' needs no other flag.
 
-            Exit codes: 0 logged in, 2 usage or a port in use, 3 timed out, 4 the provider refused \
-            (access_denied, …) or a check failed, 5 the provider is unreachable, 7 the store \
-            failed, 130 Ctrl-C.
+            Exit codes: 0 logged in, 2 usage or a port in use, 3 timed out or the code expired, 4 \
+            the provider refused (access_denied, …) or a check failed, 5 the provider is \
+            unreachable, 7 the store failed, 130 Ctrl-C.
             """
     )
 
@@ -27,6 +34,17 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @OptionGroup var storeOptions: StoreOptions
 
     @OptionGroup var authorization: AuthorizationOptions
+
+    @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials. Remembered.")
+    var flow: LoginFlowKind?
+
+    @Option(help: "The device authorization endpoint, for a provider whose discovery document names none (RFC 8628).")
+    var deviceAuthorizationEndpoint: String?
+
+    @Flag(help: "Device flow: also draw the link with the code as a QR code, for a phone (needs libqrencode 4).")
+    var qr = false
+
+    @OptionGroup var clientAuth: ClientAuthOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
     var clientSecret: String?
@@ -43,8 +61,8 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The browser command (default: $BROWSER, then xdg-open, wslview under WSL, open on macOS); the URL is appended, or replaces %s.")
     var browser: String?
 
-    @Option(help: "Seconds to wait for the sign-in to come back.")
-    var timeout: Int = 180
+    @Option(help: "Seconds to wait for the sign-in (default: 180 for the browser; until the code expires for the device flow).")
+    var timeout: Int?
 
     @Flag(help: "Forget the profile's remembered settings and use only the flags given now.")
     var reset = false
@@ -53,7 +71,15 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     var allowHost: [String] = []
 
     func validate() throws {
-        guard (1...86_400).contains(timeout) else { throw ValidationError("--timeout must be 1 to 86400 seconds") }
+        if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
+        if let deviceAuthorizationEndpoint {
+            guard let url = URL(string: deviceAuthorizationEndpoint), url.scheme == "https" || url.scheme == "http" else {
+                throw ValidationError("--device-authorization-endpoint needs an https URL, got '\(deviceAuthorizationEndpoint)'")
+            }
+            do { try EndpointPolicy.validate(url, role: "device_authorization_endpoint") } catch {
+                throw ValidationError("--device-authorization-endpoint: \(error.message)")
+            }
+        }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("--client-secret-file: give the secret one way, not both") }
         for text in listen {
             do { _ = try LoopbackRedirectListener.Endpoint(parsing: text) } catch { throw ValidationError("--listen: \(error.message)") }
@@ -80,6 +106,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let browser { profile.browser = Self.absoluteCommand(browser) }
         if let store = storeOptions.explicitStore { profile.store = Self.absolute(store) }
         if !allowHost.isEmpty { profile.allowHosts = allowHost.map { $0.lowercased() } }
+        if let flow { profile.flow = flow == .auto ? nil : flow }
+        if let deviceAuthorizationEndpoint { profile.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint }
+        profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         return profile
     }
 
@@ -102,20 +131,29 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if clientSecret != nil {
             Console.error("oidc: warning: --client-secret is visible to other users in ps, and is not remembered; later refreshes need --client-secret-file")
         }
-        let flow = LoginFlow(
-            profile: profile, profileName: storeOptions.profileName, clientSecret: secret, timeout: .seconds(timeout),
+        var flow = LoginFlow(
+            profile: profile, profileName: storeOptions.profileName, clientSecret: secret, timeout: .seconds(timeout ?? 180),
             browser: noBrowser ? .none : .system(command: profile.browser), keychain: try storeOptions.keychain(profile: profile),
             key: storeOptions.key
         )
-        let outcome = try await Interrupt.run {
-            try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await flow.run(transport: transport) }
+        flow.flow = profile.flow ?? .auto
+        flow.timeoutGiven = timeout != nil
+        flow.qr = qr
+        flow.countdown = logging.level == nil
+        flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser)
+        let login = flow
+        let stored = try await Interrupt.run {
+            try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await login.login(transport: transport) }
         }
         try profiles.save(profile, as: storeOptions.profileName)
-        Console.error("oidc: \(Self.summary(outcome.stored, profile: storeOptions.profileName))")
+        Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
     }
 
     static func summary(_ login: StoredLogin, profile: String) -> String {
         let expiry = login.tokens.expiresAt.map { "the access token expires at \(ExecCredential.rfc3339($0))" } ?? "the access token has no stated expiry"
+        if ClientCredentialsRequest(of: login) != nil {
+            return "client \(UntrustedText.sanitized(login.clientID)) has its own tokens from \(login.issuer) (profile '\(profile)'); \(expiry)"
+        }
         let subject = UntrustedText.sanitized(login.subject ?? "an unknown subject")
         return "logged in as \(subject) at \(login.issuer) (profile '\(profile)'); \(expiry)\(login.tokens.refreshToken == nil ? "; no refresh token" : "")"
     }
@@ -128,7 +166,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         return absolute(String(program)) + trimmed.dropFirst(program.count)
     }
 
-    private static func absolute(_ path: String) -> String {
+    static func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }

@@ -2,10 +2,12 @@ import ArgumentParser
 import Foundation
 import OIDC
 
-/// One browser login, shared by `oidc login` and `oidc demo`: the profile's provider as a
-/// ``RelyingParty`` (discovery or a preset), then its ``LoopbackLogin`` (listener on 127.0.0.1 →
-/// browser → callback checked → code exchanged → ID token verified), kept under the store's lock.
-/// What is here is the profile-to-login mapping and the console's messages.
+/// One login, shared by `oidc login` and `oidc demo`: the profile's provider as a ``RelyingParty``
+/// (discovery or a preset), then the flow `--flow` names (or `auto` picks): a browser through its
+/// ``LoopbackLogin`` (listener on 127.0.0.1 → browser → callback checked → code exchanged → ID
+/// token verified), the device flow (LoginFlow+Device.swift) or client credentials
+/// (LoginFlow+ClientCredentials.swift); the result kept under the store's lock. What is here is the
+/// profile-to-login mapping and the console's messages.
 struct LoginFlow {
     enum BrowserChoice {
         /// Print the URL only.
@@ -19,7 +21,7 @@ struct LoginFlow {
         let stored: StoredLogin
         let verified: VerifiedLogin
         let relyingParty: RelyingParty
-        /// From the valid callback to the stored login.
+        /// From the valid callback (or the approval) to the stored login.
         let callbackToStored: Duration
     }
 
@@ -30,9 +32,36 @@ struct LoginFlow {
     var browser: BrowserChoice
     var keychain: FileKeychain
     var key: TokenStoreKey
+    /// `--flow`: `auto` picks the device flow when no browser is usable here.
+    var flow: LoginFlowKind = .browser
+    /// Whether `--timeout` was given: the device flow then waits no longer; without it, until the codes expire.
+    var timeoutGiven = true
+    /// `--qr`: the device flow's link as a QR code too.
+    var qr = false
+    /// Whether the console shows a line that counts down (not while `-v` logs to the same stderr).
+    var countdown = true
+    /// The environment `auto` decides by.
+    var environment = BrowserEnvironment(browserCommand: nil)
 
+    /// A browser login (`oidc demo`'s).
     func run(transport: NIOHTTPTransport) async throws -> Outcome {
+        try await browserLogin(try await relyingParty(transport: transport))
+    }
+
+    /// The login `flow` names, or `auto` picks once the provider is known; the stored login.
+    func login(transport: NIOHTTPTransport) async throws -> StoredLogin {
         let rp = try await relyingParty(transport: transport)
+        let chosen = environment.resolve(flow, providerHasDeviceEndpoint: rp.provider.deviceAuthorizationEndpoint != nil)
+        if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }
+        switch chosen {
+        case .clientCredentials: return try await clientCredentialsLogin(rp)
+        case .device: return try await deviceLogin(rp).stored
+        case .browser, .auto: return try await browserLogin(rp).stored
+        }
+    }
+
+    /// The browser login through the loopback listener.
+    func browserLogin(_ rp: RelyingParty) async throws -> Outcome {
         let profile = self.profile
         // Every clash of the settings is a usage error before a port is opened.
         _ = try Profile.checkedRequest {
@@ -59,49 +88,19 @@ struct LoginFlow {
             Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
             Console.error("oidc: waiting for the browser to come back to \(redirect) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
         }
-        let attributes = StoredProvider.attributes(kind: profile.provider, environment: profile.environment, profile: profileName)
+        return try await keep(verified, rp, since: callback)
+    }
+
+    /// Stores `verified` under the store's lock, with the profile's attributes.
+    func keep(_ verified: VerifiedLogin, _ rp: RelyingParty, since clock: CallbackClock) async throws -> Outcome {
         _ = try await rp.keep(verified, in: keychain, as: key, allowlist: HostAllowlist([]), attributes: attributes)
         let stored = StoredLogin(verified, attributes: attributes)
-        return Outcome(stored: stored, verified: verified, relyingParty: rp, callbackToStored: callback.elapsed)
+        return Outcome(stored: stored, verified: verified, relyingParty: rp, callbackToStored: clock.elapsed)
     }
 
-    /// The scopes asked for: the profile's, or the provider's defaults (`openid`, and
-    /// `offline_access` when offered; a preset's own) when it names none.
-    private var scopes: [String]? { profile.scopes.isEmpty ? nil : profile.scopes }
-
-    /// The profile's provider as a relying party, each part logging under its own label.
-    private func relyingParty(transport: NIOHTTPTransport) async throws -> RelyingParty {
-        guard let clientID = profile.clientID, !clientID.isEmpty else { throw ValidationError("--client-id is required") }
-        let provider = try await resolveProvider(transport: transport)
-        let client = TokenClient(
-            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, logger: CLILog.logger(.token)
-        )
-        let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
-        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-    }
-
-    /// The provider: the Schibsted preset as it is; Swan's preset over its discovered metadata;
-    /// any other issuer's metadata (a confidential client authenticating as the provider allows).
-    private func resolveProvider(transport: NIOHTTPTransport) async throws -> ProviderConfiguration {
-        let discovery = ProviderDiscovery(
-            transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
-        )
-        switch profile.provider {
-        case .schibsted:
-            guard let name = profile.environment, let environment = Schibsted.Environment(name: name) else {
-                throw ValidationError("--environment: give pre, sweden, norway, finland, denmark or an https base URL for --provider schibsted")
-            }
-            var configuration = ProviderConfiguration.schibsted(environment)
-            if clientSecret != nil { configuration.clientAuthentication = .clientSecretBasic }
-            return configuration
-        case .swan:
-            let swan = ProviderConfiguration.swan
-            return swan.merging(try await discovery.metadata(for: swan.issuer))
-        case .generic:
-            guard let issuer = profile.issuer else { throw ValidationError("--issuer is required (or --provider schibsted|swan)") }
-            let metadata = try await discovery.metadata(for: issuer)
-            return try metadata.configuration(confidential: clientSecret != nil, defaultScopes: metadata.defaultLoginScopes)
-        }
+    /// What the CLI keeps with a login: its preset and profile.
+    var attributes: [String: String] {
+        StoredProvider.attributes(kind: profile.provider, environment: profile.environment, profile: profileName)
     }
 
     private func listenEndpoints() throws -> [LoopbackRedirectListener.Endpoint] {
@@ -133,7 +132,7 @@ struct LoginFlow {
 }
 
 /// When the valid callback came, for the time from there to the stored login.
-private final class CallbackClock: @unchecked Sendable {
+final class CallbackClock: @unchecked Sendable {
     private let lock = NSLock()
     private var received: ContinuousClock.Instant?
 

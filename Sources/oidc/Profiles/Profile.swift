@@ -32,6 +32,20 @@ struct Profile: Equatable {
     var store: String?
     /// Hosts `oidc request` may send the token to; empty: the host of the URL given.
     var allowHosts: [String] = []
+    /// `--flow`: `nil` is `auto`.
+    var flow: LoginFlowKind?
+    /// `--device-authorization-endpoint`, for a provider whose discovery does not name one.
+    var deviceAuthorizationEndpoint: String?
+    /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
+    var clientAuth: String?
+    /// `--private-key-file`: the path of the key that signs `private_key_jwt` assertions.
+    var privateKeyFile: String?
+    /// `--key-id`: the `kid` of assertions when the key file does not name one.
+    var keyID: String?
+    /// `--key-algorithm`: the assertions' algorithm when not the key's usual one.
+    var keyAlgorithm: String?
+    /// `--assertion-audience`: `issuer` (`nil`) or `endpoint`.
+    var assertionAudience: String?
 
     func serialized() throws -> [UInt8] {
         var object: [String: Any] = ["version": Self.formatVersion, "provider": provider.rawValue]
@@ -51,6 +65,13 @@ struct Profile: Equatable {
         object["browser"] = browser
         object["store"] = store
         if !allowHosts.isEmpty { object["allow_hosts"] = allowHosts }
+        object["flow"] = flow?.rawValue
+        object["device_authorization_endpoint"] = deviceAuthorizationEndpoint
+        object["client_auth"] = clientAuth
+        object["private_key_file"] = privateKeyFile
+        object["key_id"] = keyID
+        object["key_algorithm"] = keyAlgorithm
+        object["assertion_audience"] = assertionAudience
         return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
     }
 
@@ -112,6 +133,18 @@ struct Profile: Equatable {
         browser = try string("browser")
         store = try string("store")
         allowHosts = try strings("allow_hosts")
+        if let name = try string("flow") {
+            guard let kind = LoginFlowKind(rawValue: name) else {
+                throw ProfileFormatError("'flow' is not one of \(LoginFlowKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            flow = kind
+        }
+        deviceAuthorizationEndpoint = try string("device_authorization_endpoint")
+        clientAuth = try string("client_auth")
+        privateKeyFile = try string("private_key_file")
+        keyID = try string("key_id")
+        keyAlgorithm = try string("key_algorithm")
+        assertionAudience = try string("assertion_audience")
     }
 
     init() {}

@@ -148,6 +148,8 @@ struct DeviceLoginTests {
             #"{"device_code":"d","user_code":"U","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"http://idp.example/d","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d"}"#,
+            #"{"device_code":"d","user_code":"U\u001b[2J","verification_uri":"https://idp.example/d","expires_in":600}"#,
+            #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d\u001b[2J","expires_in":600}"#,
         ] {
             let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(json: Array(bad.utf8), receivedAt: now) }
             #expect(error?.code == .malformedResponse)

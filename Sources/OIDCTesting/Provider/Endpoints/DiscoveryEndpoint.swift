@@ -12,7 +12,7 @@ enum DiscoveryEndpoint {
         var scopes: Set<String> = ["openid", "profile", "email", "offline_access"]
         for client in context.clients { scopes.formUnion(client.allowedScopes ?? []) }
         let authMethods = TestProvider.ClientAuthentication.allCases.map(\.rawValue)
-        return [
+        var document: [String: Any] = [
             "issuer": issuer,
             "authorization_endpoint": issuer + ProviderPaths.authorize,
             "token_endpoint": issuer + ProviderPaths.token,
@@ -20,7 +20,6 @@ enum DiscoveryEndpoint {
             "userinfo_endpoint": issuer + ProviderPaths.userinfo,
             "revocation_endpoint": issuer + ProviderPaths.revocation,
             "introspection_endpoint": issuer + ProviderPaths.introspection,
-            "device_authorization_endpoint": issuer + ProviderPaths.deviceAuthorization,
             "end_session_endpoint": issuer + ProviderPaths.endSession,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
@@ -44,5 +43,9 @@ enum DiscoveryEndpoint {
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,
         ]
+        if context.configuration.deviceFlow.advertised {
+            document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization
+        }
+        return document
     }
 }
