@@ -104,4 +104,37 @@ struct StoredValuesTests {
             #expect(await provider.grantCount("refresh_token") == 1)
         }
     }
+
+    /// Review 3, L3: a provider's `scope` holding an OSC title sequence, a screen clear and a colour
+    /// reached the terminal raw in `oidc status`.
+    @Test("terminal escapes in the granted scope reach neither status (text or JSON) nor token --output json raw; the JSON keeps the value")
+    func scopeEscapes() async throws {
+        let store = TokenCommandTests.temporaryStore()
+        let scope = "openid \u{1B}]0;owned-title\u{07}\u{1B}[2J\u{1B}[31mfake-line \u{9B}31m \u{202E}gnp.exe"
+        let response = try JSONSerialization.data(withJSONObject: ["access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "scope": scope])
+        let inject = try await OIDCBinary.run(
+            ["inject", "--store", store, "--profile", "evil", "--issuer", "https://i.example", "--client-id", "c", "--token-response", "-"],
+            stdin: String(decoding: response, as: UTF8.self)
+        )
+        #expect(inject.status == 0, "\(inject.stderr)")
+        let base = ["--store", store, "--profile", "evil"]
+        func expectNoControls(_ text: String, _ what: String) {
+            let unsafe = text.unicodeScalars.filter { $0 != "\n" && UntrustedText.isUnsafe($0) }
+            #expect(unsafe.isEmpty, "\(what): \(unsafe.map { String($0.value, radix: 16) })")
+        }
+        let status = try await OIDCBinary.run(["status"] + base)
+        #expect(status.status == 0, "\(status.stderr)")
+        expectNoControls(status.stdout, "status")
+        #expect(status.stdout.contains("scopes:      openid ?]0;owned-title??[2J?[31mfake-line ?31m ?gnp.exe"), "\(status.stdout)")
+        let statusJSON = try await OIDCBinary.run(["status", "--output", "json"] + base)
+        expectNoControls(statusJSON.stdout, "status --output json")
+        for fastPath in ["1", "0"] {
+            let json = try await OIDCBinary.run(["token", "--output", "json"] + base, environment: ["OIDC_FAST_PATH": fastPath])
+            #expect(json.status == 0, "\(json.stderr)")
+            expectNoControls(json.stdout, "token --output json")
+            // Escaped, not changed: a JSON reader gets the scope exactly as the provider granted it.
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(object["scope"] as? String == scope)
+        }
+    }
 }

@@ -46,14 +46,15 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         case .json:
             let value: Any = all ? entries : entries[0]
             let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            Console.output(String(decoding: data, as: UTF8.self))
+            Console.output(JSONOutput.safe(String(decoding: data, as: UTF8.self)))
         case .text:
             Console.output(entries.map(Self.text).joined(separator: "\n"))
         }
         if !loggedIn { throw ExitCode(ExitCodes.authenticationFailed) }
     }
 
-    /// One profile's status as JSON-ready values; no token ever.
+    /// One profile's status as JSON-ready values; no token ever. Text from the provider (the
+    /// subject, the scope values) is sanitized: this is for a terminal (review 3, L3).
     static func describe(_ options: StoreOptions) throws -> [String: Any] {
         let profile = try options.savedProfile()
         let keychain = try options.keychain(profile: profile)
@@ -69,7 +70,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["issuer"] = login.issuer
         entry["client_id"] = login.clientID
         entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
-        entry["scopes"] = login.tokens.scopes
+        entry["scopes"] = login.tokens.scopes.map { UntrustedText.sanitized($0) }
         let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
         entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {

@@ -147,7 +147,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             object["id_token"] = tokens.idToken?.revealedValue
             object["subject"] = login.subject
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            Console.output(String(decoding: data, as: UTF8.self))
+            // The scope and subject as the provider sent them, terminal controls escaped (review 3, L3).
+            Console.output(JSONOutput.safe(String(decoding: data, as: UTF8.self)))
         }
     }
 }

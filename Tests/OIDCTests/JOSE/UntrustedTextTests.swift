@@ -27,6 +27,19 @@ struct UntrustedTextTests {
         #expect(!(error?.description.unicodeScalars.contains { $0.properties.generalCategory == .control } ?? true))
     }
 
+    /// Review 3, L3: a token response's `scope` is kept as the provider sent it, and printed raw.
+    @Test("a token set's description shows a granted scope with terminal escapes sanitized; the scope itself is kept as sent")
+    func scopeInDescription() throws {
+        let scope = "openid " + Self.escape + "fake-line \u{9B}31m \u{202E}gnp.exe"
+        let body = try JSONSerialization.data(withJSONObject: ["access_token": "at", "token_type": "Bearer", "scope": scope])
+        let tokens = try TokenSet(tokenResponse: Array(body), requestedScopes: [], receivedAt: Date())
+        #expect(tokens.scopes.joined(separator: " ") == scope)
+        for text in [tokens.description, "\(tokens)", String(describing: StoredLogin(tokens: tokens, issuer: "https://i.example", clientID: "c"))] {
+            #expect(!text.unicodeScalars.contains { UntrustedText.isUnsafe($0) }, "\(text)")
+        }
+        #expect(tokens.description.contains("scopes: openid ?[2J?]0;owned?fake-line ?31m ?gnp.exe"), "\(tokens.description)")
+    }
+
     @Test("print, debugPrint and dump of an HMAC JWK show no secret")
     func hmacKeyRedacted() {
         let key = JWK(hmacSecret: Secret("topsecret-client-value"))
