@@ -27,7 +27,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         var entries: [[String: Any]] = []
         if all {
             let profiles = try ProfileStore()
-            var names = Set(profiles.names())
+            var names = Set(try profiles.names())
             let keychain = try storeOptions.keychain(profile: try? storeOptions.savedProfile())
             for key in try keychain.keys() where key.service == StoreOptions.service { names.insert(key.account) }
             for name in names.sorted() {
