@@ -13,6 +13,79 @@ struct SecretBindingTests {
         return path
     }
 
+    static func statusEntries(_ result: CommandResult) throws -> [[String: Any]] {
+        try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]], "\(result.stdout) \(result.stderr)")
+    }
+
+    /// R-M3: profile `work` logged in to X in the default store, then to Y in another store. The X
+    /// login stayed in the default store, out of sight, and `oidc logout --all` (or `oidc token
+    /// --store` of the default store) sent Y's secret to X, which answered `invalid_client`.
+    @Test("a profile moved to another provider and store: the old login's provider never gets the new secret; status --all shows the old login as superseded")
+    func secretStaysWithItsClient() async throws {
+        var x = TestProvider.Configuration(accessTokenLifetime: 2)
+        x.clients.append(.confidential(id: "app-x", secret: "secret-of-X"))
+        var y = TestProvider.Configuration()
+        y.clients.append(.confidential(id: "app-y", secret: "secret-of-Y"))
+        try await withTestProvider(x) { providerX in
+            try await withTestProvider(y) { providerY in
+                let sandbox = LoginSandbox()
+                let secretX = Self.secretFile(sandbox, "secret-x", "secret-of-X")
+                let secretY = Self.secretFile(sandbox, "secret-y", "secret-of-Y")
+                let storeY = sandbox.root.appendingPathComponent("store-y").path
+                let loginX = try await sandbox.run(
+                    ["login", "--issuer", providerX.issuer, "--client-id", "app-x", "--client-secret-file", secretX, "--profile", "work"]
+                )
+                #expect(loginX.status == 0, "\(loginX.stderr)")
+                let loginY = try await sandbox.run(
+                    ["login", "--issuer", providerY.issuer, "--client-id", "app-y", "--client-secret-file", secretY, "--store", storeY, "--profile", "work"]
+                )
+                #expect(loginY.status == 0, "\(loginY.stderr)")
+
+                // Both logins are shown; the one the profile no longer points to says so.
+                let entries = try Self.statusEntries(try await sandbox.run(["status", "--all", "--output", "json"]))
+                let work = entries.filter { $0["profile"] as? String == "work" }
+                #expect(work.count == 2, "\(entries)")
+                let old = try #require(work.first { $0["issuer"] as? String == providerX.issuer }, "\(entries)")
+                #expect(old["superseded"] as? Bool == true)
+                #expect(old["refreshable"] as? Bool == false)
+                let pointsTo = try #require(old["profile_points_to"] as? [String: String])
+                #expect(pointsTo == ["issuer": providerY.issuer, "client_id": "app-y", "store": storeY])
+                let current = try #require(work.first { $0["issuer"] as? String == providerY.issuer })
+                #expect(current["superseded"] == nil)
+                let text = try await sandbox.run(["status", "--all"])
+                #expect(text.stdout.contains("superseded:  profile 'work' now points to issuer \(providerY.issuer), client id app-y, store \(storeY)"), "\(text.stdout)")
+
+                // The old login's refresh: refused before anything is sent, login kept.
+                try await Task.sleep(for: .seconds(1.2))
+                let refused = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store])
+                #expect(refused.status == 2, "\(refused.stderr)")
+                #expect(refused.stderr.contains("a client secret goes only to the provider and client it was configured for"), "\(refused.stderr)")
+                #expect(!refused.stderr.contains("secret-of-"))
+                #expect(await providerX.grantCount("refresh_token") == 0)
+                #expect(try sandbox.storedLogin("work") != nil)
+                // Its own secret, given on the command, refreshes it.
+                let own = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store, "--client-secret-file", secretX])
+                #expect(own.status == 0, "\(own.stderr)")
+                #expect(await providerX.grantCount("refresh_token") == 1)
+
+                // logout --all of the default store: X's login goes, not revoked with Y's secret (X gets no request).
+                let logout = try await sandbox.run(["logout", "--all"])
+                #expect(logout.status == 0, "\(logout.stderr)")
+                #expect(logout.stderr.contains("not revoked (the login of profile 'work'"), "\(logout.stderr)")
+                #expect(await providerX.requestCount(.revocation) == 0)
+                #expect(try sandbox.storedLogin("work") == nil)
+
+                // The profile's own login is untouched and uses its secret.
+                let mine = try await sandbox.run(["refresh", "--profile", "work"])
+                #expect(mine.status == 0, "\(mine.stderr)")
+                #expect(await providerY.grantCount("refresh_token") == 1)
+                let ownLogout = try await sandbox.run(["logout", "--profile", "work"])
+                #expect(ownLogout.stderr.contains("the refresh token was revoked at the provider"), "\(ownLogout.stderr)")
+                #expect(await providerY.requestCount(.revocation) == 1)
+            }
+        }
+    }
+
     /// R-L4: a secret file in a shared directory, removed and planted again by another user, had
     /// its bytes sent as the client secret; the provider's `invalid_client` then logged the profile out.
     @Test("a client secret file others can read or write, of another user, or a link is refused (exit 2, chmod 600): nothing is sent, the login is kept")
