@@ -8,8 +8,8 @@ import Darwin
 /// client secret and a PKCE verifier in memory, as Swift strings that are never wiped, and a core
 /// file (or a crash collector such as systemd-coredump) would keep them on disk.
 ///
-/// Done first thing in every run, the fast path of `oidc token` included, at the cost of two
-/// system calls:
+/// Done first thing in every run, the fast path of `oidc token` included, at the cost of three
+/// system calls (`getrlimit`, `setrlimit`, `prctl`):
 /// - the soft `RLIMIT_CORE` is set to 0: no core file. The hard limit stays, so a browser `oidc
 ///   login` starts may raise its own limit again;
 /// - on Linux, `prctl(PR_SET_DUMPABLE, 0)`: no core dump at all, piped to a collector or not
@@ -42,7 +42,9 @@ enum CoreDumps {
         let prctl = unsafeBitCast(symbol, to: Prctl.self)
         _ = prctl(setDumpable, 0, 0, 0, 0)
     }
+    #endif
 
+    #if canImport(Glibc)
     private static func resource(_ value: __rlimit_resource) -> __rlimit_resource_t { __rlimit_resource_t(value.rawValue) }
     #else
     private static func resource(_ value: Int32) -> Int32 { value }
