@@ -20,7 +20,7 @@ struct ProfilePrivacyTests {
     }
 
     /// R-L5: `chmod 777 …/oidc/profiles`, and the login succeeded; the same done to the token store exits 7.
-    @Test("a profiles directory others can write or enter: token, status, status --all, login and logout exit 7 before anything is sent")
+    @Test("a profiles directory others can write or enter, or of another user: token, status, status --all, login and logout exit 7 before anything is sent")
     func refusedOnRead() async throws {
         try await LoginCommandTests.loginPageProvider { provider in
             let sandbox = LoginSandbox()
@@ -38,11 +38,19 @@ struct ProfilePrivacyTests {
                 Self.expectRefused(try await sandbox.run(["login", "--profile", "work"]), directory, "login")
                 Self.expectRefused(try await sandbox.run(["logout", "--profile", "work"]), directory, "logout")
             }
+            try Self.chmod(directory, 0o700)
+            if getuid() == 0 {
+                // A directory of another user, private or not: theirs to swap the files in.
+                #expect(chown(directory, 65534, 65534) == 0)
+                let foreign = try await sandbox.run(["token", "--profile", "work"])
+                #expect(foreign.status == 7, "\(foreign.stderr)")
+                #expect(foreign.stderr.contains("The profiles directory \(directory) belongs to user id 65534"), "\(foreign.stderr)")
+                #expect(chown(directory, 0, 0) == 0)
+            }
             #expect(await provider.grantCount("refresh_token") == 0)
             #expect(await provider.requestCount(.revocation) == 0)
             #expect(try sandbox.storedLogin("work") != nil)
             // The token store's directory gets the same answer, as before.
-            try Self.chmod(directory, 0o700)
             try Self.chmod(sandbox.store, 0o777)
             let store = try await sandbox.run(["token", "--profile", "work"])
             #expect(store.status == 7 && store.stderr.contains("open to other users"), "\(store.stderr)")
