@@ -62,9 +62,10 @@ enum ExecCredential {
     /// RFC 3339 in UTC with whole seconds, as Kubernetes' metav1.Time writes it: `2026-11-23T12:00:00Z`.
     ///
     /// With `gmtime_r`, not a date formatter: kubectl runs this before every request, and the
-    /// formatter would load time-zone and locale data first.
+    /// formatter would load time-zone and locale data first. A date outside the years 1 to 9999
+    /// (a stored value, never a verified one) is written as the nearer end of that range.
     static func rfc3339(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var seconds = time_t(DateRange.unixSeconds(date))
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { return "1970-01-01T00:00:00Z" }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }

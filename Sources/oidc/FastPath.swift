@@ -17,7 +17,7 @@ import Darwin
 /// `OIDC_FAST_PATH=0` turns it off (the tests compare both paths); `OIDC_FAST_PATH=require` makes
 /// `oidc` exit with ``notTakenExitCode`` instead of running the parser (the tests and the benchmark
 /// check that the shortcut really answered). Logging (`OIDC_LOG`, `-v`) makes it decline, so the
-/// parser's path answers and logs.
+/// parser's path answers and logs. Core dumps are off before it runs (``CoreDumps``, from `main`).
 enum FastPath {
     static let notTakenExitCode: Int32 = 98
 

@@ -30,6 +30,7 @@ struct OIDCCommand: AsyncParsableCommand, LoggingCommand {
 @main
 enum Main {
     static func main() async {
+        CoreDumps.disable()  // before anything holds a token, the fast path included
         if let code = FastPath.run(CommandLine.arguments.dropFirst()) { exit(code) }
         if FastPath.isRequired {
             // OIDC_FAST_PATH=require: for tests and benchmarks that must know the shortcut answered.

@@ -79,7 +79,8 @@ struct ProviderAndMintCommandTests {
 
     static func temporaryFile(_ contents: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-mint-\(UUID().uuidString)").path
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        // 0600: a client secret file others can read is refused (review 3, L4).
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600]))
         return path
     }
 

@@ -49,6 +49,9 @@ package struct JSONMembers: Sendable {
     package var values: [JSONValue] = []
     /// ``fingerprint(_:)`` of each name: equal names have equal fingerprints.
     package var fingerprints: [UInt64] = []
+    /// Whether any name so far is not ASCII: then a new name, even an ASCII one, may be canonically
+    /// equivalent to an earlier one (U+212A KELVIN SIGN and `K`), which byte comparison cannot see.
+    private var hasNonASCIIName = false
 
     init() {
         names.reserveCapacity(16)
@@ -74,18 +77,23 @@ package struct JSONMembers: Sendable {
     }
 
     /// Whether `name`, whose fingerprint is `fingerprint`, is already a member: the same bytes, or
-    /// (for a name that is not ASCII) a canonically equivalent spelling, such as `rôle` in NFC and in
-    /// NFD. Lookups compare `String`s, which are equal when canonically equivalent, so two such names
-    /// would make ``subscript(_:)`` and ``dictionary`` disagree on the value: they count as one.
+    /// a canonically equivalent spelling, such as `rôle` in NFC and in NFD, or U+212A KELVIN SIGN and
+    /// `K` in either order. Lookups compare `String`s, which are equal when canonically equivalent, so
+    /// two such names would make ``subscript(_:)`` and ``dictionary`` disagree on the value: they
+    /// count as one. Equivalent names differ in bytes only when one of them is not ASCII, so the
+    /// `String` comparison runs only when the new name, or any earlier one, is not ASCII.
     func contains(_ name: String, fingerprint: UInt64) -> Bool {
         for (position, other) in fingerprints.enumerated() where other == fingerprint {
             if fingerprint >> 56 <= 7 || names[position] == name { return true }
         }
-        guard name.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        guard hasNonASCIIName || Self.isNonASCII(name) else { return false }
         return names.contains(name)
     }
 
+    private static func isNonASCII(_ name: String) -> Bool { name.utf8.contains { $0 >= 0x80 } }
+
     mutating func append(_ name: String, fingerprint: UInt64, value: JSONValue) {
+        if !hasNonASCIIName, Self.isNonASCII(name) { hasNonASCIIName = true }
         names.append(name)
         fingerprints.append(fingerprint)
         values.append(value)

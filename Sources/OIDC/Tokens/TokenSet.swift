@@ -68,12 +68,23 @@ public struct TokenSet: Sendable, Equatable {
 
 extension TokenSet: CustomStringConvertible {
     /// The token type, expiry and scopes; each token shows as `<redacted>` (or `none` when absent).
+    /// The scope values and the token type are the provider's text, kept as it was sent: here each
+    /// shows sanitized (a control, format or separator character as `?`, each value bounded), so
+    /// printing a token set can neither drive a terminal nor forge a log line.
     public var description: String {
-        var parts = ["accessToken: <redacted>", "tokenType: \(tokenType)"]
+        var parts = ["accessToken: <redacted>", "tokenType: \(UntrustedText.sanitized(tokenType, limit: 32))"]
         parts.append("refreshToken: \(refreshToken == nil ? "none" : "<redacted>")")
         parts.append("idToken: \(idToken == nil ? "none" : "<redacted>")")
         if let expiresAt { parts.append("expiresAt: \(expiresAt.formatted(.iso8601))") }
-        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        if !scopes.isEmpty { parts.append("scopes: \(Self.printable(scopes))") }
         return "TokenSet(\(parts.joined(separator: ", ")))"
+    }
+
+    /// The scope values for a terminal or a log line, space-separated: each one sanitized and
+    /// bounded like any other text from a provider (review 3, L3). The values themselves are kept
+    /// as the provider sent them: the grant is the provider's word, and a value outside RFC 6749
+    /// §3.3's characters is odd but harmless until it is shown.
+    package static func printable(_ scopes: [String]) -> String {
+        scopes.map { UntrustedText.sanitized($0, limit: 200) }.joined(separator: " ")
     }
 }

@@ -22,6 +22,7 @@ struct Decode: ParsableCommand, LoggingCommand {
             throw ValidationError("TOKEN: \(error.message)")
         }
         Console.error("oidc: warning: UNVERIFIED: the signature and claims of this token were not checked")
-        Console.output(#"{"unverified":true,"header":\#(jwt.headerJSON),"claims":\#(jwt.claimsJSON)}"#)
+        // Anyone's token: its text as it is, terminal controls escaped.
+        Console.output(JSONOutput.safe(#"{"unverified":true,"header":\#(jwt.headerJSON),"claims":\#(jwt.claimsJSON)}"#))
     }
 }

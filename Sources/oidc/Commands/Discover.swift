@@ -33,6 +33,6 @@ struct Discover: AsyncParsableCommand, LoggingCommand {
         }
         let object = try JSONSerialization.jsonObject(with: Data(metadata.rawJSON.utf8))
         let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        Console.output(String(decoding: pretty, as: UTF8.self))
+        Console.output(JSONOutput.safe(String(decoding: pretty, as: UTF8.self)))
     }
 }

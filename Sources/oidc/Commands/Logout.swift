@@ -63,18 +63,23 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         }
         let keychain = try store ?? options.keychain(profile: profile)
         let key = options.key
-        let secretFile = clientSecretFile ?? profile?.clientSecretFile
+        let secretFile = clientSecretFile
         let revoke = !noRevoke
         let outcome: String? = try await keychain.withLock(key) {
             guard let login = try keychain.load(key) else { return nil }
             var note = "not revoked (--no-revoke)"
             if revoke {
+                // The profile's secret only for the issuer and client it was configured for (review 3, M3).
                 let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
-                do {
-                    note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
-                } catch let error as OIDCError {
-                    // Logging out must not depend on a secret file that is gone: delete, and say so.
-                    note = "not revoked (\(error.message)), so the tokens stay valid at the provider until they expire"
+                if let reason = stored.withheldSecretReason, stored.lacksSecret(file: secretFile) {
+                    note = "not revoked (\(reason)), so the tokens stay valid at the provider until they expire"
+                } else {
+                    do {
+                        note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+                    } catch let error as OIDCError {
+                        // Logging out must not depend on a secret file that is gone: delete, and say so.
+                        note = "not revoked (\(error.message)), so the tokens stay valid at the provider until they expire"
+                    }
                 }
             }
             try keychain.delete(key)

@@ -27,15 +27,20 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         var entries: [[String: Any]] = []
         if all {
             let profiles = try ProfileStore()
-            var names = Set(profiles.names())
+            var names = Set(try profiles.names())
             let keychain = try storeOptions.keychain(profile: try? storeOptions.savedProfile())
-            for key in try keychain.keys() where key.service == StoreOptions.service { names.insert(key.account) }
+            let stored = Set(try keychain.keys().filter { $0.service == StoreOptions.service }.map(\.account))
+            names.formUnion(stored)
             for name in names.sorted() {
                 var options = storeOptions
                 options.profile = name
-                do { entries.append(try Self.describe(options)) } catch let error as OIDCError {
-                    // One unreadable profile or login does not hide the others.
-                    entries.append(["profile": name, "logged_in": false, "error": error.message])
+                let entry = Self.describeOrExplain(options)
+                entries.append(entry)
+                // A login in this store that the profile no longer points to (it moved to another
+                // store): shown too, marked superseded, never out of sight (review 3, M3).
+                if stored.contains(name), let shown = entry["store"] as? String, shown != keychain.directory.path {
+                    options.store = keychain.directory.path
+                    entries.append(Self.describeOrExplain(options))
                 }
             }
         } else {
@@ -46,14 +51,23 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         case .json:
             let value: Any = all ? entries : entries[0]
             let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            Console.output(String(decoding: data, as: UTF8.self))
+            Console.output(JSONOutput.safe(String(decoding: data, as: UTF8.self)))
         case .text:
             Console.output(entries.map(Self.text).joined(separator: "\n"))
         }
         if !loggedIn { throw ExitCode(ExitCodes.authenticationFailed) }
     }
 
-    /// One profile's status as JSON-ready values; no token ever.
+    /// ``describe(_:)``, or what makes the profile or login unreadable: one does not hide the others.
+    static func describeOrExplain(_ options: StoreOptions) -> [String: Any] {
+        do { return try describe(options) } catch {
+            let message = (error as? OIDCError)?.message ?? "\(error)"
+            return ["profile": options.profileName, "logged_in": false, "error": message]
+        }
+    }
+
+    /// One profile's status as JSON-ready values; no token ever. Text from the provider (the
+    /// subject, the scope values) is sanitized: this is for a terminal (review 3, L3).
     static func describe(_ options: StoreOptions) throws -> [String: Any] {
         let profile = try options.savedProfile()
         let keychain = try options.keychain(profile: profile)
@@ -69,8 +83,12 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["issuer"] = login.issuer
         entry["client_id"] = login.clientID
         entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
-        entry["scopes"] = login.tokens.scopes
+        entry["scopes"] = login.tokens.scopes.map { UntrustedText.sanitized($0) }
         let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
+        if let profile, let current = try Self.pointsElsewhere(profile, from: login, in: keychain, name: options.profileName) {
+            entry["superseded"] = true
+            entry["profile_points_to"] = current
+        }
         entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
             entry["expires_at"] = ExecCredential.rfc3339(expiry)
@@ -78,6 +96,18 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         }
         if let idExpiry = Token.idTokenExpiry(login.tokens) { entry["id_token_expires_at"] = ExecCredential.rfc3339(idExpiry) }
         return entry
+    }
+
+    /// Where the profile points now (`issuer`, `client_id`, `store`) when `login`, kept in `keychain`
+    /// under its name, is not that login: of another issuer or client, or in another store than
+    /// the profile's own. `nil` when it is the profile's login.
+    static func pointsElsewhere(_ profile: Profile, from login: StoredLogin, in keychain: FileKeychain, name: String) throws -> [String: String]? {
+        let own = try StoreSelection(store: nil, profile: name).keychain(profile: profile).directory.path
+        guard !profile.configures(login) || own != keychain.directory.path else { return nil }
+        var current = ["store": own]
+        current["issuer"] = profile.configuredIssuer
+        current["client_id"] = profile.clientID
+        return current
     }
 
     static func text(_ entry: [String: Any]) -> String {
@@ -97,6 +127,11 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         lines.append("  scopes:      \((entry["scopes"] as? [String] ?? []).joined(separator: " "))")
         lines.append("  refreshable: \(entry["refreshable"] as? Bool == true ? "yes" : "no")")
         lines.append("  store:       \(entry["store"] ?? "")")
+        if entry["superseded"] as? Bool == true, let current = entry["profile_points_to"] as? [String: String] {
+            var now = [current["issuer"].map { "issuer \($0)" }, current["client_id"].map { "client id \($0)" }].compactMap { $0 }
+            now.append("store \(current["store"] ?? "")")
+            lines.append("  superseded:  profile '\(name)' now points to \(now.joined(separator: ", ")); its client secret file is used only for that issuer and client")
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -101,12 +101,13 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         return expiry.timeIntervalSinceNow < margin
     }
 
-    /// The stored ID token's `exp` (it was verified when it was stored).
+    /// The stored ID token's `exp`, within the years 1 to 9999 as the verifier bounds it: a login
+    /// verified it when it was stored, but `oidc inject` and an edited store did not.
     static func idTokenExpiry(_ tokens: TokenSet) -> Date? {
-        guard let token = tokens.idToken, let exp = (try? UnverifiedJWT(token.revealedValue))?.claims["exp"]?.numberValue, exp.isFinite else {
+        guard let token = tokens.idToken, let exp = (try? UnverifiedJWT(token.revealedValue))?.claims["exp"]?.numberValue else {
             return nil
         }
-        return Date(timeIntervalSince1970: exp)
+        return Date(timeIntervalSince1970: DateRange.clamped(exp))
     }
 
     /// Prints what `output` asks for, from `login` as it is.
@@ -142,11 +143,12 @@ struct Token: AsyncParsableCommand, LoggingCommand {
                 "access_token": tokens.accessToken.revealedValue, "token_type": tokens.tokenType, "issuer": login.issuer,
                 "client_id": login.clientID, "scope": tokens.scopes.joined(separator: " "),
             ]
-            object["expires_at"] = tokens.expiresAt.map { Int64($0.timeIntervalSince1970) }
+            object["expires_at"] = tokens.expiresAt.map(DateRange.unixSeconds)
             object["id_token"] = tokens.idToken?.revealedValue
             object["subject"] = login.subject
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            Console.output(String(decoding: data, as: UTF8.self))
+            // The scope and subject as the provider sent them, terminal controls escaped (review 3, L3).
+            Console.output(JSONOutput.safe(String(decoding: data, as: UTF8.self)))
         }
     }
 }

@@ -76,6 +76,6 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
             }
             throw failure
         }
-        Console.output(verified.claims.rawJSON)
+        Console.output(JSONOutput.safe(verified.claims.rawJSON))
     }
 }

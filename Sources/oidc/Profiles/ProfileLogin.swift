@@ -37,10 +37,27 @@ struct ProfileLogin {
         )
     }
 
-    /// The client secret for refreshes: `--client-secret-file` of this command, else the profile's.
+    /// The client secret for refreshes and revocation: `--client-secret-file` of this command, else
+    /// the profile's when the profile was configured for this login's issuer and client
+    /// (``profileSecretFile``).
     func clientSecret(file override: String?) throws -> Secret? {
-        guard let path = override ?? profile?.clientSecretFile else { return nil }
+        guard let path = override ?? profileSecretFile else { return nil }
         return try ClientSecretFile.read(path)
+    }
+
+    /// The profile's client secret file, when the profile names this login's issuer and client id;
+    /// `nil` otherwise, so that one provider's secret never goes to another (review 3, M3).
+    var profileSecretFile: String? {
+        guard let profile, profile.configures(login) else { return nil }
+        return profile.clientSecretFile
+    }
+
+    /// Why the profile's client secret file is not used for this login, when it has one that is
+    /// for another issuer or client; `nil` otherwise.
+    var withheldSecretReason: String? {
+        guard let profile, profile.clientSecretFile != nil, !profile.configures(login) else { return nil }
+        return "the login of profile '\(options.profileName)' in \(keychain.directory.path) is of \(login.clientDescription), "
+            + "and the profile's client secret file is for \(profile.configuredClient): a client secret goes only to the provider and client it was configured for"
     }
 
     /// The token client of this login, rebuilt without the network; `nil` when the login names no
@@ -51,9 +68,10 @@ struct ProfileLogin {
         return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport, logger: CLILog.logger(.token))
     }
 
-    /// Whether the client authenticates with a secret and none is at hand.
+    /// Whether the client authenticates with a secret and none is at hand (a profile's secret for
+    /// another issuer or client is not at hand).
     func lacksSecret(file override: String?) -> Bool {
-        StoredProvider.authenticationMethod(of: login) != .none && override == nil && profile?.clientSecretFile == nil
+        StoredProvider.authenticationMethod(of: login) != .none && override == nil && profileSecretFile == nil
     }
 
     /// The login's provider as a relying party, each part logging under its own label: its token
@@ -87,6 +105,13 @@ struct ProfileLogin {
         if lacksSecret(file: clientSecretFile) {
             let name = options.profileName
             let method = StoredProvider.authenticationMethod(of: login).rawValue
+            if let reason = withheldSecretReason {
+                throw OIDCError(
+                    .invalidArgument,
+                    "Nothing was sent: \(reason). Give --client-secret-file FILE of client \(UntrustedText.sanitized(login.clientID)), or remove this login with: oidc logout --profile \(name) --store \(keychain.directory.path)",
+                    context: ["profile": name, "path": keychain.directory.path]
+                )
+            }
             throw OIDCError(
                 .invalidArgument,
                 "The client of profile '\(name)' authenticates with \(method) and no client secret is at hand (one given with --client-secret is never stored): give --client-secret-file FILE, or log in again with --profile \(name) --client-secret-file FILE.",

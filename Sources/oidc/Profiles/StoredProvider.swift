@@ -61,17 +61,28 @@ enum StoredProvider {
 }
 
 /// A client secret read from a file (never from the command line of a later command: `ps` shows
-/// arguments to every user).
+/// arguments to every user), read the way the token store reads its key files (review 3, L4): one
+/// descriptor opened without following a link, and refused unless it is a regular file of yours (or
+/// root's) that no other user can read or write. A file that others could replace or read is not
+/// a secret: a secret planted by another user would be sent to the provider, whose `invalid_client`
+/// answer logs the profile out.
 enum ClientSecretFile {
-    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag and the file.
+    static let maximumSize = 4096
+
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag and the file, and what
+    ///   to do (`chmod 600`) when it is refused.
     static func read(_ path: String, flag: String = "--client-secret-file") throws(OIDCError) -> Secret {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw OIDCError(.invalidArgument, "\(flag): cannot read '\(path)'.", context: ["path": path])
+        let bytes: [UInt8]?
+        do { bytes = try PrivateFile.readSecret(path, limit: maximumSize) } catch {
+            if error.code == .corruptStore {
+                throw OIDCError(.invalidArgument, "\(flag): '\(path)' is over 4 KiB; it does not hold a client secret.", context: ["path": path])
+            }
+            throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: ["path": path])
         }
-        guard data.count <= 4096 else {
-            throw OIDCError(.invalidArgument, "\(flag): '\(path)' is over 4 KiB; it does not hold a client secret.", context: ["path": path])
+        guard let bytes else {
+            throw OIDCError(.invalidArgument, "\(flag): cannot read '\(path)': there is no such file.", context: ["path": path])
         }
-        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let secret = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !secret.isEmpty else { throw OIDCError(.invalidArgument, "\(flag): '\(path)' is empty.", context: ["path": path]) }
         return Secret(secret)
     }

@@ -27,6 +27,19 @@ struct UntrustedTextTests {
         #expect(!(error?.description.unicodeScalars.contains { $0.properties.generalCategory == .control } ?? true))
     }
 
+    /// Review 3, L3: a token response's `scope` is kept as the provider sent it, and printed raw.
+    @Test("a token set's description shows a granted scope with terminal escapes sanitized; the scope itself is kept as sent")
+    func scopeInDescription() throws {
+        let scope = "openid " + Self.escape + "fake-line \u{9B}31m \u{202E}gnp.exe"
+        let body = try JSONSerialization.data(withJSONObject: ["access_token": "at", "token_type": "Bearer", "scope": scope])
+        let tokens = try TokenSet(tokenResponse: Array(body), requestedScopes: [], receivedAt: Date())
+        #expect(tokens.scopes.joined(separator: " ") == scope)
+        for text in [tokens.description, "\(tokens)", String(describing: StoredLogin(tokens: tokens, issuer: "https://i.example", clientID: "c"))] {
+            #expect(!text.unicodeScalars.contains { UntrustedText.isUnsafe($0) }, "\(text)")
+        }
+        #expect(tokens.description.contains("scopes: openid ?[2J?]0;owned?fake-line ?31m ?gnp.exe"), "\(tokens.description)")
+    }
+
     @Test("print, debugPrint and dump of an HMAC JWK show no secret")
     func hmacKeyRedacted() {
         let key = JWK(hmacSecret: Secret("topsecret-client-value"))
@@ -58,6 +71,37 @@ struct EquivalentNamesTests {
         let filler = (0..<40).map { #""m\#($0)":0"# }.joined(separator: ",")
         let large = #"{\#(filler),"\#(nfc)":"user","\#(nfd)":"admin"}"#
         #expect(throws: (any Error).self) { try StrictJSON.parseObject(Array(large.utf8)) }
+    }
+
+    /// Review 3, L2: a non-ASCII name followed by its ASCII canonical equivalent was accepted, while
+    /// the reverse order was refused; Swift then merged the two (the last value won) where
+    /// `JSONMembers[...]` returned the first one.
+    @Test("a non-ASCII name and its ASCII canonical equivalent are a duplicate in either order, in small and large objects", arguments: [
+        ("\u{212A}role", "Krole"),  // KELVIN SIGN, K
+        ("x\u{037E}", "x;"),  // GREEK QUESTION MARK, semicolon
+        ("\u{1FEF}tick", "`tick"),  // GREEK VARIA, grave accent
+        ("the-\u{212A}-role-of-this-user", "the-K-role-of-this-user"),  // longer than a fingerprint
+    ])
+    func asciiEquivalentInEitherOrder(nonASCII: String, ascii: String) throws {
+        #expect(nonASCII == ascii)  // Swift's String equality: canonically equivalent
+        #expect(Array(nonASCII.utf8) != Array(ascii.utf8))
+        let filler = (0..<40).map { #""m\#($0)":0"# }.joined(separator: ",")
+        for (first, second) in [(nonASCII, ascii), (ascii, nonASCII)] {
+            let small = #"{"\#(first)":"user","\#(second)":"admin"}"#
+            #expect(throws: StrictJSON.ParseError.self, "\(first) then \(second)") { try StrictJSON.parseObject(Array(small.utf8)) }
+            #expect(throws: StrictJSON.ParseError.self, "\(first) then \(second)") { try StrictJSON.parseMembers(Array(small.utf8)) }
+            let large = #"{\#(filler),"\#(first)":"user","\#(second)":"admin"}"#
+            #expect(throws: StrictJSON.ParseError.self, "\(first) then \(second), large") { try StrictJSON.parseObject(Array(large.utf8)) }
+            // An earlier non-ASCII name among ASCII ones is remembered, not only the one just before.
+            let between = #"{"\#(first)":"user","a":1,"b":2,"\#(second)":"admin"}"#
+            #expect(throws: StrictJSON.ParseError.self, "\(first) … \(second)") { try StrictJSON.parseObject(Array(between.utf8)) }
+        }
+    }
+
+    @Test("ASCII names after a non-ASCII one are still told apart")
+    func asciiAfterNonASCIIAccepted() throws {
+        let object = try StrictJSON.parseObject(Array(#"{"rôle":"a","role":"b","Krole":"c","krole":"d"}"#.utf8))
+        #expect(object.count == 4)
     }
 
     @Test("distinct non-ASCII names are still accepted")
