@@ -22,7 +22,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
-        guard stored.login.tokens.refreshToken != nil else {
+        guard stored.login.tokens.refreshToken != nil || ClientCredentialsRequest(of: stored.login) != nil else {
             throw OIDCError(
                 .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again.",
                 context: ["profile": storeOptions.profileName]

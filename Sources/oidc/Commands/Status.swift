@@ -89,7 +89,10 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             entry["superseded"] = true
             entry["profile_points_to"] = current
         }
-        entry["refreshable"] = login.tokens.refreshToken != nil && StoredProvider.configuration(of: login) != nil && !stored.lacksSecret(file: nil)
+        let clientCredentials = ClientCredentialsRequest(of: login) != nil
+        if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant }
+        entry["refreshable"] = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
+            && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
             entry["expires_at"] = ExecCredential.rfc3339(expiry)
             entry["expired"] = expiry <= Date()

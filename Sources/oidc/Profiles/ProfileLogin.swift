@@ -55,23 +55,35 @@ struct ProfileLogin {
     /// Why the profile's client secret file is not used for this login, when it has one that is
     /// for another issuer or client; `nil` otherwise.
     var withheldSecretReason: String? {
-        guard let profile, profile.clientSecretFile != nil, !profile.configures(login) else { return nil }
+        guard let profile, profile.clientSecretFile != nil || profile.privateKeyFile != nil, !profile.configures(login) else { return nil }
         return "the login of profile '\(options.profileName)' in \(keychain.directory.path) is of \(login.clientDescription), "
             + "and the profile's client secret file is for \(profile.configuredClient): a client secret goes only to the provider and client it was configured for"
     }
 
+    /// The profile, when it was configured for this login's issuer and client: only then do its
+    /// credentials (a secret file, a private key) and their settings apply.
+    var boundProfile: Profile? { profile.flatMap { $0.configures(login) ? $0 : nil } }
+
     /// The token client of this login, rebuilt without the network; `nil` when the login names no
-    /// token endpoint. Without its secret, a confidential client refuses to refresh before sending.
+    /// token endpoint. Without its secret or key, a confidential client refuses to send anything.
     func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
-        let secret = try clientSecret(file: clientSecretFile)
         guard let provider = StoredProvider.configuration(of: login) else { return nil }
-        return TokenClient(provider: provider, clientID: login.clientID, clientSecret: secret, transport: transport, logger: CLILog.logger(.token))
+        let method = provider.clientAuthentication
+        let secret = method == .none || method == .privateKeyJWT ? nil : try clientSecret(file: clientSecretFile)
+        let authentication = try (boundProfile ?? Profile()).clientAuthentication(method: method, secret: secret)
+        return TokenClient(
+            provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, logger: CLILog.logger(.token)
+        )
     }
 
-    /// Whether the client authenticates with a secret and none is at hand (a profile's secret for
-    /// another issuer or client is not at hand).
+    /// Whether the client authenticates with a secret or a private key and none is at hand (a
+    /// profile's credentials for another issuer or client are not at hand).
     func lacksSecret(file override: String?) -> Bool {
-        StoredProvider.authenticationMethod(of: login) != .none && override == nil && profileSecretFile == nil
+        switch StoredProvider.authenticationMethod(of: login) {
+        case .none: false
+        case .privateKeyJWT: boundProfile?.privateKeyFile == nil
+        default: override == nil && profileSecretFile == nil
+        }
     }
 
     /// The login's provider as a relying party, each part logging under its own label: its token
@@ -95,8 +107,14 @@ struct ProfileLogin {
     ) throws -> AuthenticatedSession {
         // A refresh must not be cut short between the provider's answer and the save.
         SignalShield.install()
-        return try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
-            .session(store: keychain, key: self.options.key, allowlist: allowlist, options: options)
+        let rp = try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
+        if let request = ClientCredentialsRequest(of: login) {
+            // The client's own tokens: asked for anew, under the store's lock, when they expire.
+            return rp.serviceSession(
+                scopes: request.scopes, parameters: request.parameters, allowlist: allowlist, store: keychain, key: self.options.key, options: options
+            )
+        }
+        return rp.session(store: keychain, key: self.options.key, allowlist: allowlist, options: options)
     }
 
     /// Refreshing needs a token endpoint (a login injected without one can only be replaced) and,
@@ -105,6 +123,13 @@ struct ProfileLogin {
         if lacksSecret(file: clientSecretFile) {
             let name = options.profileName
             let method = StoredProvider.authenticationMethod(of: login).rawValue
+            if method == ClientAuthenticationMethod.privateKeyJWT.rawValue, withheldSecretReason == nil {
+                throw OIDCError(
+                    .invalidArgument,
+                    "The client of profile '\(name)' authenticates with private_key_jwt and the profile names no private key: log in again with --profile \(name) --private-key-file FILE.",
+                    context: ["profile": name]
+                )
+            }
             if let reason = withheldSecretReason {
                 throw OIDCError(
                     .invalidArgument,
