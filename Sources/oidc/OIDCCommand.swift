@@ -20,7 +20,7 @@ struct OIDCCommand: AsyncParsableCommand, LoggingCommand {
         version: Version.description,
         subcommands: [
             Login.self, Token.self, Refresh.self, Status.self, Request.self, Logout.self, Demo.self,
-            AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Inject.self, Provider.self, Mint.self,
+            Introspect.self, Exchange.self, AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Inject.self, Provider.self, Mint.self,
         ]
     )
 

@@ -14,7 +14,7 @@ actor ProviderState {
 
     private var requestCounts: [TestProvider.Endpoint: Int] = [:]
     private var grantCounts: [String: Int] = [:]
-    private var tokenRequests: [[String: String]] = []
+    private var formRequests: [TestProvider.Endpoint: [[String: String]]] = [:]
     private var faults: [TestProvider.Endpoint: [TestProvider.Fault]] = [:]
 
     var codes: [String: AuthorizationCodeRecord] = [:]
@@ -77,11 +77,11 @@ actor ProviderState {
     /// Counts a request (and its grant type at the token endpoint) and hands back the fault to play,
     /// if one is queued for this endpoint.
     func recordRequest(
-        _ endpoint: TestProvider.Endpoint, grantType: String?, tokenParameters: [String: String]? = nil
+        _ endpoint: TestProvider.Endpoint, grantType: String?, formParameters: [String: String]? = nil
     ) -> TestProvider.Fault? {
         requestCounts[endpoint, default: 0] += 1
         if let grantType { grantCounts[grantType, default: 0] += 1 }
-        if let tokenParameters { tokenRequests.append(tokenParameters) }
+        if let formParameters { formRequests[endpoint, default: []].append(formParameters) }
         guard var queue = faults[endpoint], !queue.isEmpty else { return nil }
         let fault = queue.removeFirst()
         faults[endpoint] = queue
@@ -101,12 +101,12 @@ actor ProviderState {
 
     func grantCount(_ grantType: String) -> Int { grantCounts[grantType] ?? 0 }
 
-    func tokenRequestParameters() -> [[String: String]] { tokenRequests }
+    func requestParameters(_ endpoint: TestProvider.Endpoint) -> [[String: String]] { formRequests[endpoint] ?? [] }
 
     func resetCounters() {
         requestCounts = [:]
         grantCounts = [:]
-        tokenRequests = []
+        formRequests = [:]
     }
 
     // MARK: Authorization

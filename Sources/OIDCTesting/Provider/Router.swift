@@ -18,14 +18,14 @@ struct Router: Sendable {
             return .notFound
         }
         var grantType: String?
-        var tokenParameters: [String: String]?
-        if endpoint == .token, request.hasFormBody, let parameters = try? request.formParameters() {
-            if !parameters.isRepeated("grant_type") { grantType = parameters.nonEmpty("grant_type") }
+        var formParameters: [String: String]?
+        if request.method == "POST", request.hasFormBody, let parameters = try? request.formParameters() {
+            if endpoint == .token, !parameters.isRepeated("grant_type") { grantType = parameters.nonEmpty("grant_type") }
             var form: [String: String] = [:]
             for parameter in parameters where form[parameter.name] == nil { form[parameter.name] = parameter.value }
-            tokenParameters = form
+            formParameters = form
         }
-        if let fault = await state.recordRequest(endpoint, grantType: grantType, tokenParameters: tokenParameters) {
+        if let fault = await state.recordRequest(endpoint, grantType: grantType, formParameters: formParameters) {
             if case .delay(let duration) = fault {
                 try? await Task.sleep(for: duration)
             } else {

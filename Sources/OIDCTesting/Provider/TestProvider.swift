@@ -135,7 +135,14 @@ public final class TestProvider: Sendable {
     ///
     ///     let verifiers = await provider.tokenRequestParameters().compactMap { $0["code_verifier"] }
     public func tokenRequestParameters() async -> [[String: String]] {
-        await state.tokenRequestParameters()
+        await state.requestParameters(.token)
+    }
+
+    /// The form parameters of every POST to `endpoint` (introspection, revocation, device
+    /// authorization, …), oldest first, recorded as ``tokenRequestParameters()`` records the token
+    /// endpoint's.
+    public func requestParameters(_ endpoint: Endpoint) async -> [[String: String]] {
+        await state.requestParameters(endpoint)
     }
 
     /// Sets every request and grant counter back to zero and forgets the recorded token requests.

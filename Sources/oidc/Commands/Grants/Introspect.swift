@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc introspect`: asks the provider whether a token is active (RFC 7662).
+struct Introspect: AsyncParsableCommand, LoggingCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask the provider whether a token is active (RFC 7662) and print its answer as JSON.",
+        discussion: """
+            Sends the token to the provider's introspection endpoint, authenticated as the \
+            profile's client, and prints the provider's answer on stdout as compact JSON (members \
+            sorted; pipe it to jq). Without TOKEN, the profile's own access token (or its refresh \
+            token with --token-type-hint refresh_token).
+
+            Exit codes: 0 the token is active, 4 it is not (or the provider refused the request), \
+            2 usage, 5 the provider is unreachable.
+            """
+    )
+
+    @OptionGroup var logging: LoggingOptions
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: "The token: - reads it from standard input, @FILE from a file (default: the profile's).")
+    var token: String?
+
+    @Option(help: "What the token is: access_token or refresh_token (RFC 7009 §2.1).")
+    var tokenTypeHint: Hint?
+
+    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
+    var clientSecretFile: String?
+
+    enum Hint: String, ExpressibleByArgument, CaseIterable {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+
+        var hint: TokenClient.TokenTypeHint { self == .accessToken ? .accessToken : .refreshToken }
+    }
+
+    func run() async throws {
+        let stored = try ProfileLogin.load(storeOptions)
+        let subject = try token.map { Secret(try TokenInput.secret($0, flag: "TOKEN")) } ?? profileToken(stored.login)
+        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        let answer = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+            guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile),
+                client.provider.introspectionEndpoint != nil
+            else {
+                throw OIDCError(
+                    .invalidArgument,
+                    "The login of profile '\(storeOptions.profileName)' names no introspection endpoint (the provider's discovery lists none, or the login is older than this version of oidc: log in again)."
+                )
+            }
+            return try await client.introspect(subject, hint: tokenTypeHint?.hint)
+        }
+        Console.output(JSONValue.object(answer.raw).jsonText)
+        if !answer.active { throw ExitCode(ExitCodes.authenticationFailed) }
+    }
+
+    private func profileToken(_ login: StoredLogin) throws -> Secret {
+        guard tokenTypeHint == .refreshToken else { return login.tokens.accessToken }
+        guard let refresh = login.tokens.refreshToken else {
+            throw ValidationError("the login of profile '\(storeOptions.profileName)' has no refresh token; give TOKEN")
+        }
+        return refresh
+    }
+}
