@@ -2,6 +2,9 @@ import Foundation
 import OIDC
 import OIDCTesting
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs every example in a `sh` block of docs/cli.md, in order, against TestProvider:
 /// `https://login.example.com` and `https://api.example.com` stand for its issuer (`api.example.com`
@@ -31,8 +34,15 @@ struct CLIReferenceTests {
         let examples = try Self.examples()
         #expect(examples.count >= 20)
         #expect(examples.first?.hasPrefix("oidc login --issuer") == true)
-        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
+        // `my-daemon` is the confidential client of the client-credentials examples, its secret in `daemon.secret`.
+        var configuration = TestProvider.Configuration(authorizeBehaviour: .loginPage)
+        configuration.clients.append(.confidential(id: "my-daemon", secret: Self.daemonSecret))
+        configuration.deviceFlow = .init(interval: 1)
+        try await withTestProvider(configuration) { provider in
             let sandbox = LoginSandbox()
+            let secretFile = sandbox.root.appendingPathComponent("daemon.secret").path
+            try Self.daemonSecret.write(toFile: secretFile, atomically: false, encoding: .utf8)
+            _ = chmod(secretFile, 0o600)
             var environment = sandbox.environment()
             environment["PATH"] = OIDCBinary.url.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
             for example in examples {
@@ -41,11 +51,14 @@ struct CLIReferenceTests {
                     .replacingOccurrences(of: "https://api.example.com", with: provider.issuer)
                     .replacingOccurrences(of: "api.example.com", with: "127.0.0.1")
                     .replacingOccurrences(of: "my-cli", with: TestProvider.Client.default.id)
+                    .replacingOccurrences(of: "daemon.secret", with: secretFile)
                 let result = try await Self.shell(command, environment: environment)
                 #expect(result.status == 0, "docs/cli.md: `\(example)` exited \(result.status): \(result.stderr)")
             }
         }
     }
+
+    static let daemonSecret = "my-daemon-secret-0123456789abcdefghijkl"
 
     static func shell(_ command: String, environment: [String: String]) async throws -> CommandResult {
         try await OIDCBinary.run(["-c", command], environment: environment, timeout: .seconds(90), executable: URL(fileURLWithPath: "/bin/sh"))
