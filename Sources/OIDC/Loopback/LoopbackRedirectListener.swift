@@ -23,7 +23,9 @@ internal import NIOPosix
 /// (DNS rebinding). Pages are small, escaped, and never cached; no page shows the code or the state.
 ///
 /// Owns one event-loop thread, its sockets and connections; ``waitForAuthorization(_:timeout:)`` and
-/// ``close()`` release all of them.
+/// ``close()`` release all of them. Connections are bounded in number
+/// (``Configuration/maximumConnections``, the oldest without a request head evicted when full) and in
+/// time (``Configuration/requestHeadTimeout``, ``Configuration/idleTimeout``).
 ///
 /// With a logger (``start(_:logger:)``): the bound redirect URI, each request's method, path and
 /// answer at `debug`/`trace`, and a callback with a wrong or missing state or a refused `Host` at
@@ -47,6 +49,9 @@ public final class LoopbackRedirectListener: Sendable {
 
     /// Whether a wait has begun (for tests that must not race it).
     package var isWaiting: Bool { state.isAwaited }
+
+    /// How many connections are open (for tests of the connection limit).
+    package var openConnectionCount: Int { state.connections.count }
 
     /// `http://127.0.0.1:PORT/<random>`: opening it redirects to the authorization URL once the
     /// login is served (``serve(_:)``), so the URL a user sees or copies stays short. It redirects
@@ -100,7 +105,9 @@ public final class LoopbackRedirectListener: Sendable {
             logger: logger
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let binder = LoopbackBinder(group: group, state: state, idleTimeout: configuration.idleTimeout)
+        let binder = LoopbackBinder(
+            group: group, state: state, idleTimeout: configuration.idleTimeout, requestHeadTimeout: configuration.requestHeadTimeout
+        )
         do throws(OIDCError) {
             let (servers, bound) = try await binder.bindAll(endpoints)
             var hosts = Set<String>()
@@ -213,7 +220,7 @@ public final class LoopbackRedirectListener: Sendable {
         let closing = state.closingTask {
             Task { [state, servers, group] in
                 state.finish(.failure(Self.cancelledError))
-                let connections = state.stopAdmitting()
+                let connections = state.connections.stopAdmitting()
                 for server in servers { try? await server.close() }
                 guard let loop = connections.first?.eventLoop else {
                     try? await group.shutdownGracefully()

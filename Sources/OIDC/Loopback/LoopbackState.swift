@@ -27,7 +27,7 @@ final class LoopbackState: @unchecked Sendable {
     let startPath: String
     /// The start URL redirects once; afterwards it answers 410, so a copy seen later is worthless.
     private var startServed = false
-    private let maximumConnections: Int
+    let connections: LoopbackConnections
     private let lock = NSLock()
     private var phase = Phase.ready
     /// Whether ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` has started.
@@ -36,8 +36,6 @@ final class LoopbackState: @unchecked Sendable {
     private var allowedHosts: Set<String> = []
     private var outcome: Result<AuthorizationResponse, OIDCError>?
     private var continuation: CheckedContinuation<Void, Never>?
-    private var connections: [ObjectIdentifier: any Channel] = [:]
-    private var isAdmitting = true
     private var closing: Task<Void, Never>?
     /// Never given a query or the start path: see ``logged(_:_:path:)``.
     let logger: Logger
@@ -45,32 +43,8 @@ final class LoopbackState: @unchecked Sendable {
     init(callbackPath: String, startPath: String, maximumConnections: Int, logger: Logger) {
         self.callbackPath = callbackPath
         self.startPath = startPath
-        self.maximumConnections = maximumConnections
+        self.connections = LoopbackConnections(maximum: maximumConnections)
         self.logger = logger
-    }
-
-    // MARK: Connections
-
-    /// Records `channel` unless the listener is closing or full; the caller closes a refused one.
-    func admit(_ channel: any Channel) -> Bool {
-        let id = ObjectIdentifier(channel)
-        let admitted = lock.withLock { () -> Bool in
-            guard isAdmitting, connections.count < maximumConnections else { return false }
-            connections[id] = channel
-            return true
-        }
-        if admitted {
-            channel.closeFuture.whenComplete { _ in self.lock.withLock { _ = self.connections.removeValue(forKey: id) } }
-        }
-        return admitted
-    }
-
-    /// Refuses connections from now on and returns the open ones.
-    func stopAdmitting() -> [any Channel] {
-        lock.withLock {
-            isAdmitting = false
-            return Array(connections.values)
-        }
     }
 
     func allowHosts(_ hosts: Set<String>) {
