@@ -29,7 +29,8 @@ internal import NIOPosix
 ///
 /// With a logger (``start(_:logger:)``): the bound redirect URI, each request's method, path and
 /// answer at `debug`/`trace`, and a callback with a wrong or missing state or a refused `Host` at
-/// `notice`. Never a query, so never the code or the state, and never the start URL's random path.
+/// `notice`. Never a query, so never the code or the state, and never the start URL's random path
+/// (in an absolute-form target too).
 public final class LoopbackRedirectListener: Sendable {
     /// The configuration the listener was started with.
     public let configuration: Configuration

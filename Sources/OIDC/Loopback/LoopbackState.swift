@@ -37,7 +37,7 @@ final class LoopbackState: @unchecked Sendable {
     private var outcome: Result<AuthorizationResponse, OIDCError>?
     private var continuation: CheckedContinuation<Void, Never>?
     private var closing: Task<Void, Never>?
-    /// Never given a query or the start path: see ``logged(_:_:path:)``.
+    /// Never given a query or the start path: see ``LoopbackRequestTarget/loggablePath(startPath:)``.
     let logger: Logger
 
     init(callbackPath: String, startPath: String, maximumConnections: Int, logger: Logger) {
@@ -136,24 +136,19 @@ final class LoopbackState: @unchecked Sendable {
 
     /// The answer to one request head; a valid callback also decides the login's outcome.
     func respond(to head: HTTPRequestHead) -> LoopbackResponse {
-        let response = answer(head)
+        let target = LoopbackRequestTarget(head.uri)
+        let response = answer(head, target: target)
         logger.trace(
             "loopback request answered",
-            metadata: ["method": .string(head.method.rawValue), "path": .string(loggablePath(head.uri)), "status": .int(response.status)]
+            metadata: [
+                "method": .string(head.method.rawValue), "path": .string(target.loggablePath(startPath: startPath)),
+                "status": .int(response.status),
+            ]
         )
         return response
     }
 
-    /// The path of a request target for a log line: the callback path as it is, `<start>` for the
-    /// start URL's random path (it guards the authorization URL), and anything else cut to 64
-    /// sanitised characters; never the query.
-    private func loggablePath(_ target: String) -> String {
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        if path == startPath { return "<start>" }
-        return UntrustedText.sanitized(path, limit: 64)
-    }
-
-    private func answer(_ head: HTTPRequestHead) -> LoopbackResponse {
+    private func answer(_ head: HTTPRequestHead, target: LoopbackRequestTarget) -> LoopbackResponse {
         guard head.uri.utf8.count <= Self.maximumTargetLength else { return LoopbackPage.uriTooLong() }
         guard head.version == .http1_1 else { return LoopbackPage.versionNotSupported() }
         let hostFields = head.headers["Host"]
@@ -164,14 +159,17 @@ final class LoopbackState: @unchecked Sendable {
             )
             return LoopbackPage.badRequest()  // DNS rebinding: another name pointing at 127.0.0.1
         }
+        if let authority = target.authority, !allowed.contains(authority) {
+            logger.notice("loopback request refused: its absolute-form target names another host", metadata: ["host": .untrusted(authority)])
+            return LoopbackPage.badRequest()
+        }
         guard head.method == .GET || head.method == .HEAD else { return LoopbackPage.methodNotAllowed() }
         let lengths = head.headers["Content-Length"]
         guard head.headers["Transfer-Encoding"].isEmpty, lengths.allSatisfy({ $0 == "0" }) else {
             return LoopbackPage.badRequest()  // GET and HEAD carry no body here
         }
 
-        let target = head.uri
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let path = target.path
         if path == startPath {
             // Only a GET uses the one-time link: a HEAD (a link checker) would reveal it without opening it.
             guard head.method == .GET else { return LoopbackPage.methodNotAllowed(allow: "GET") }
@@ -189,19 +187,19 @@ final class LoopbackState: @unchecked Sendable {
 
     /// The callback path: requests that are not this login's are answered and ignored; the first one
     /// with the right state ends the wait, whatever else it carries.
-    private func callback(target: String, host: String) -> LoopbackResponse {
+    private func callback(target: LoopbackRequestTarget, host: String) -> LoopbackResponse {
         let request = lock.withLock { () -> AuthorizationRequest? in
             if case .waiting(let request, _) = phase { return request }
             return nil
         }
         guard let request else { return LoopbackPage.notWaiting() }
-        guard Self.carriesState(of: request, target: target) else {
+        guard Self.carriesState(of: request, query: target.query) else {
             logger.notice("callback without this login's state ignored (missing, repeated or wrong)")
             return LoopbackPage.foreign()
         }
 
         let result: Result<AuthorizationResponse, OIDCError>
-        if let url = URL(string: "http://\(host)\(target)") {
+        if let url = URL(string: "http://\(host)\(target.pathAndQuery)") {
             result = Result { () throws(OIDCError) in try AuthorizationResponse(callbackURL: url, request: request) }
         } else {
             result = .failure(OIDCError(.malformedURL, "The callback URL is malformed; the provider's answer cannot be read."))
@@ -218,8 +216,7 @@ final class LoopbackState: @unchecked Sendable {
     }
 
     /// Whether the query is readable and has exactly one `state`, equal to the request's (constant time).
-    private static func carriesState(of request: AuthorizationRequest, target: String) -> Bool {
-        let query = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first ?? ""
+    private static func carriesState(of request: AuthorizationRequest, query: Substring) -> Bool {
         guard let parameters = try? FormEncoding.decode(query, allowDuplicates: true) else { return false }
         let states = parameters.filter { $0.name == "state" }
         guard states.count == 1, let state = states.first else { return false }
