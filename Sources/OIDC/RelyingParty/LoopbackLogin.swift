@@ -57,12 +57,19 @@ public struct LoopbackLogin: Sendable {
     /// Runs the login: listener → request → start URL shown (`show`), then opened in the browser →
     /// callback checked → code exchanged → ID token verified. The listener is closed on every path.
     ///
+    /// A second request for the start URL during the wait, or within the listener's
+    /// ``LoopbackRedirectListener/Configuration/callbackGrace`` after the callback (2 s by default;
+    /// a login whose start URL was opened takes that much longer), means another local program may have opened the start URL
+    /// first and signed in with its own account: the login is aborted with `startURLReused`
+    /// (category `security`) before the code is exchanged, and the browser is shown why.
+    ///
     /// - Parameter show: given the start URL (`http://127.0.0.1:PORT/<random>`, short) before the
     ///   browser is asked to open it, so that a user whose browser does not start can open it.
     /// - Throws: `missingParameter` when the provider publishes no `jwks_uri` (before anything is
     ///   started); what ``LoopbackRedirectListener/start(_:logger:)`` throws (`portInUse`, …); a
     ///   callback's checks (`stateMismatch` is never thrown: another request's callback is answered
-    ///   and ignored); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
+    ///   and ignored); `startURLReused` when the start URL was opened a second time (nothing is
+    ///   exchanged); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
     ///   what ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
         _ = try relyingParty.requireKeys()

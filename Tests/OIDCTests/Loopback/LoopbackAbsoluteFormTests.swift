@@ -14,7 +14,9 @@ struct LoopbackAbsoluteFormTests {
     @Test("an absolute-form start URL redirects like its path, and the log says <start>, never the random path")
     func startInAbsoluteForm() async throws {
         let recorder = LogRecorder()
-        let listener = try await LoopbackRedirectListener.start(logger: recorder.logger("oidc.loopback"))
+        var configuration = LoopbackRedirectListener.Configuration()
+        configuration.callbackGrace = .zero
+        let listener = try await LoopbackRedirectListener.start(configuration, logger: recorder.logger("oidc.loopback"))
         let request = try Listener.request(for: listener)
         let waiting = try await Listener.startWaiting(listener, request)
         let secret = String(listener.startURL.path.dropFirst())

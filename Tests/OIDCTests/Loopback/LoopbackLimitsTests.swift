@@ -71,15 +71,20 @@ struct LoopbackLimitsTests {
         }
     }
 
-    @Test("a request-head timeout that is not positive or no connection at all is refused at start")
+    @Test("a request-head timeout that is not positive, a negative callback grace or no connection at all is refused at start")
     func badLimits() async throws {
         var noHeadTime = LoopbackRedirectListener.Configuration()
         noHeadTime.requestHeadTimeout = .zero
+        var negativeGrace = LoopbackRedirectListener.Configuration()
+        negativeGrace.callbackGrace = .milliseconds(-1)
         var noConnection = LoopbackRedirectListener.Configuration()
         noConnection.maximumConnections = 0
-        for configuration in [noHeadTime, noConnection] {
+        for configuration in [noHeadTime, negativeGrace, noConnection] {
             let error = await #expect(throws: OIDCError.self) { try await LoopbackRedirectListener.start(configuration) }
             #expect(error?.code == .invalidArgument)
         }
+        var noGrace = LoopbackRedirectListener.Configuration()
+        noGrace.callbackGrace = .zero
+        await (try LoopbackRedirectListener.start(noGrace)).close()
     }
 }

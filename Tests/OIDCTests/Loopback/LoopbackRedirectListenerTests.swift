@@ -70,7 +70,7 @@ struct LoopbackRedirectListenerTests {
 
     // MARK: GET /
 
-    @Test("the start URL redirects once to the authorization URL once the login is served (503 before, 410 after); / reveals nothing")
+    @Test("the start URL redirects once to the authorization URL once the login is served (503 before); / reveals nothing")
     func startRedirect() async throws {
         try await withListener { listener in
             let early = try await Self.get(listener.startURL)
@@ -84,10 +84,7 @@ struct LoopbackRedirectListenerTests {
             #expect(response.headers["Location"] == (try request.url().absoluteString))
             #expect(response.headers["Cache-Control"] == "no-store")
             #expect(response.headers["Connection"] == "close")
-            let again = try await Client.send("GET", listener.startURL.path, to: listener)
-            #expect(again.status == 410)
-            #expect(again.text.contains("Ctrl-C"))
-            #expect(!again.text.contains(request.state))
+            // A second visit aborts the login: LoopbackRaceTests.
             waiting.cancel()
             _ = await waiting.result
         }
