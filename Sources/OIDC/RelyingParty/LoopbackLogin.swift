@@ -30,7 +30,8 @@ public struct LoopbackLogin: Sendable {
     /// path and limits.
     public var listener: LoopbackRedirectListener.Configuration
     /// Opens the start URL; `nil` shows it only (``run(showing:)``'s `show`). The user's browser by
-    /// default (``SystemBrowser``).
+    /// default (``SystemBrowser``, which hands it a private page rather than the URL, so the URL is
+    /// on no command line). It is told when the login ends (``BrowserLauncher/loginEnded(_:)``).
     public var browser: (any BrowserLauncher)?
     /// How long to wait for the browser to come back: 180 s by default.
     public var timeout: Duration
@@ -74,17 +75,22 @@ public struct LoopbackLogin: Sendable {
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
         _ = try relyingParty.requireKeys()
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
+        var opened: (any BrowserLauncher)?
         do throws(OIDCError) {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
             try listener.serve(request, redirectingTo: try await relyingParty.authorizationURL(for: request))
             show(listener.startURL)
             if let browser {
+                opened = browser
                 do throws(OIDCError) { try await browser.open(listener.startURL) } catch { onProgress(.browserFailed(error)) }
             }
             let response = try await listener.waitForAuthorization(request, timeout: timeout)
+            await opened?.loginEnded(listener.startURL)
+            opened = nil
             onProgress(.callbackReceived)
             return try await relyingParty.completeLogin(response, for: request)
         } catch {
+            await opened?.loginEnded(listener.startURL)
             await listener.close()
             throw error
         }

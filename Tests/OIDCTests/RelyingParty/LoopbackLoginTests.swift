@@ -18,7 +18,7 @@ struct RelyingPartyLoopbackLoginTests {
 
     /// Another local program that got the start URL (from a command line, say) and gets there first:
     /// it opens it and signs in with its own session; then the user's browser opens it. Records the
-    /// pages both got.
+    /// user's page, and each `loginEnded`.
     struct RacedBrowser: BrowserLauncher {
         let seen: Seen
         func open(_ url: URL) async throws(OIDCError) {
@@ -31,6 +31,7 @@ struct RelyingPartyLoopbackLoginTests {
                 seen.note("user: \(users.status)")
             }
         }
+        func loginEnded(_ url: URL) async { seen.note("ended") }
     }
 
     struct BrokenBrowser: BrowserLauncher {
@@ -97,9 +98,10 @@ struct RelyingPartyLoopbackLoginTests {
             #expect(seen.events.isEmpty)
             #expect(await provider.grantCount("authorization_code") == 0)
             #expect(!(await Self.isListening(try #require(seen.shown.first))))
-            for _ in 0..<100 where seen.noted.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            for _ in 0..<100 where seen.noted.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(seen.noted.contains("attacker: 200"))
             #expect(seen.noted.contains("user: 409"))
+            #expect(seen.noted.filter { $0 == "ended" }.count == 1)
         }
     }
 
