@@ -36,7 +36,7 @@ struct LoginRaceTests {
     }
 
     static func stopRacer(_ racer: Task<CommandResult, any Error>, stop: String) async throws {
-        FileManager.default.createFile(atPath: stop, contents: nil)
+        _ = FileManager.default.createFile(atPath: stop, contents: nil)
         #expect(try await racer.value.status == 0)
     }
 
