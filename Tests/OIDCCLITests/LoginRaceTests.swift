@@ -6,7 +6,7 @@ import Testing
 /// Security review 3, M1, as it was reproduced: another local program reads the start URL from the
 /// browser's command line (`/proc/PID/cmdline`), opens it first and signs in with its own account.
 /// The other program here is a separate process (`oidc-test-browser --race-argv`) that reads every
-/// process's command line every 2 ms while `oidc login` runs, and the browser takes 300 ms to start.
+/// process's command line every 10 ms while `oidc login` runs, and the browser takes 300 ms to start.
 @Suite("oidc login: another local program racing the browser", .timeLimit(.minutes(3)))
 struct LoginRaceTests {
     /// A port free a moment ago, for `--listen`: the other program looks for URLs on it only, so

@@ -13,7 +13,7 @@
 // the browser requested: what a test then looks for, and must not find, in oidc's own output.
 //
 // --race-argv PORT plays another local user instead: it reads every process's command line
-// (/proc/*/cmdline) every 2 ms, for at most S seconds (default 20) or until FILE exists, looking for
+// (/proc/*/cmdline) every 10 ms, for at most S seconds (default 20) or until FILE exists, looking for
 // a URL of the loopback listener on PORT. When it finds one it opens it first and signs in (the login
 // swap of security review 3, M1). The log says what it found and how its sign-in ended.
 import Foundation
@@ -104,7 +104,7 @@ func race(port: Int, seconds: Double, stopFile: String?, browser: TestBrowser) a
             }
             return 0
         }
-        try? await Task.sleep(for: .milliseconds(2))
+        try? await Task.sleep(for: .milliseconds(10))
     }
     log("race: no URL of the listener in any command line after \(scans) scans; private pages seen: \(pagesSeen.count)")
     return 0
