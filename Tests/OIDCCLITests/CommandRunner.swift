@@ -1,6 +1,12 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Runs the built `oidc` binary as a user's shell would: arguments, optional standard input, and a
 /// bounded wait; returns stdout, stderr and the exit code.
 struct CommandResult {
@@ -31,7 +37,7 @@ enum OIDCBinary {
     /// blocked pool thread would starve the in-process servers (actors) other tests talk to.
     static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Duration = .seconds(60),
-        executable: URL? = nil, started: (@Sendable (Process) -> Void)? = nil
+        executable: URL? = nil, started: (@Sendable (RunningCommand) -> Void)? = nil
     ) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
             // A thread of its own: Dispatch's global pool grows slowly when its threads block.
@@ -48,45 +54,178 @@ enum OIDCBinary {
     /// `oidc` under test comes from.
     static func sibling(_ name: String) -> String { built.deletingLastPathComponent().appendingPathComponent(name).path }
 
+    /// Spawns with `posix_spawn`, not Foundation's `Process`: on Linux, `Process.run()` reads
+    /// `/proc/self/fd` with a 256-byte copy of each entry's name, which reads past glibc's buffer and
+    /// crashes the test process now and then once it has more than about 1,300 descriptors open
+    /// (swift-corelibs-foundation PR 5472), as a parallel run of this suite does. The child gets
+    /// standard input, output and error only, an empty signal mask and default signal dispositions.
     private static func runBlocking(
         _ arguments: [String], stdin: String?, environment: [String: String], timeout: Duration, executable: URL,
-        started: (@Sendable (Process) -> Void)?
+        started: (@Sendable (RunningCommand) -> Void)?
     ) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let output = Pipe(), error = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = input
-        try process.run()
-        started?(process)
+        let input = try PipePair(), output = try PipePair(), error = try PipePair()
+        let fullEnvironment = environment.isEmpty ? ProcessInfo.processInfo.environment
+            : ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pid = try spawn(
+            executable.path, arguments: arguments, environment: fullEnvironment,
+            stdin: input.read, stdout: output.write, stderr: error.write
+        )
+        input.closeRead()
+        output.closeWrite()
+        error.closeWrite()
+        started?(RunningCommand(pid: pid))
         // Read both pipes concurrently so a full pipe never blocks the child.
         let group = DispatchGroup()
         let outData = Collected(), errData = Collected()
         for (pipe, sink) in [(output, outData), (error, errData)] {
             group.enter()
             Thread.detachNewThread {
-                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                sink.set(pipe.readToEnd())
+                pipe.closeRead()
                 group.leave()
             }
         }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
+        if let stdin { input.writeAll(Array(stdin.utf8)) }
+        input.closeWrite()
         let seconds = Double(timeout.components.seconds)
         if group.wait(timeout: .now() + seconds) == .timedOut {
-            process.terminate()
+            kill(pid, SIGTERM)
             Issue.record("oidc \(arguments.joined(separator: " ")) did not finish within \(seconds) s")
+            if group.wait(timeout: .now() + 5) == .timedOut { kill(pid, SIGKILL) }
+            group.wait()
         }
-        process.waitUntilExit()
         return CommandResult(
-            status: process.terminationStatus,
+            status: waitForExit(pid),
             stdout: String(decoding: outData.get(), as: UTF8.self),
             stderr: String(decoding: errData.get(), as: UTF8.self)
         )
+    }
+
+    private static func spawn(
+        _ path: String, arguments: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32
+    ) throws -> pid_t {
+        #if canImport(Darwin)
+        var attributes: posix_spawnattr_t?
+        var actions: posix_spawn_file_actions_t?
+        #else
+        var attributes = posix_spawnattr_t()
+        var actions = posix_spawn_file_actions_t()
+        #endif
+        guard posix_spawnattr_init(&attributes) == 0 else { throw SpawnFailure(description: "posix_spawnattr_init failed") }
+        defer { posix_spawnattr_destroy(&attributes) }
+        guard posix_spawn_file_actions_init(&actions) == 0 else { throw SpawnFailure(description: "posix_spawn_file_actions_init failed") }
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        // Nothing else of the test process (listeners, NIO's descriptors) may stay open in the child.
+        #if canImport(Darwin)
+        var flags: Int16 = 0
+        posix_spawnattr_getflags(&attributes, &flags)
+        posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+        #else
+        if let closeFrom = closeFromAction {
+            _ = closeFrom(&actions, 3)
+        }
+        #endif
+        let argv = ([path] + arguments).map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
+            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
+                posix_spawn(&pid, path, &actions, &attributes, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
+            }
+        }
+        guard status == 0 else { throw SpawnFailure(description: "posix_spawn \(path) failed: \(String(cString: strerror(status)))") }
+        return pid
+    }
+
+    #if !canImport(Darwin)
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, hidden from Swift by its header.
+    private static let closeFromAction: CloseFrom? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+    #endif
+
+    /// The exit status, or the signal's number when a signal ended the child (as `Process` reports it).
+    private static func waitForExit(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : signal
+    }
+}
+
+/// A command started by ``OIDCBinary/run(_:stdin:environment:timeout:executable:started:)``.
+struct RunningCommand: Sendable {
+    let pid: pid_t
+
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    func interrupt() { kill(pid, SIGINT) }
+
+    /// Sends SIGTERM, as `kill` and service managers do.
+    func terminate() { kill(pid, SIGTERM) }
+}
+
+struct SpawnFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A pipe whose ends are closed on exec (the child gets its copies through dup2 only).
+private final class PipePair: @unchecked Sendable {
+    let read: Int32
+    let write: Int32
+    private let lock = NSLock()
+    private var readOpen = true
+    private var writeOpen = true
+
+    init() throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw SpawnFailure(description: "pipe failed: errno \(errno)") }
+        read = ends[0]
+        write = ends[1]
+        _ = fcntl(read, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(write, F_SETFD, FD_CLOEXEC)
+    }
+
+    func closeRead() { lock.withLock { if readOpen { readOpen = false; close(read) } } }
+    func closeWrite() { lock.withLock { if writeOpen { writeOpen = false; close(write) } } }
+
+    func readToEnd() -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(read, $0.baseAddress, $0.count) }
+            if count > 0 {
+                data.append(contentsOf: buffer[..<count])
+            } else if count == 0 || errno != EINTR {
+                return data
+            }
+        }
+    }
+
+    func writeAll(_ bytes: [UInt8]) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { systemWrite(write, $0.baseAddress, $0.count) }
+            if count > 0 {
+                written += count
+            } else if errno != EINTR {
+                return
+            }
+        }
     }
 }
 
@@ -97,3 +236,11 @@ private final class Collected: @unchecked Sendable {
     func set(_ value: Data) { lock.withLock { data = value } }
     func get() -> Data { lock.withLock { data } }
 }
+
+#if canImport(Glibc)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Glibc.read(fd, buffer, count) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.write(fd, buffer, count) }
+#else
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Darwin.read(fd, buffer, count) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
+#endif

@@ -1,18 +1,22 @@
 import Foundation
 import OIDC
 
-/// A throw-away home for one CLI login test: its own config (profiles) and state (store)
-/// directories, and the test browser as `$BROWSER`, so no test touches the user's files.
+/// A throw-away home for one CLI login test: its own config (profiles), state (store) and runtime
+/// (the browser's private pages) directories, and the test browser as `$BROWSER`, so no test
+/// touches the user's files.
 struct LoginSandbox {
     let root: URL
     var config: String { root.appendingPathComponent("config").path }
     var state: String { root.appendingPathComponent("state").path }
     var store: String { state + "/oidc" }
+    /// `$XDG_RUNTIME_DIR`, 0700: where the browser's private redirect pages are written.
+    var runtime: String { root.appendingPathComponent("run").path }
     var browserLog: String { root.appendingPathComponent("browser.log").path }
 
     init() {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-login-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(at: root.appendingPathComponent("run"), withIntermediateDirectories: true)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: root.appendingPathComponent("run").path)
     }
 
     /// The test browser command with `options` (`--deny`, `--value sub=…`, `--forge-callback-first`).
@@ -22,8 +26,8 @@ struct LoginSandbox {
 
     func environment(browser options: [String] = [], extra: [String: String] = [:]) -> [String: String] {
         [
-            "XDG_CONFIG_HOME": config, "XDG_STATE_HOME": state, "BROWSER": browser(options), "OIDC_PROFILE": "", "OIDC_STORE": "",
-            "KUBERNETES_EXEC_INFO": "",
+            "XDG_CONFIG_HOME": config, "XDG_STATE_HOME": state, "XDG_RUNTIME_DIR": runtime, "BROWSER": browser(options),
+            "OIDC_PROFILE": "", "OIDC_STORE": "", "OIDC_BROWSER_HANDOFF": "", "KUBERNETES_EXEC_INFO": "",
         ].merging(extra) { $1 }
     }
 

@@ -21,6 +21,7 @@ struct LoopbackBinder {
     let group: MultiThreadedEventLoopGroup
     let state: LoopbackState
     let idleTimeout: Duration
+    let requestHeadTimeout: Duration
 
     /// Binds every endpoint; the ones after the first that ask for port 0 get the first one's port.
     /// Returns the server channels and the endpoints with their actual ports, in order.
@@ -68,13 +69,19 @@ struct LoopbackBinder {
         let address = try SocketAddress(ipAddress: endpoint.host, port: endpoint.port)
         let state = self.state
         let idleTimeout = TimeAmount(self.idleTimeout)
+        let headTimeout = TimeAmount(self.requestHeadTimeout)
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 32)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                // A refused connection is closed by the bootstrap when its set-up fails.
-                guard state.admit(channel) else { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+                // A refused connection is closed by the bootstrap when its set-up fails; a full
+                // listener evicts its oldest connection without a request head instead.
+                let connections = state.connections
+                guard connections.admit(channel) else { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+                // An absolute deadline for the head: an idle timeout alone is reset by every trickled byte.
+                let deadline = channel.eventLoop.scheduleTask(in: headTimeout) { connections.closeIfHeadMissing(channel) }
+                channel.closeFuture.whenComplete { _ in deadline.cancel() }
                 return channel.eventLoop.makeCompletedFuture {
                     var limits = NIOHTTPDecoderLimitConfiguration()
                     limits.maxHeaderFieldSize = 16 * 1024

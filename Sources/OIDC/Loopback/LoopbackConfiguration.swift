@@ -7,10 +7,28 @@ extension LoopbackRedirectListener {
         public var endpoints: [Endpoint]
         /// The redirect URI's path: starts with `/`, no query or fragment. `/callback` by default.
         public var callbackPath: String
-        /// Connections served at once; more are closed as soon as they are accepted. 16 by default.
+        /// Connections open at once, 16 by default. When all are open, a new connection evicts the
+        /// oldest one that has not sent its request head yet, so slow or silent connections cannot
+        /// keep the browser out; when every open one has (each is being answered and closes once its
+        /// answer is written), the new one is closed as soon as it is accepted.
         public var maximumConnections: Int
         /// A connection that sends nothing for this long is closed. 10 seconds by default.
         public var idleTimeout: Duration
+        /// A connection that has not sent a whole request head this long after it was accepted is
+        /// closed, however it trickles bytes in. 5 seconds by default: a browser sends its head within
+        /// milliseconds of connecting, so this bounds only what a slow or hostile client can hold.
+        public var requestHeadTimeout: Duration
+        /// How long the first valid callback is held, when the start URL was opened before it, before
+        /// it ends the wait: a request for the start URL in this time (or any time after the first one
+        /// during the wait) aborts the login with ``OIDCError/Code/startURLReused``. 2 seconds by default.
+        ///
+        /// A program that read the start URL somewhere and opened it before the user's browser gets
+        /// the authorization URL, could sign in with its own account and send that callback; the user's
+        /// browser then still opens the start URL, a moment later, and that second request is what
+        /// turns the swapped login into an abort. The hold covers a browser that starts up to about
+        /// two seconds after the other program signed in. A callback that comes without the start URL
+        /// having been opened is not held (nothing could have been raced). `.zero` holds nothing.
+        public var callbackGrace: Duration
 
         /// A configuration with the given endpoints and callback path and the default limits.
         public init(endpoints: [Endpoint] = [.ipv4], callbackPath: String = "/callback") {
@@ -18,13 +36,16 @@ extension LoopbackRedirectListener {
             self.callbackPath = callbackPath
             self.maximumConnections = 16
             self.idleTimeout = .seconds(10)
+            self.requestHeadTimeout = .seconds(5)
+            self.callbackGrace = .seconds(2)
         }
 
         /// Checks everything that can be checked without binding.
         ///
         /// - Throws: ``OIDCError/Code/invalidArgument`` for no endpoint, a host given twice, a callback
         ///   path that is not an absolute path (or has a query, a fragment, or characters that must be
-        ///   percent-encoded), a connection limit below 1 or an idle timeout that is not positive.
+        ///   percent-encoded), a connection limit below 1, an idle or request-head timeout that is not
+        ///   positive, or a negative callback grace.
         func validate() throws(OIDCError) {
             guard !endpoints.isEmpty else {
                 throw .invalidArgument("The loopback listener needs at least one endpoint, such as 127.0.0.1:0.")
@@ -51,6 +72,12 @@ extension LoopbackRedirectListener {
             }
             guard idleTimeout > .zero else {
                 throw .invalidArgument("The idle timeout must be positive.")
+            }
+            guard requestHeadTimeout > .zero else {
+                throw .invalidArgument("The request-head timeout must be positive.")
+            }
+            guard callbackGrace >= .zero else {
+                throw .invalidArgument("The callback grace must not be negative.")
             }
         }
 

@@ -7,7 +7,8 @@ struct LoopbackListenerClosing: Sendable {}
 
 /// One connection of the loopback listener: answers its first request head (with
 /// `Connection: close`), reads nothing of a body, and closes once the answer is flushed, or after
-/// the idle timeout, or when the listener closes.
+/// the idle timeout, or when the listener closes. (Its request-head deadline and its eviction are
+/// ``LoopbackConnections``'.)
 final class LoopbackConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -22,6 +23,7 @@ final class LoopbackConnectionHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data), !hasAnswered else { return }
         hasAnswered = true
+        state.connections.headReceived(on: context.channel)
         let response = state.respond(to: head)
         write(response, bodyless: head.method == .HEAD, context: context)
     }

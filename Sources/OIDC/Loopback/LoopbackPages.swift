@@ -78,10 +78,13 @@ enum LoopbackPage {
         page(503, title: "No sign-in in progress", paragraphs: ["No login is waiting here right now. Start the login from the terminal."])
     }
 
-    /// The start URL opened a second time: it leads nowhere any more.
-    static func startUsed() -> LoopbackResponse {
-        page(410, title: "Link already used", paragraphs: [
-            "This sign-in link was already opened once. If that was you, continue in the window where it was opened. If it was not, someone else may be trying to finish this login: press Ctrl-C in the terminal and start the login again.",
+    /// The start URL requested a second time while the login waited or held its callback: the login
+    /// is aborted (``OIDCError/Code/startURLReused``), and the page says why and what to do.
+    static func aborted() -> LoopbackResponse {
+        page(409, title: "Sign-in aborted", paragraphs: [
+            "This sign-in link was opened more than once, so the login was aborted and nothing was stored.",
+            "Another program on this computer may have opened the link first, to sign you in to its own account. Return to the terminal and run the login again.",
+            "If you opened the link twice yourself (Back, Reload, or a second browser), that is what stopped it: run the login again.",
         ])
     }
 

@@ -22,12 +22,22 @@ internal import NIOPosix
 /// and the listener closes. Requests whose `Host` is not one of the listener's addresses are refused
 /// (DNS rebinding). Pages are small, escaped, and never cached; no page shows the code or the state.
 ///
+/// A second request for the start URL while the login waits, or within
+/// ``Configuration/callbackGrace`` after the first valid callback, aborts the login with
+/// ``OIDCError/Code/startURLReused``: the user's browser always opens the start URL, so when another
+/// local program opened it first (and could sign in with its own account), the browser's request is
+/// the second one, and the swapped login ends in an abort instead of being kept. Keep the start URL
+/// out of other users' sight all the same: ``SystemBrowser`` never puts it on a command line.
+///
 /// Owns one event-loop thread, its sockets and connections; ``waitForAuthorization(_:timeout:)`` and
-/// ``close()`` release all of them.
+/// ``close()`` release all of them. Connections are bounded in number
+/// (``Configuration/maximumConnections``, the oldest without a request head evicted when full) and in
+/// time (``Configuration/requestHeadTimeout``, ``Configuration/idleTimeout``).
 ///
 /// With a logger (``start(_:logger:)``): the bound redirect URI, each request's method, path and
-/// answer at `debug`/`trace`, and a callback with a wrong or missing state or a refused `Host` at
-/// `notice`. Never a query, so never the code or the state, and never the start URL's random path.
+/// answer at `debug`/`trace`, a callback with a wrong or missing state or a refused `Host` at
+/// `notice`, an abort at `warning`. Never a query, so never the code or the state, and never the
+/// start URL's random path (in an absolute-form target too).
 public final class LoopbackRedirectListener: Sendable {
     /// The configuration the listener was started with.
     public let configuration: Configuration
@@ -48,10 +58,14 @@ public final class LoopbackRedirectListener: Sendable {
     /// Whether a wait has begun (for tests that must not race it).
     package var isWaiting: Bool { state.isAwaited }
 
+    /// How many connections are open (for tests of the connection limit).
+    package var openConnectionCount: Int { state.connections.count }
+
     /// `http://127.0.0.1:PORT/<random>`: opening it redirects to the authorization URL once the
     /// login is served (``serve(_:)``), so the URL a user sees or copies stays short. It redirects
-    /// once, then answers 410; its random path (128 bits) keeps the authorization URL, and so the
-    /// state, from other local processes that find the port (`/` answers 404).
+    /// once; a second request while the login waits (or holds its callback) aborts the login with
+    /// ``OIDCError/Code/startURLReused``. Its random path (128 bits) keeps the authorization URL, and
+    /// so the state, from other local processes that find the port (`/` answers 404).
     public var startURL: URL { start }
 
     private init(
@@ -95,12 +109,14 @@ public final class LoopbackRedirectListener: Sendable {
         var endpoints: [Endpoint] = []
         for endpoint in configuration.endpoints { endpoints.append(try Endpoint(host: endpoint.host, port: endpoint.port)) }
         let startPath = "/" + (try RandomToken.generate(byteCount: RandomToken.minimumByteCount))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = LoopbackState(
             callbackPath: configuration.callbackPath, startPath: startPath, maximumConnections: configuration.maximumConnections,
-            logger: logger
+            callbackGrace: configuration.callbackGrace, eventLoop: group.next(), logger: logger
         )
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let binder = LoopbackBinder(group: group, state: state, idleTimeout: configuration.idleTimeout)
+        let binder = LoopbackBinder(
+            group: group, state: state, idleTimeout: configuration.idleTimeout, requestHeadTimeout: configuration.requestHeadTimeout
+        )
         do throws(OIDCError) {
             let (servers, bound) = try await binder.bindAll(endpoints)
             var hosts = Set<String>()
@@ -160,14 +176,19 @@ public final class LoopbackRedirectListener: Sendable {
     /// are answered with an error page and ignored. The first one with the right state is checked by
     /// ``AuthorizationResponse/init(callbackURL:request:)`` (a repeated parameter, RFC 9207 `iss`,
     /// a provider error, no code); the browser gets a success or failure page, and this method
-    /// returns or throws accordingly. In every case the listener is closed before this returns or
-    /// throws: sockets closed, connections closed once their answer is flushed, thread ended.
+    /// returns or throws accordingly: at once when the start URL was never opened, else after
+    /// ``Configuration/callbackGrace``, in which a request for the start URL aborts the login
+    /// instead. A timeout that falls in that grace does not discard the callback. In every case the
+    /// listener is closed before this returns or throws: sockets closed, connections closed once
+    /// their answer is flushed, thread ended.
     ///
     /// - Parameters:
     ///   - request: the request whose `redirectURI` leads to this listener (use ``redirectURI``).
     ///   - timeout: how long to wait for the callback; `nil` waits until cancelled.
     /// - Throws: what ``AuthorizationResponse/init(callbackURL:request:)`` throws for the first callback
-    ///   with the right state; ``OIDCError/Code/loginTimedOut`` when `timeout` passes;
+    ///   with the right state; ``OIDCError/Code/startURLReused`` when the start URL was requested a
+    ///   second time (category `security`: treat it as an attack, store nothing);
+    ///   ``OIDCError/Code/loginTimedOut`` when `timeout` passes;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled or ``close()`` is called;
     ///   ``OIDCError/Code/invalidArgument`` when called twice or after ``close()``, for a request whose
     ///   redirect URI does not lead here or a timeout that is not positive; what ``AuthorizationRequest/url()``
@@ -189,7 +210,7 @@ public final class LoopbackRedirectListener: Sendable {
 
         let deadline = timeout.map { timeout in
             group.next().scheduleTask(in: TimeAmount(min(timeout, .seconds(365 * 86_400)))) { [state, redirectURI] in
-                state.finish(.failure(Self.timedOutError(redirectURI: redirectURI, timeout: timeout)))
+                state.timeOut(Self.timedOutError(redirectURI: redirectURI, timeout: timeout))
             }
         }
         await withTaskCancellationHandler {
@@ -213,7 +234,7 @@ public final class LoopbackRedirectListener: Sendable {
         let closing = state.closingTask {
             Task { [state, servers, group] in
                 state.finish(.failure(Self.cancelledError))
-                let connections = state.stopAdmitting()
+                let connections = state.connections.stopAdmitting()
                 for server in servers { try? await server.close() }
                 guard let loop = connections.first?.eventLoop else {
                     try? await group.shutdownGracefully()

@@ -14,7 +14,10 @@ final class LoopbackState: @unchecked Sendable {
         case ready
         /// ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` is waiting for this request's callback.
         case waiting(request: AuthorizationRequest, location: String)
-        /// The login has an outcome (a callback, a timeout, a cancellation, a close).
+        /// The first valid callback came after the start URL was opened: its result is held for the
+        /// callback grace, in which a request for the start URL aborts the login instead.
+        case holding(request: AuthorizationRequest, result: Result<AuthorizationResponse, OIDCError>)
+        /// The login has an outcome (a callback, a timeout, a cancellation, a close, an abort).
         case finished
     }
 
@@ -25,9 +28,15 @@ final class LoopbackState: @unchecked Sendable {
     /// `/<128 random bits>`: the start URL's path. `/` itself reveals nothing, so another local
     /// process that finds the port cannot read the authorization URL (its state) from it.
     let startPath: String
-    /// The start URL redirects once; afterwards it answers 410, so a copy seen later is worthless.
+    /// How long a valid callback is held when the start URL was opened before it.
+    let callbackGrace: Duration
+    let connections: LoopbackConnections
+    /// Where the end of a callback's hold is scheduled.
+    private let eventLoop: any EventLoop
+    /// The start URL redirects once; a second request for it aborts the login.
     private var startServed = false
-    private let maximumConnections: Int
+    /// Whether the login was aborted by a second request for the start URL.
+    private var aborted = false
     private let lock = NSLock()
     private var phase = Phase.ready
     /// Whether ``LoopbackRedirectListener/waitForAuthorization(_:timeout:)`` has started.
@@ -36,42 +45,26 @@ final class LoopbackState: @unchecked Sendable {
     private var allowedHosts: Set<String> = []
     private var outcome: Result<AuthorizationResponse, OIDCError>?
     private var continuation: CheckedContinuation<Void, Never>?
-    private var connections: [ObjectIdentifier: any Channel] = [:]
-    private var isAdmitting = true
     private var closing: Task<Void, Never>?
-    /// Never given a query or the start path: see ``logged(_:_:path:)``.
+    /// Never given a query or the start path: see ``LoopbackRequestTarget/loggablePath(startPath:)``.
     let logger: Logger
 
-    init(callbackPath: String, startPath: String, maximumConnections: Int, logger: Logger) {
+    init(
+        callbackPath: String, startPath: String, maximumConnections: Int, callbackGrace: Duration, eventLoop: any EventLoop,
+        logger: Logger
+    ) {
         self.callbackPath = callbackPath
         self.startPath = startPath
-        self.maximumConnections = maximumConnections
+        self.callbackGrace = callbackGrace
+        self.connections = LoopbackConnections(maximum: maximumConnections)
+        self.eventLoop = eventLoop
         self.logger = logger
     }
 
-    // MARK: Connections
-
-    /// Records `channel` unless the listener is closing or full; the caller closes a refused one.
-    func admit(_ channel: any Channel) -> Bool {
-        let id = ObjectIdentifier(channel)
-        let admitted = lock.withLock { () -> Bool in
-            guard isAdmitting, connections.count < maximumConnections else { return false }
-            connections[id] = channel
-            return true
-        }
-        if admitted {
-            channel.closeFuture.whenComplete { _ in self.lock.withLock { _ = self.connections.removeValue(forKey: id) } }
-        }
-        return admitted
-    }
-
-    /// Refuses connections from now on and returns the open ones.
-    func stopAdmitting() -> [any Channel] {
-        lock.withLock {
-            isAdmitting = false
-            return Array(connections.values)
-        }
-    }
+    static let reusedError = OIDCError(
+        .startURLReused,
+        "The sign-in link was opened a second time while this login was being completed: another program on this computer may have opened it first, to sign you in to its own account. The login was aborted before the code was exchanged, so nothing was stored; run the login again."
+    )
 
     func allowHosts(_ hosts: Set<String>) {
         lock.withLock { allowedHosts = Set(hosts.map { $0.lowercased() }) }
@@ -116,6 +109,9 @@ final class LoopbackState: @unchecked Sendable {
                 phase = .waiting(request: request, location: location)
             case .waiting(let served, _):
                 guard served.state == request.state, served.redirectURI == request.redirectURI else { return false }
+            case .holding(let served, _):
+                // A served request's callback, held: the wait takes it when the hold ends.
+                guard awaiting, served.state == request.state, served.redirectURI == request.redirectURI else { return false }
             case .finished:
                 // Only a served request's callback finishes before the wait: the wait takes its outcome.
                 guard awaiting, outcome != nil else { return false }
@@ -129,7 +125,7 @@ final class LoopbackState: @unchecked Sendable {
         }
     }
 
-    /// Suspends until ``finish(_:)`` has been called (at once if it already has).
+    /// Suspends until the login has an outcome (at once if it already has).
     func waitForOutcome() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = lock.withLock { () -> Bool in
@@ -141,45 +137,65 @@ final class LoopbackState: @unchecked Sendable {
         }
     }
 
-    /// Records the login's outcome if it has none yet and wakes the waiting task.
+    /// Records the login's outcome if it has none yet (a held callback loses to it) and wakes the
+    /// waiting task: a cancellation, a close, a dropped listener.
     /// - Returns: whether this call decided the outcome.
     @discardableResult
     func finish(_ result: Result<AuthorizationResponse, OIDCError>) -> Bool {
-        let (decided, waiting) = lock.withLock { () -> (Bool, CheckedContinuation<Void, Never>?) in
-            guard outcome == nil else { return (false, nil) }
-            outcome = result
-            phase = .finished
-            defer { continuation = nil }
-            return (true, continuation)
-        }
+        let (decided, waiting) = lock.withLock { decideLocked(result) }
         waiting?.resume()
         return decided
     }
 
+    /// Ends the login with `error` when its time is up, unless a valid callback is being held: the
+    /// hold is short, and the callback came in time.
+    func timeOut(_ error: OIDCError) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            if case .holding = phase { return nil }
+            return decideLocked(.failure(error)).waiting
+        }
+        waiting?.resume()
+    }
+
     var result: Result<AuthorizationResponse, OIDCError>? { lock.withLock { outcome } }
+
+    /// With the lock held: records `result` unless there is an outcome already; the continuation to
+    /// resume once the lock is released.
+    private func decideLocked(_ result: Result<AuthorizationResponse, OIDCError>) -> (decided: Bool, waiting: CheckedContinuation<Void, Never>?) {
+        guard outcome == nil else { return (false, nil) }
+        outcome = result
+        phase = .finished
+        defer { continuation = nil }
+        return (true, continuation)
+    }
+
+    /// The hold of a valid callback is over without a second request for the start URL: its result
+    /// is the login's.
+    private func releaseHeld() {
+        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard case .holding(_, let result) = phase else { return nil }
+            return decideLocked(result).waiting
+        }
+        waiting?.resume()
+    }
 
     // MARK: Requests
 
     /// The answer to one request head; a valid callback also decides the login's outcome.
     func respond(to head: HTTPRequestHead) -> LoopbackResponse {
-        let response = answer(head)
+        let target = LoopbackRequestTarget(head.uri)
+        let response = answer(head, target: target)
         logger.trace(
             "loopback request answered",
-            metadata: ["method": .string(head.method.rawValue), "path": .string(loggablePath(head.uri)), "status": .int(response.status)]
+            metadata: [
+                "method": .string(head.method.rawValue), "path": .string(target.loggablePath(startPath: startPath)),
+                "status": .int(response.status),
+            ]
         )
         return response
     }
 
-    /// The path of a request target for a log line: the callback path as it is, `<start>` for the
-    /// start URL's random path (it guards the authorization URL), and anything else cut to 64
-    /// sanitised characters; never the query.
-    private func loggablePath(_ target: String) -> String {
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        if path == startPath { return "<start>" }
-        return UntrustedText.sanitized(path, limit: 64)
-    }
-
-    private func answer(_ head: HTTPRequestHead) -> LoopbackResponse {
+    private func answer(_ head: HTTPRequestHead, target: LoopbackRequestTarget) -> LoopbackResponse {
         guard head.uri.utf8.count <= Self.maximumTargetLength else { return LoopbackPage.uriTooLong() }
         guard head.version == .http1_1 else { return LoopbackPage.versionNotSupported() }
         let hostFields = head.headers["Host"]
@@ -190,52 +206,99 @@ final class LoopbackState: @unchecked Sendable {
             )
             return LoopbackPage.badRequest()  // DNS rebinding: another name pointing at 127.0.0.1
         }
+        if let authority = target.authority, !allowed.contains(authority) {
+            logger.notice("loopback request refused: its absolute-form target names another host", metadata: ["host": .untrusted(authority)])
+            return LoopbackPage.badRequest()
+        }
         guard head.method == .GET || head.method == .HEAD else { return LoopbackPage.methodNotAllowed() }
         let lengths = head.headers["Content-Length"]
         guard head.headers["Transfer-Encoding"].isEmpty, lengths.allSatisfy({ $0 == "0" }) else {
             return LoopbackPage.badRequest()  // GET and HEAD carry no body here
         }
 
-        let target = head.uri
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let path = target.path
         if path == startPath {
             // Only a GET uses the one-time link: a HEAD (a link checker) would reveal it without opening it.
             guard head.method == .GET else { return LoopbackPage.methodNotAllowed(allow: "GET") }
-            return lock.withLock { () -> LoopbackResponse in
-                guard case .waiting(_, let location) = phase else { return LoopbackPage.notWaiting() }
-                guard !startServed else { return LoopbackPage.startUsed() }
-                startServed = true
-                logger.debug("start URL opened; redirecting the browser to the provider")
-                return LoopbackPage.redirect(to: location)
-            }
+            return openStart()
         }
         guard path == callbackPath else { return LoopbackPage.notFound() }
         return callback(target: target, host: host.lowercased())
     }
 
+    /// The start URL: a 302 to the authorization URL the first time while a login is served; any
+    /// later request while the login waits or holds its callback aborts it (``reusedError``).
+    private func openStart() -> LoopbackResponse {
+        enum Answer { case notWaiting, redirect(String), abort, aborted }
+        var waiting: CheckedContinuation<Void, Never>?
+        let answer = lock.withLock { () -> Answer in
+            switch phase {
+            case .ready:
+                return .notWaiting
+            case .waiting(_, let location) where !startServed:
+                startServed = true
+                return .redirect(location)
+            case .waiting, .holding:
+                aborted = true
+                waiting = decideLocked(.failure(Self.reusedError)).waiting
+                return .abort
+            case .finished:
+                return aborted ? .aborted : .notWaiting
+            }
+        }
+        waiting?.resume()
+        switch answer {
+        case .notWaiting:
+            return LoopbackPage.notWaiting()
+        case .redirect(let location):
+            logger.debug("start URL opened; redirecting the browser to the provider")
+            return LoopbackPage.redirect(to: location)
+        case .abort:
+            logger.warning("start URL opened a second time: login aborted (another local program may have opened it first)")
+            return LoopbackPage.aborted()
+        case .aborted:
+            return LoopbackPage.aborted()
+        }
+    }
+
     /// The callback path: requests that are not this login's are answered and ignored; the first one
-    /// with the right state ends the wait, whatever else it carries.
-    private func callback(target: String, host: String) -> LoopbackResponse {
+    /// with the right state ends the wait, whatever else it carries (after the callback grace when
+    /// the start URL was opened).
+    private func callback(target: LoopbackRequestTarget, host: String) -> LoopbackResponse {
         let request = lock.withLock { () -> AuthorizationRequest? in
             if case .waiting(let request, _) = phase { return request }
             return nil
         }
-        guard let request else { return LoopbackPage.notWaiting() }
-        guard Self.carriesState(of: request, target: target) else {
+        guard let request else { return leftoverPage() }
+        guard Self.carriesState(of: request, query: target.query) else {
             logger.notice("callback without this login's state ignored (missing, repeated or wrong)")
             return LoopbackPage.foreign()
         }
 
         let result: Result<AuthorizationResponse, OIDCError>
-        if let url = URL(string: "http://\(host)\(target)") {
+        if let url = URL(string: "http://\(host)\(target.pathAndQuery)") {
             result = Result { () throws(OIDCError) in try AuthorizationResponse(callbackURL: url, request: request) }
         } else {
             result = .failure(OIDCError(.malformedURL, "The callback URL is malformed; the provider's answer cannot be read."))
         }
-        guard finish(result) else { return LoopbackPage.notWaiting() }
+        var waiting: CheckedContinuation<Void, Never>?
+        let (accepted, held) = lock.withLock { () -> (Bool, Bool) in
+            guard case .waiting = phase else { return (false, false) }  // decided meanwhile
+            if startServed, callbackGrace > .zero {
+                phase = .holding(request: request, result: result)
+                return (true, true)
+            }
+            waiting = decideLocked(result).waiting
+            return (true, false)
+        }
+        waiting?.resume()
+        guard accepted else { return leftoverPage() }
+        if held {
+            eventLoop.scheduleTask(in: TimeAmount(callbackGrace)) { self.releaseHeld() }
+        }
         switch result {
         case .success:
-            logger.debug("callback received with a code")
+            logger.debug("callback received with a code", metadata: held ? ["held_ms": .int(Self.milliseconds(callbackGrace))] : [:])
             return LoopbackPage.success()
         case .failure(let error):
             logger.debug("callback received with an error", metadata: .failure(error))
@@ -243,9 +306,18 @@ final class LoopbackState: @unchecked Sendable {
         }
     }
 
+    /// The answer to a callback when no login waits for one: the abort page after an abort.
+    private func leftoverPage() -> LoopbackResponse {
+        lock.withLock { aborted } ? LoopbackPage.aborted() : LoopbackPage.notWaiting()
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+
     /// Whether the query is readable and has exactly one `state`, equal to the request's (constant time).
-    private static func carriesState(of request: AuthorizationRequest, target: String) -> Bool {
-        let query = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first ?? ""
+    private static func carriesState(of request: AuthorizationRequest, query: Substring) -> Bool {
         guard let parameters = try? FormEncoding.decode(query, allowDuplicates: true) else { return false }
         let states = parameters.filter { $0.name == "state" }
         guard states.count == 1, let state = states.first else { return false }

@@ -30,7 +30,8 @@ public struct LoopbackLogin: Sendable {
     /// path and limits.
     public var listener: LoopbackRedirectListener.Configuration
     /// Opens the start URL; `nil` shows it only (``run(showing:)``'s `show`). The user's browser by
-    /// default (``SystemBrowser``).
+    /// default (``SystemBrowser``, which hands it a private page rather than the URL, so the URL is
+    /// on no command line). It is told when the login ends (``BrowserLauncher/loginEnded(_:)``).
     public var browser: (any BrowserLauncher)?
     /// How long to wait for the browser to come back: 180 s by default.
     public var timeout: Duration
@@ -57,27 +58,39 @@ public struct LoopbackLogin: Sendable {
     /// Runs the login: listener → request → start URL shown (`show`), then opened in the browser →
     /// callback checked → code exchanged → ID token verified. The listener is closed on every path.
     ///
+    /// A second request for the start URL during the wait, or within the listener's
+    /// ``LoopbackRedirectListener/Configuration/callbackGrace`` after the callback (2 s by default;
+    /// a login whose start URL was opened takes that much longer), means another local program may have opened the start URL
+    /// first and signed in with its own account: the login is aborted with `startURLReused`
+    /// (category `security`) before the code is exchanged, and the browser is shown why.
+    ///
     /// - Parameter show: given the start URL (`http://127.0.0.1:PORT/<random>`, short) before the
     ///   browser is asked to open it, so that a user whose browser does not start can open it.
     /// - Throws: `missingParameter` when the provider publishes no `jwks_uri` (before anything is
     ///   started); what ``LoopbackRedirectListener/start(_:logger:)`` throws (`portInUse`, …); a
     ///   callback's checks (`stateMismatch` is never thrown: another request's callback is answered
-    ///   and ignored); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
+    ///   and ignored); `startURLReused` when the start URL was opened a second time (nothing is
+    ///   exchanged); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
     ///   what ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
         _ = try relyingParty.requireKeys()
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
+        var opened: (any BrowserLauncher)?
         do throws(OIDCError) {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
             try listener.serve(request, redirectingTo: try await relyingParty.authorizationURL(for: request))
             show(listener.startURL)
             if let browser {
+                opened = browser
                 do throws(OIDCError) { try await browser.open(listener.startURL) } catch { onProgress(.browserFailed(error)) }
             }
             let response = try await listener.waitForAuthorization(request, timeout: timeout)
+            await opened?.loginEnded(listener.startURL)
+            opened = nil
             onProgress(.callbackReceived)
             return try await relyingParty.completeLogin(response, for: request)
         } catch {
+            await opened?.loginEnded(listener.startURL)
             await listener.close()
             throw error
         }

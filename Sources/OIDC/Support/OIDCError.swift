@@ -42,7 +42,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case networkFailure, timedOut, serverError, responseTooLarge
             case tlsFailure, pinMismatch, hostNotAllowed
             case notLoggedIn, unauthorized
-            case portInUse, loginTimedOut
+            case portInUse, loginTimedOut, startURLReused
         }
 
         private let base: Base
@@ -65,6 +65,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .notLoggedIn, .unauthorized: .provider
             case .portInUse: .configuration
             case .loginTimedOut: .cancelled
+            case .startURLReused: .security
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -133,6 +134,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public static let portInUse = Code(.portInUse)
         /// No valid callback reached the loopback listener before the login's time limit.
         public static let loginTimedOut = Code(.loginTimedOut)
+        /// The loopback login's start URL was opened a second time while the login waited, or just
+        /// after its callback: another local program may have opened it first, to sign the user in to
+        /// its own account. The login was aborted before the code was exchanged.
+        public static let startURLReused = Code(.startURLReused)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.

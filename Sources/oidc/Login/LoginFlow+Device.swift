@@ -23,7 +23,8 @@ extension LoginFlow {
             qrCode: try qr ? QRCode(encoding: (login.verificationURIComplete ?? login.verificationURI).absoluteString) : nil
         )
         prompt.show()
-        await openNamedBrowser(login.verificationURIComplete ?? login.verificationURI)
+        let link = login.verificationURIComplete ?? login.verificationURI
+        let opened = await openNamedBrowser(link)
         let showsCountdown = countdown
         login.onProgress = { progress in
             if case .retrying(let error, let after) = progress {
@@ -31,20 +32,30 @@ extension LoginFlow {
             }
         }
         let approved = CallbackClock()
-        let wait = login
-        let verified = try await withThrowingTaskGroup(of: VerifiedLogin?.self) { group in
+        let verified: VerifiedLogin
+        do { verified = try await waitForApproval(login, approved: approved, countdown: showsCountdown ? prompt : nil) } catch {
+            await opened?.loginEnded(link)
+            throw error
+        }
+        // The browser's private page (the link) goes as the wait ends, however it ends.
+        await opened?.loginEnded(link)
+        return try await keep(verified, rp, since: approved)
+    }
+
+    /// Polls until the user approves, while `countdown` counts down and `--timeout` (when given) runs.
+    private func waitForApproval(_ login: DeviceLogin, approved: CallbackClock, countdown: DevicePrompt?) async throws -> VerifiedLogin {
+        let limit = timeoutGiven ? timeout : nil
+        return try await withThrowingTaskGroup(of: VerifiedLogin?.self) { group in
             group.addTask {
-                let verified = try await wait.waitForTokens()
+                let verified = try await login.waitForTokens()
                 approved.mark()
                 return verified
             }
-            if showsCountdown { group.addTask { await prompt.countDown(); return nil } }
-            if timeoutGiven {
-                let limit = timeout
+            if let countdown { group.addTask { await countdown.countDown(); return nil } }
+            if let limit {
                 group.addTask {
                     try await Task.sleep(for: limit)
-                    throw OIDCError(
-                        .loginTimedOut, "Nobody approved the device login within --timeout \(limit.components.seconds) s; run the login again.")
+                    throw OIDCError(.loginTimedOut, "Nobody approved the device login within --timeout \(limit.components.seconds) s; run the login again.")
                 }
             }
             defer { group.cancelAll() }
@@ -53,15 +64,19 @@ extension LoginFlow {
             }
             throw CancellationError()
         }
-        return try await keep(verified, rp, since: approved)
     }
 
     /// Opens `url` with the browser the user named (`--browser`, `$BROWSER`), if any: the device
     /// flow's page with the code in it. A browser that fails to start only says so.
-    private func openNamedBrowser(_ url: URL) async {
-        guard environment.browserNamed, case .system(let command) = browser else { return }
-        do { try await SystemBrowser(command: command).open(url) } catch {
+    ///
+    /// - Returns: the browser, to be told when the login ends; `nil` when none was started.
+    private func openNamedBrowser(_ url: URL) async -> SystemBrowser? {
+        guard environment.browserNamed, case .system(let command) = browser else { return nil }
+        let browser = SystemBrowser(command: command)
+        do { try await browser.open(url) } catch {
             Console.error("oidc: \(error.message) Open the page above yourself.")
+            return nil
         }
+        return browser
     }
 }

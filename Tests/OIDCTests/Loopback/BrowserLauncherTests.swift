@@ -2,6 +2,9 @@ import Foundation
 import OIDC
 import Testing
 
+/// Command templates, `$BROWSER` lists and failures. These hand the command the URL itself
+/// (`handoff: .url`) to see exactly what each word gets; the default private page is
+/// BrowserRedirectPageTests'.
 @Suite("System browser launcher", .timeLimit(.minutes(1)))
 struct BrowserLauncherTests {
     static let url = URL(string: "http://127.0.0.1:4321/?a=1&b=%20x")!
@@ -35,7 +38,7 @@ struct BrowserLauncherTests {
     @Test("$BROWSER gets the URL in place of %s, and %% is a literal %")
     func placeholder() async throws {
         try await withScripts { directory, log in
-            let browser = SystemBrowser(environment: ["BROWSER": "\(directory)/record --new-tab %s --name=%%s 100%%"])
+            let browser = SystemBrowser(environment: ["BROWSER": "\(directory)/record --new-tab %s --name=%%s 100%%"], handoff: .url)
             try await browser.open(Self.url)
             #expect(lines(log) == ["--new-tab", Self.url.absoluteString, "--name=%s", "100%"])
         }
@@ -44,7 +47,7 @@ struct BrowserLauncherTests {
     @Test("a command without %s gets the URL as its last argument")
     func appended() async throws {
         try await withScripts { directory, log in
-            try await SystemBrowser(environment: ["BROWSER": "\(directory)/record  --private "]).open(Self.url)
+            try await SystemBrowser(environment: ["BROWSER": "\(directory)/record  --private "], handoff: .url).open(Self.url)
             #expect(lines(log) == ["--private", Self.url.absoluteString])
         }
     }
@@ -53,7 +56,7 @@ struct BrowserLauncherTests {
     func colonList() async throws {
         try await withScripts { directory, log in
             let environment = ["BROWSER": "\(directory)/fail:no-such-browser-here::record", "PATH": directory]
-            try await SystemBrowser(environment: environment).open(Self.url)
+            try await SystemBrowser(environment: environment, handoff: .url).open(Self.url)
             #expect(lines(log) == [Self.url.absoluteString])
         }
     }
@@ -61,7 +64,7 @@ struct BrowserLauncherTests {
     @Test("an explicit command is tried alone, before $BROWSER")
     func explicitCommand() async throws {
         try await withScripts { directory, log in
-            let browser = SystemBrowser(command: "record --explicit", environment: ["BROWSER": "fail", "PATH": directory])
+            let browser = SystemBrowser(command: "record --explicit", environment: ["BROWSER": "fail", "PATH": directory], handoff: .url)
             #expect(browser.candidates == [["record", "--explicit", "%s"]])
             try await browser.open(Self.url)
             #expect(lines(log) == ["--explicit", Self.url.absoluteString])
@@ -72,7 +75,7 @@ struct BrowserLauncherTests {
     func lingering() async throws {
         try await withScripts { directory, log in
             let started = ContinuousClock.now
-            try await SystemBrowser(command: "\(directory)/linger").open(Self.url)
+            try await SystemBrowser(command: "\(directory)/linger", handoff: .url).open(Self.url)
             #expect(ContinuousClock.now - started >= .milliseconds(1500))
             #expect(lines(log) == [Self.url.absoluteString])
         }

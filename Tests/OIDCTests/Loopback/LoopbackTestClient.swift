@@ -98,6 +98,38 @@ enum LoopbackTestClient {
         return try await body()
     }
 
+    /// Opens `count` connections, each of which sends `bytes` (an unfinished request head) and then
+    /// nothing more; in the order given, so the first is the oldest.
+    static func openSlowHeads(_ count: Int, _ address: String, _ port: Int, sending bytes: [UInt8]) async throws -> [Socket] {
+        try await onThread {
+            try (0..<count).map { _ in
+                let socket = try Socket(address, port)
+                try socket.send(bytes)
+                return socket
+            }
+        }
+    }
+
+    /// Connects, sends `head` (an unfinished request head), then one more header line every
+    /// `interval` (so the connection is never idle) until the server closes it or `limit` passes.
+    /// Returns the seconds from connecting to the close, or `nil` when it stayed open.
+    static func trickle(_ address: String, _ port: Int, head: [UInt8], every interval: Duration, for limit: Duration) async throws -> Double? {
+        try await onThread {
+            let socket = try Socket(address, port)
+            defer { socket.close() }
+            let start = ContinuousClock.now
+            try socket.send(head)
+            while ContinuousClock.now - start < limit {
+                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+                if socket.isClosedByPeer || (try? socket.send(Array("X-Pad: a\r\n".utf8))) == nil {
+                    let elapsed = ContinuousClock.now - start
+                    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                }
+            }
+            return nil
+        }
+    }
+
     /// Whether ::1 can be bound here (some containers have no IPv6).
     static let canBindIPv6Loopback: Bool = {
         #if canImport(Glibc)
@@ -165,6 +197,15 @@ enum LoopbackTestClient {
         }
 
         func close() { closeDescriptor(fd) }
+
+        /// Whether the server has closed the connection (or reset it), without waiting.
+        var isClosedByPeer: Bool {
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if n == 0 { return true }
+            if n > 0 { return false }
+            return errno != EAGAIN && errno != EWOULDBLOCK
+        }
 
         func send(_ bytes: [UInt8]) throws {
             var sent = 0

@@ -16,6 +16,24 @@ struct RelyingPartyLoopbackLoginTests {
         }
     }
 
+    /// Another local program that got the start URL (from a command line, say) and gets there first:
+    /// it opens it and signs in with its own session; then the user's browser opens it. Records the
+    /// user's page, and each `loginEnded`.
+    struct RacedBrowser: BrowserLauncher {
+        let seen: Seen
+        func open(_ url: URL) async throws(OIDCError) {
+            let attacker = TestBrowser()
+            let seen = self.seen
+            Task {
+                let attackers = try await attacker.open(url)
+                seen.note("attacker: \(attackers.status)")
+                let users = try await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .seconds(10)))
+                seen.note("user: \(users.status)")
+            }
+        }
+        func loginEnded(_ url: URL) async { seen.note("ended") }
+    }
+
     struct BrokenBrowser: BrowserLauncher {
         func open(_ url: URL) async throws(OIDCError) { throw OIDCError(.invalidArgument, "No browser could be opened.") }
     }
@@ -25,7 +43,10 @@ struct RelyingPartyLoopbackLoginTests {
         private let lock = NSLock()
         private var urls: [URL] = []
         private var progress: [String] = []
+        private var notes: [String] = []
         func show(_ url: URL) { lock.withLock { urls.append(url) } }
+        func note(_ text: String) { lock.withLock { notes.append(text) } }
+        var noted: [String] { lock.withLock { notes } }
         func report(_ event: LoopbackLogin.Progress) {
             lock.withLock {
                 switch event {
@@ -60,6 +81,27 @@ struct RelyingPartyLoopbackLoginTests {
             #expect(seen.events == ["callbackReceived"])
             #expect(await provider.grantCount("authorization_code") == 1)
             #expect(!(await Self.isListening(start)))
+        }
+    }
+
+    @Test("run: another program opens the start URL first and signs in; the user's browser then opens it: startURLReused, and no code is exchanged")
+    func racedLoginAborted() async throws {
+        try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
+            let rp = try await provider.relyingParty()
+            let seen = Seen()
+            var login = rp.loopbackLogin()
+            login.browser = RacedBrowser(seen: seen)
+            login.onProgress = { seen.report($0) }
+            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            #expect(error?.code == .startURLReused)
+            #expect(error?.category == .security)
+            #expect(seen.events.isEmpty)
+            #expect(await provider.grantCount("authorization_code") == 0)
+            #expect(!(await Self.isListening(try #require(seen.shown.first))))
+            for _ in 0..<100 where seen.noted.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(seen.noted.contains("attacker: 200"))
+            #expect(seen.noted.contains("user: 409"))
+            #expect(seen.noted.filter { $0 == "ended" }.count == 1)
         }
     }
 
