@@ -30,7 +30,7 @@ public enum SessionStore {
             throw SwanBackendError.noTokenKey
         }
         let previous = try environment["OIDC_TOKEN_PREVIOUS_KEY_FILE"].map { [try TokenEncryptionKey(contentsOfFile: $0)] } ?? []
-        let client = PostgresClient(configuration: try PostgresConnectionURL.configuration(from: url))
+        let client = PostgresClient(configuration: try PostgresConnectionURL.configuration(from: url, logger: logger))
         let store = try PostgresTokenStore(client: client, encryption: TokenEncryption(current: current, previous: previous), logger: logger)
         return (store, client)
     }
