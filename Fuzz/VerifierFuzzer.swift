@@ -1,5 +1,7 @@
-// libFuzzer entry point over the verifier's untrusted inputs. Built by scripts/fuzz.sh together with
-// the OIDC sources (SwiftPM has no fuzzer products). The first input byte picks the target.
+// libFuzzer entry point over the library's untrusted inputs: tokens, JWKS, JSON, callbacks, the
+// device authorization and introspection answers of a provider, and private keys read from files.
+// Built by scripts/fuzz.sh together with the OIDC sources (SwiftPM has no fuzzer products). The first
+// input byte picks the target.
 import Foundation
 
 private let fixedKeys: JWKSet? = try? JWKSet(json: #"""
@@ -21,7 +23,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let selector = data[0]
     let body = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    switch selector % 4 {
+    switch selector % 6 {
     case 0:  // a token against fixed keys
         let token = String(decoding: body, as: UTF8.self)
         let verifier = IDTokenVerifier(issuer: "https://idp.example", clientID: "c", nonce: .notChecked)
@@ -34,6 +36,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 2:  // strict JSON and base64url
         _ = try? StrictJSON.parseObject(Array(body), maximumDepth: 16)
         _ = Base64URL.decode(body)
+    case 4:  // a provider's device authorization answer (RFC 8628) and introspection answer (RFC 7662)
+        _ = try? DeviceAuthorization(json: Array(body), receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        _ = try? TokenIntrospection(json: Array(body))
+    case 5:  // a client's private key: a JWK or PEM, as read from --private-key-file
+        let text = String(decoding: body, as: UTF8.self)
+        if text.first == "{" { _ = try? JWSSigningKey(jwk: text) } else { _ = try? JWSSigningKey(pem: text) }
     default:  // an authorization callback URL
         if let url = URL(string: String(decoding: body, as: UTF8.self)), let request = callbackRequest {
             _ = try? AuthorizationResponse(callbackURL: url, request: request)
