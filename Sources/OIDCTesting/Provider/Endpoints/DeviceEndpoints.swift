@@ -5,19 +5,19 @@ internal import OIDC
 /// the user enters the code (prefilled from `verification_uri_complete`) and approves or refuses.
 enum DeviceEndpoints {
     static func authorize(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
-        guard request.method == "POST" else { return .methodNotAllowed("POST") }
-        guard request.hasFormBody, let parameters = try? request.formParameters() else {
-            return .oauthError(.invalidRequest("The device authorization request must be application/x-www-form-urlencoded."))
+        let checked: ClientRequest
+        switch await ClientRequest.read(request, context, what: "The device authorization request") {
+        case .success(let read): checked = read
+        case .failure(let refusal): return refusal.response
         }
-        if let name = parameters.firstDuplicateName { return .oauthError(.invalidRequest("The parameter '\(name)' appears more than once.")) }
+        let parameters = checked.parameters
         do throws(OAuthError) {
-            let client = try await ClientAuthenticator.authenticate(request, parameters, context)
             var challenge: String?
             if let given = parameters.nonEmpty("code_challenge") {
                 guard parameters["code_challenge_method"] == "S256" else { throw .invalidRequest("Only S256 is supported.") }
                 challenge = given
             }
-            return try await context.state.authorizeDevice(client: client, scope: parameters.nonEmpty("scope") ?? "", codeChallenge: challenge)
+            return try await context.state.authorizeDevice(client: checked.client, scope: parameters.nonEmpty("scope") ?? "", codeChallenge: challenge)
         } catch {
             return .oauthError(error)
         }

@@ -5,20 +5,12 @@ internal import OIDC
 /// everything else.
 enum IntrospectionEndpoint {
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
-        guard request.method == "POST" else { return .methodNotAllowed("POST") }
-        guard request.hasFormBody, let parameters = try? request.formParameters() else {
-            return .oauthError(.invalidRequest("The introspection request must be application/x-www-form-urlencoded."))
+        let checked: ClientRequest
+        switch await ClientRequest.read(request, context, what: "The introspection request") {
+        case .success(let read): checked = read
+        case .failure(let refusal): return refusal.response
         }
-        if let name = parameters.firstDuplicateName {
-            return .oauthError(.invalidRequest("The parameter '\(name)' appears more than once."))
-        }
-        let client: TestProvider.Client
-        do {
-            client = try await ClientAuthenticator.authenticate(request, parameters, context)
-        } catch {
-            return .oauthError(error)
-        }
-        guard let token = parameters.nonEmpty("token") else { return .oauthError(.invalidRequest("token is missing.")) }
-        return await context.state.introspect(token, client: client)
+        guard let token = checked.parameters.nonEmpty("token") else { return .oauthError(.invalidRequest("token is missing.")) }
+        return await context.state.introspect(token, client: checked.client)
     }
 }

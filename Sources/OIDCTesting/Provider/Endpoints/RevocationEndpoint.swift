@@ -5,23 +5,13 @@ internal import OIDC
 /// A token of another client is left alone (and still answered 200, so nothing is revealed).
 enum RevocationEndpoint {
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
-        guard request.method == "POST" else { return .methodNotAllowed("POST") }
-        guard request.hasFormBody, let parameters = try? request.formParameters() else {
-            return .oauthError(.invalidRequest("The revocation request must be application/x-www-form-urlencoded."))
+        let checked: ClientRequest
+        switch await ClientRequest.read(request, context, what: "The revocation request") {
+        case .success(let read): checked = read
+        case .failure(let refusal): return refusal.response
         }
-        if let name = parameters.firstDuplicateName {
-            return .oauthError(.invalidRequest("The parameter '\(name)' appears more than once."))
-        }
-        let client: TestProvider.Client
-        do {
-            client = try await ClientAuthenticator.authenticate(request, parameters, context)
-        } catch {
-            return .oauthError(error)
-        }
-        guard let token = parameters.nonEmpty("token") else {
-            return .oauthError(.invalidRequest("token is missing."))
-        }
-        await context.state.revoke(token, clientID: client.id)
+        guard let token = checked.parameters.nonEmpty("token") else { return .oauthError(.invalidRequest("token is missing.")) }
+        await context.state.revoke(token, clientID: checked.client.id)
         return ProviderResponse(status: 200, headers: ProviderResponse.noStore)
     }
 }
