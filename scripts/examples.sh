@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Builds and tests every package under Examples/ and runs each README's command, in one shared
-# build directory (.build-examples), so swift-nio and the library are compiled once for all four.
+# build directory (.build-examples), so swift-nio and the library are compiled once for all of them.
+# Name examples to do only those: scripts/examples.sh DaemonWithClientCredentials
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 scratch=$root/.build-examples
 state=$(mktemp -d)
-trap 'rm -rf "$state"' EXIT
+provider_pid=
+trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; rm -rf "$state"' EXIT
 export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
 
-examples=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens)
+all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials)
+if [ $# -gt 0 ]; then examples=("$@"); else examples=("${all[@]}"); fi
+for example in "${examples[@]}"; do
+    [[ " ${all[*]} " == *" $example "* ]] || { echo "examples.sh: no example '$example' (${all[*]})" >&2; exit 2; }
+done
+wanted() { [[ " ${examples[*]} " == *" $1 "* ]]; }
+
 for example in "${examples[@]}"; do
     echo "== Examples/$example: build and test"
     (cd "Examples/$example" && swift build --scratch-path "$scratch" --build-tests && swift test --scratch-path "$scratch" --skip-build)
@@ -21,12 +29,37 @@ run() {
     echo "== Examples/$example: $*"
     (cd "Examples/$example" && timeout 300 swift run --scratch-path "$scratch" "$@")
 }
-# Without a display or $BROWSER, the demo signs in over HTTP itself instead of waiting for a click.
-(unset DISPLAY WAYLAND_DISPLAY BROWSER; run TerminalLogin terminal-login --demo)
-run SwanBackend swan-backend --demo
-# Again with its sessions in PostgreSQL, when there is a server (make examples starts one).
-if [ -n "${OIDC_TEST_DATABASE_URL:-}" ]; then
-    (export DATABASE_URL=$OIDC_TEST_DATABASE_URL OIDC_TOKEN_KEY=$(openssl rand -hex 32); run SwanBackend swan-backend --demo)
+if wanted TerminalLogin; then
+    # Without a display or $BROWSER, the demo signs in over HTTP itself instead of waiting for a click.
+    (unset DISPLAY WAYLAND_DISPLAY BROWSER; run TerminalLogin terminal-login --demo)
 fi
-run SchibstedLogin schibsted-login --demo --mfa otp
-echo "== all examples built, tested and run"
+if wanted SwanBackend; then
+    run SwanBackend swan-backend --demo
+    # Again with its sessions in PostgreSQL, when there is a server (make examples starts one).
+    if [ -n "${OIDC_TEST_DATABASE_URL:-}" ]; then
+        (export DATABASE_URL=$OIDC_TEST_DATABASE_URL OIDC_TOKEN_KEY=$(openssl rand -hex 32); run SwanBackend swan-backend --demo)
+    fi
+fi
+if wanted SchibstedLogin; then
+    run SchibstedLogin schibsted-login --demo --mfa otp
+fi
+if wanted DaemonWithClientCredentials; then
+    run DaemonWithClientCredentials report-daemon --demo
+    # The README's second run: `oidc provider` in another process, the daemon with a client secret.
+    # It needs the oidc command; make test builds it (make release) before the examples.
+    oidc=${OIDC_BINARY:-$root/.build/install/bin/oidc}
+    if [ -x "$oidc" ]; then
+        (umask 077; openssl rand -hex 32 > "$state/report-daemon-secret")
+        echo "== Examples/DaemonWithClientCredentials: oidc provider --port 9410 --client-id report-daemon --client-secret-file …"
+        "$oidc" provider --port 9410 --client-id report-daemon --client-secret-file "$state/report-daemon-secret" > "$state/issuer" &
+        provider_pid=$!
+        for _ in $(seq 100); do [ -s "$state/issuer" ] && break; kill -0 "$provider_pid" || exit 1; sleep 0.1; done
+        (export OIDC_ISSUER=http://127.0.0.1:9410 OIDC_CLIENT_ID=report-daemon OIDC_CLIENT_SECRET_FILE=$state/report-daemon-secret \
+            OIDC_SCOPE=reports.read API_URL=http://127.0.0.1:9410/api/me
+         run DaemonWithClientCredentials report-daemon --parallel 5)
+        kill "$provider_pid"; wait "$provider_pid" || true; provider_pid=
+    else
+        echo "== Examples/DaemonWithClientCredentials: the run against 'oidc provider' is skipped: no $oidc (make release builds it)"
+    fi
+fi
+echo "== ${#examples[@]} example(s) built, tested and run"
