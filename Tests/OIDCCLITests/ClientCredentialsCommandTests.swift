@@ -89,8 +89,7 @@ struct ClientCredentialsCommandTests {
     func privateKey() async throws {
         let pem = try Self.fixtureKey("ec-p256-sec1.pem")
         let key = try JWSSigningKey(pem: pem, keyID: "daemon-key")
-        let jwks = JSONValue.object(["keys": .array([.object(key.publicJWK)])]).jsonText
-        var configuration = TestProvider.Configuration(clients: [.privateKeyJWT(id: "daemon", jwks: jwks)])
+        var configuration = TestProvider.Configuration(clients: [.privateKeyJWT(id: "daemon", keys: [key])])
         configuration.assertionAudience = .endpoint
         try await withTestProvider(configuration) { provider in
             let sandbox = LoginSandbox()

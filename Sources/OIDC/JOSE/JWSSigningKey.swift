@@ -121,6 +121,12 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
         return members
     }
 
+    /// A JWKS document (`{"keys": [...]}`) of the public keys of `keys`: what a client registers
+    /// with its provider, pasted or served at its `jwks_uri`.
+    public static func publicJWKSet(_ keys: [JWSSigningKey]) -> String {
+        JSONValue.object(["keys": .array(keys.map { .object($0.publicJWK) })]).jsonText
+    }
+
     /// The RFC 7638 thumbprint of the public key: base64url of the SHA-256 of its required members.
     public func thumbprint() throws(OIDCError) -> String {
         let members = try key.publicJWKMembers()

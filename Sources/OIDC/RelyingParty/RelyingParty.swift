@@ -101,8 +101,8 @@ public struct RelyingParty: Sendable {
     /// (plus `offline_access` when the provider offers it) unless told otherwise.
     ///
     /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws (`issuerMismatch`, transient
-    ///   errors, …); `missingParameter` when the metadata has no authorization endpoint and there
-    ///   is no preset.
+    ///   errors, …). Metadata without an authorization endpoint is accepted (a provider for client
+    ///   credentials or the device flow only); a browser login then says what is missing.
     public static func discover(
         issuer: String, clientID: String, clientSecret: Secret? = nil, preset: ProviderConfiguration? = nil,
         transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil

@@ -27,15 +27,15 @@ public import Logging
 /// or an `Authorization` header (see <doc:Logging>).
 public actor AuthenticatedSession {
     /// Where the login is kept; refreshes run under its lock.
-    public let store: any TokenStore
+    public nonisolated let store: any TokenStore
     /// The login's key in ``store``.
-    public let key: TokenStoreKey
+    public nonisolated let key: TokenStoreKey
     /// Where new tokens come from.
-    public let source: TokenSource
+    public nonisolated let source: TokenSource
     /// Sends the resource requests.
-    public let transport: any HTTPTransport
+    public nonisolated let transport: any HTTPTransport
     /// The hosts that may receive the bearer token.
-    public let allowlist: HostAllowlist
+    public nonisolated let allowlist: HostAllowlist
     /// The session's options, as validated at initialization (``Options/validated``).
     public internal(set) var options: Options
     /// Where requests, refreshes and logouts are logged (label `oidc.session` by convention); a

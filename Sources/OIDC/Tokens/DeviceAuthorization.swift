@@ -57,7 +57,11 @@ public struct DeviceAuthorization: Sendable {
         }
         func url(_ text: String?, _ name: String) throws(OIDCError) -> URL? {
             guard let text else { return nil }
-            guard let url = URL(string: text) else { throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not a URL.") }
+            // Shown on terminals: a control character or a space is no part of a URI (RFC 3986), and
+            // Foundation would quietly percent-encode it.
+            guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
+                let url = URL(string: text)
+            else { throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not a URL.") }
             do { try EndpointPolicy.validate(url, role: name) } catch {
                 throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not usable: \(error.message)")
             }

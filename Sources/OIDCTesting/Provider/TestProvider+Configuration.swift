@@ -226,6 +226,11 @@ extension TestProvider {
             Client(id: id, authentication: .privateKeyJWT, redirectURIs: redirectURIs, jwks: jwks)
         }
 
+        /// A `private_key_jwt` client whose registered JWKS holds the public halves of `keys`.
+        public static func privateKeyJWT(id: String, keys: [JWSSigningKey], redirectURIs: [String] = ["http://127.0.0.1/callback"]) -> Client {
+            privateKeyJWT(id: id, jwks: JWSSigningKey.publicJWKSet(keys), redirectURIs: redirectURIs)
+        }
+
         var isPublic: Bool { authentication == .none }
     }
 

@@ -67,23 +67,11 @@ enum StoredProvider {
 /// a secret: a secret planted by another user would be sent to the provider, whose `invalid_client`
 /// answer logs the profile out.
 enum ClientSecretFile {
-    static let maximumSize = 4096
-
     /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag and the file, and what
     ///   to do (`chmod 600`) when it is refused.
     static func read(_ path: String, flag: String = "--client-secret-file") throws(OIDCError) -> Secret {
-        let bytes: [UInt8]?
-        do { bytes = try PrivateFile.readSecret(path, limit: maximumSize) } catch {
-            if error.code == .corruptStore {
-                throw OIDCError(.invalidArgument, "\(flag): '\(path)' is over 4 KiB; it does not hold a client secret.", context: ["path": path])
-            }
+        do { return try Secret.fromFile(atPath: path) } catch {
             throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: ["path": path])
         }
-        guard let bytes else {
-            throw OIDCError(.invalidArgument, "\(flag): cannot read '\(path)': there is no such file.", context: ["path": path])
-        }
-        let secret = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else { throw OIDCError(.invalidArgument, "\(flag): '\(path)' is empty.", context: ["path": path]) }
-        return Secret(secret)
     }
 }

@@ -101,7 +101,10 @@ extension DaemonConfiguration.Credential {
                 throw ConfigurationError("OIDC_PRIVATE_KEY_FILE", error.message)
             }
         case .clientSecretFile(let path):
-            return .clientSecretBasic(try SecretFile.read(path, variable: "OIDC_CLIENT_SECRET_FILE"))
+            // Refused unless a regular file (not a link) of yours that no other user can read or write.
+            do { return .clientSecretBasic(try Secret.fromFile(atPath: path)) } catch {
+                throw ConfigurationError("OIDC_CLIENT_SECRET_FILE", error.message)
+            }
         }
     }
 }
@@ -119,29 +122,4 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(variable): \(problem)" }
-}
-
-/// A client secret read from a file, refused unless it is a regular file (not a link) that no other
-/// user can read or write. swift-oidc reads its own key and secret files that way, through one
-/// descriptor; this is the short version with Foundation's `lstat`.
-enum SecretFile {
-    static func read(_ path: String, variable: String) throws(ConfigurationError) -> Secret {
-        let attributes: [FileAttributeKey: Any]
-        do { attributes = try FileManager.default.attributesOfItem(atPath: path) } catch {
-            throw ConfigurationError(variable, "cannot read '\(path)': there is no such file, or it is not yours.")
-        }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw ConfigurationError(variable, "'\(path)' is not a regular file (a link, a directory); name the file itself.")
-        }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
-        guard mode & 0o077 == 0 else {
-            throw ConfigurationError(variable, "'\(path)' may be read or written by other users; run chmod 600 '\(path)'.")
-        }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
-            throw ConfigurationError(variable, "'\(path)' cannot be read, or is over 4 KiB: it does not hold a client secret.")
-        }
-        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else { throw ConfigurationError(variable, "'\(path)' is empty.") }
-        return Secret(secret)
-    }
 }

@@ -73,7 +73,7 @@ struct ConfigurationTests {
         let link = directory.path("link")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
         let linked = #expect(throws: ConfigurationError.self) { try DaemonConfiguration.Credential.clientSecretFile(link).authentication() }
-        #expect(linked?.problem.contains("not a regular file") == true)
+        #expect(linked?.variable == "OIDC_CLIENT_SECRET_FILE" && linked?.problem.contains(link) == true, "\(String(describing: linked))")
         let empty = try directory.file("empty", "\n", mode: 0o600)
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.Credential.clientSecretFile(empty).authentication() }
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.Credential.clientSecretFile(directory.path("missing")).authentication() }
