@@ -2,14 +2,18 @@
 """Test user agent for glewlwyd 2.7.5: does what a person does in glewlwyd's login web app, through the
 same REST calls that app makes (webapp/login.js), with python3's standard library only.
 
-    glewlwyd-agent.py device USER_CODE | VERIFICATION_URI_COMPLETE [--issuer URL] [options]
+    glewlwyd-agent.py device USER_CODE | VERIFICATION_URI_COMPLETE | file://PAGE [--issuer URL] [options]
         Approves a device authorization (RFC 8628): logs in, grants the scopes the device asked for
         to its client, and completes the verification, so that the device polling the token endpoint
         gets its tokens. Prints {"client_id": ..., "scope": ..., "result": "deviceComplete"}.
-    glewlwyd-agent.py authorize AUTHORIZATION_URL [options]
+    glewlwyd-agent.py authorize AUTHORIZATION_URL | file://PAGE [options]
         Completes an authorization request (plain or PAR, request_uri=...): logs in, grants the
         scopes, and prints the redirect to the client's redirect_uri (with code=..., state=..., iss=...,
         or error=...) on stdout. Exit status 0 when it carries a code, 3 when it carries an error.
+
+A file:// URL is a local page that redirects with <meta http-equiv="refresh">, as `oidc` hands its
+browser (the URL stays off the command line): the agent reads it and goes on to the URL it names. So
+the agent can be `oidc login --browser "scripts/glewlwyd-agent.py device"`.
 
 Options:
     --username NAME         default $OIDC_GLEWLWYD_USERNAME, else alice
@@ -29,9 +33,11 @@ The REST calls, as glewlwyd's login page makes them:
 Everything stays on the URLs given (127.0.0.1); nothing is sent elsewhere.
 """
 import argparse
+import html.parser
 import http.cookiejar
 import json
 import os
+import re
 import ssl
 import sys
 import urllib.error
@@ -72,6 +78,39 @@ class Browser:
             return error.code, error.headers.get("Location"), error.read().decode(errors="replace")
         except OSError as error:
             die(f"{method} {url}: {error}")
+
+
+class RefreshParser(html.parser.HTMLParser):
+    """The URL of the first <meta http-equiv="refresh" content="0; url=..."> (attribute values come unescaped)."""
+
+    def __init__(self):
+        super().__init__()
+        self.target = None
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag != "meta" or self.target is not None or (values.get("http-equiv") or "").lower() != "refresh":
+            return
+        match = re.match(r"\s*\d*\s*;\s*url\s*=\s*['\"]?([^'\"]*)", values.get("content") or "", re.IGNORECASE)
+        if match:
+            self.target = match.group(1).strip()
+
+
+def follow_local_page(url: str) -> str:
+    """url itself, or for a file:// page (what `oidc` opens its browser with) the http(s) URL it redirects to."""
+    if not url.startswith("file://"):
+        return url
+    path = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(64 * 1024)
+    except OSError as error:
+        die(f"cannot read the local page {path}: {error}")
+    parser = RefreshParser()
+    parser.feed(text)
+    if not parser.target or not parser.target.startswith(("http://", "https://")):
+        die(f"the local page {path} redirects to no http(s) URL")
+    return parser.target
 
 
 def env_defaults() -> dict:
@@ -122,6 +161,7 @@ def log_in_and_grant(browser: Browser, api: str, args, params: dict) -> None:
 
 def cmd_device(args, defaults: dict) -> None:
     browser = Browser(args.timeout, args.cafile)
+    args.code = follow_local_page(args.code)
     if args.code.startswith(("http://", "https://")):
         url = args.code
     else:
@@ -150,6 +190,7 @@ def cmd_device(args, defaults: dict) -> None:
 
 def cmd_authorize(args, defaults: dict) -> None:
     browser = Browser(args.timeout, args.cafile)
+    args.url = follow_local_page(args.url)
     api = api_of(args.url)
     status, location, text = browser.request("GET", args.url)
     if status != 302 or not location:
@@ -186,11 +227,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     device = commands.add_parser("device", parents=[common])
-    device.add_argument("code", help="user_code, or verification_uri_complete")
+    device.add_argument("code", help="user_code, or verification_uri_complete, or a file:// page redirecting to it")
     device.add_argument("--issuer")
     device.set_defaults(run=cmd_device)
     authorize = commands.add_parser("authorize", parents=[common])
-    authorize.add_argument("url", help="the authorization URL (authorization_endpoint?...)")
+    authorize.add_argument("url", help="the authorization URL (authorization_endpoint?...), or a file:// page redirecting to it")
     authorize.set_defaults(run=cmd_authorize)
     args = parser.parse_args()
     if not os.path.isfile(args.password_file):

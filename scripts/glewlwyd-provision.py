@@ -170,6 +170,7 @@ class Admin:
 
 def write_secret(path: str, make) -> None:
     if os.path.exists(path) and os.path.getsize(path) > 0:
+        os.chmod(path, 0o600)  # a kept file too: JWSSigningKey(contentsOfFile:) refuses one others can read
         return
     old = os.umask(0o077)
     try:
