@@ -1,0 +1,302 @@
+import Foundation
+import OIDC
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Interoperability with glewlwyd 2.7.5 (Debian's package), an OpenID provider in C we did not
+/// write, started by `make test-package` (`scripts/glewlwyd.sh start`, docs/glewlwyd.md) and named
+/// by the `OIDC_GLEWLWYD_*` variables it prints. Over real HTTP, through the public API only: a
+/// device login that the test user agent (`scripts/glewlwyd-agent.py`) approves, client
+/// credentials with `client_secret_basic`, `private_key_jwt` and `client_secret_jwt`, and
+/// introspection of what they got. glewlwyd has no token exchange (RFC 8693): not tested here.
+@Suite(
+    "Interop with glewlwyd", .timeLimit(.minutes(2)),
+    .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
+)
+struct GlewlwydInteropTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let issuer = environment["OIDC_GLEWLWYD_ISSUER"] ?? ""
+    /// The custom scope every client and the user have (`api.read`).
+    static let scope = environment["OIDC_GLEWLWYD_SCOPE"] ?? "api.read"
+    /// The checkout, for `scripts/glewlwyd-agent.py`.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// An `OIDC_GLEWLWYD_*` variable that `scripts/glewlwyd.sh start` exports.
+    static func variable(_ name: String) throws -> String {
+        try #require(environment["OIDC_GLEWLWYD_" + name], "OIDC_GLEWLWYD_\(name) is not set: export what scripts/glewlwyd.sh start prints")
+    }
+
+    /// The one-line secret in the file an `OIDC_GLEWLWYD_…_SECRET_FILE` variable names.
+    static func secret(_ name: String) throws -> Secret {
+        let text = try String(contentsOfFile: try variable(name), encoding: .utf8)
+        return Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test("a device login: a public client with PKCE S256, the test user approving between polls, the ID token verified, userinfo and refresh")
+    func deviceLogin() async throws {
+        let recorder = FormRecorder()
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("PUBLIC_CLIENT_ID"), transport: recorder)
+        #expect(rp.provider.clientAuthentication == .none)
+        #expect(rp.provider.codeChallengeMethodsSupported.contains("S256"))
+        let endpoint = try #require(rp.provider.deviceAuthorizationEndpoint)
+
+        var login = try await rp.deviceLogin(scopes: ["openid", Self.scope])
+        #expect(!login.userCode.isEmpty)
+        #expect(login.verificationURI.absoluteString == Self.issuer + "/device")
+        #expect(login.verificationURIComplete?.absoluteString.hasSuffix(login.userCode) == true)
+        #expect(login.interval == .seconds(2))  // GLEWLWYD_DEVICE_INTERVAL, the script's default
+        #expect(abs(login.expiresAt.timeIntervalSinceNow - 600) < 30)
+        // PKCE S256 on the device authorization request, since glewlwyd names S256 (the names only: values are secrets).
+        let asked = try #require(recorder.forms(to: endpoint).first)
+        #expect(asked.contains("code_challenge") && asked.contains("code_challenge_method"), "\(asked)")
+
+        // The user approves once the device has been told to wait, so that at least one poll is pending.
+        let progress = ProgressLog()
+        let (waits, waiting) = AsyncStream.makeStream(of: Void.self)
+        login.onProgress = { (event: DeviceLogin.Progress) in
+            progress.record(event)
+            if case .pending = event { waiting.yield() }
+        }
+        let user = Task { [userCode = login.userCode] () async throws -> AgentResult? in
+            for await _ in waits { return try await Agent.run(["device", userCode, "--issuer", Self.issuer]) }
+            return nil
+        }
+        let started = ContinuousClock.now
+        let verified: VerifiedLogin
+        do {
+            defer { waiting.finish() }
+            verified = try await login.waitForTokens()
+        }
+        let approval = try #require(try await user.value, "glewlwyd never said authorization_pending")
+        #expect(approval.status == 0, "\(approval.output)")
+        #expect(approval.output.contains("deviceComplete"), "\(approval.output)")
+        // DeviceLogin polls at interval + 1 s: glewlwyd, which says slow_down to any poll within the interval, never should.
+        #expect(progress.slowDowns == 0, "slow_down from glewlwyd after \(ContinuousClock.now - started): \(progress.events)")
+        #expect(progress.events.first == "pending")
+
+        #expect(!verified.idToken.claims.subject.isEmpty)
+        #expect(verified.idToken.claims.issuer == Self.issuer)
+        #expect(verified.idToken.claims.audience.contains(rp.clientID))
+        #expect(verified.idToken.algorithm == .rs256 && verified.idToken.keyID != nil)
+        #expect(verified.tokens.tokenType.lowercased() == "bearer")  // glewlwyd says `bearer`
+        #expect(Set(verified.tokens.scopes) == ["openid", Self.scope])
+        let polls = recorder.forms(to: try #require(rp.provider.tokenEndpoint))
+        #expect(polls.count == progress.events.count + 1)
+        #expect(polls.allSatisfy { $0.contains("code_verifier") && $0.contains("device_code") }, "\(polls)")
+
+        let claims = try await rp.tokenClient.userinfo(accessToken: verified.tokens.accessToken, expectedSubject: verified.idToken.claims.subject)
+        #expect(claims["sub"]?.stringValue == verified.idToken.claims.subject)
+        let refreshed = try await rp.tokenClient.refresh(try #require(verified.tokens.refreshToken))
+        #expect(refreshed.accessToken != verified.tokens.accessToken)
+        #expect(refreshed.refreshToken == nil)  // rolling: the old one stays valid
+    }
+
+    @Test("client credentials with client_secret_basic; introspection by the same client: active, then a made-up token inactive")
+    func clientSecretBasic() async throws {
+        let clientID = try Self.variable("CONFIDENTIAL_CLIENT_ID")
+        let rp = try await RelyingParty.discover(
+            issuer: Self.issuer, clientID: clientID, authentication: .clientSecretBasic(try Self.secret("CONFIDENTIAL_CLIENT_SECRET_FILE"))
+        )
+        let tokens = try await rp.tokenClient.clientCredentials(scopes: [Self.scope])
+        #expect(tokens.tokenType.lowercased() == "bearer")
+        #expect(tokens.scopes == [Self.scope])
+        #expect(tokens.refreshToken == nil && tokens.idToken == nil)
+        #expect(abs((tokens.expiresAt ?? .distantPast).timeIntervalSince(tokens.receivedAt) - 3600) < 5)
+        try await Self.expectIntrospection(of: tokens, by: rp.tokenClient)
+
+        // A service session asks for its own tokens, once.
+        let session = rp.serviceSession(scopes: [Self.scope], allowlist: .default(for: try #require(rp.provider.tokenEndpoint)))
+        let held = try await session.validTokens()
+        #expect(try await session.validTokens().accessToken == held.accessToken)
+        #expect(try await rp.tokenClient.introspect(held.accessToken).active)
+
+        // A wrong secret: glewlwyd answers 403 with an empty body (not 401 invalid_client).
+        let wrong = try await RelyingParty.discover(issuer: Self.issuer, clientID: clientID, authentication: .clientSecretBasic(Secret("not-the-secret")))
+        let refused = await #expect(throws: OIDCError.self) { try await wrong.tokenClient.clientCredentials(scopes: [Self.scope]) }
+        #expect(refused?.context["status"] == "403")
+        #expect(refused?.providerError == nil)
+        #expect(refused?.message.contains("not-the-secret") == false)
+    }
+
+    @Test("client credentials with private_key_jwt addressed to each endpoint's URL; introspection with an assertion for the introspection endpoint")
+    func privateKeyJWT() async throws {
+        let key = try JWSSigningKey(contentsOfFile: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KEY_FILE"), keyID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KID"))
+        var authentication = ClientAuthentication.privateKeyJWT(key)
+        authentication.assertionAudience = .endpoint  // glewlwyd refuses the issuer (see below)
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_ID"), authentication: authentication)
+        #expect(rp.provider.clientAuthentication == .privateKeyJWT)
+        let tokens = try await rp.tokenClient.clientCredentials(scopes: [Self.scope])
+        #expect(tokens.scopes == [Self.scope])
+        try await Self.expectIntrospection(of: tokens, by: rp.tokenClient)
+
+        let session = rp.serviceSession(scopes: [Self.scope], allowlist: .default(for: try #require(rp.provider.tokenEndpoint)))
+        #expect(try await rp.tokenClient.introspect(try await session.validTokens().accessToken, hint: .accessToken).active)
+    }
+
+    @Test("private_key_jwt with the issuer as the audience (the library's default): glewlwyd refuses it with a bare 403")
+    func privateKeyJWTIssuerAudience() async throws {
+        let key = try JWSSigningKey(contentsOfFile: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KEY_FILE"), keyID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KID"))
+        let authentication = ClientAuthentication.privateKeyJWT(key)
+        #expect(authentication.assertionAudience == .issuer)
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_ID"), authentication: authentication)
+        let refused = await #expect(throws: OIDCError.self) { try await rp.tokenClient.clientCredentials(scopes: [Self.scope]) }
+        // glewlwyd 2.7.5 wants aud = the endpoint's URL and says 403 with an empty body (log: invalid jwt assertion content).
+        #expect(refused?.code == .malformedResponse, "\(String(describing: refused))")
+        #expect(refused?.category == .provider, "\(String(describing: refused))")
+        #expect(refused?.context["status"] == "403")
+        #expect(refused?.providerError == nil)
+    }
+
+    @Test("client credentials with client_secret_jwt (HS256) addressed to the endpoint; introspection by the same client")
+    func clientSecretJWT() async throws {
+        var authentication = ClientAuthentication.clientSecretJWT(try Self.secret("CLIENT_SECRET_JWT_CLIENT_SECRET_FILE"))
+        authentication.assertionAudience = .endpoint
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("CLIENT_SECRET_JWT_CLIENT_ID"), authentication: authentication)
+        let tokens = try await rp.tokenClient.clientCredentials(scopes: [Self.scope])
+        try await Self.expectIntrospection(of: tokens, by: rp.tokenClient)
+    }
+
+    /// `tokens`, introspected by `client`, the client they were issued to: active, with its client,
+    /// scope and expiry; then a token glewlwyd never issued: inactive, and nothing else.
+    ///
+    /// glewlwyd 2.7.5 stores no client for client-credentials tokens of a client that authenticated
+    /// with an assertion (`private_key_jwt`, `client_secret_jwt`): their introspection has no
+    /// `client_id`, although the access token (a JWT) has one.
+    static func expectIntrospection(of tokens: TokenSet, by client: TokenClient) async throws {
+        let answer = try await client.introspect(tokens.accessToken, hint: .accessToken)
+        #expect(answer.active)
+        let byAssertion = [.privateKeyJWT, .clientSecretJWT].contains(client.authentication.method)
+        #expect(answer.clientID == (byAssertion ? nil : client.clientID))
+        #expect(answer.scopes == [scope])
+        #expect(answer.tokenType?.lowercased() == "bearer")
+        let expiresAt = try #require(answer.expiresAt)
+        #expect(abs(expiresAt.timeIntervalSince(tokens.expiresAt ?? .distantPast)) < 5)
+        let unknown = try await client.introspect(Secret("not-a-token-" + UUID().uuidString))
+        #expect(!unknown.active)
+        #expect(unknown.clientID == nil && unknown.scopes == nil)
+    }
+}
+
+extension GlewlwydInteropTests {
+    /// The real transport, which also remembers the names (never the values) of the form parameters
+    /// sent to each URL: to see that PKCE was sent, without a mock.
+    final class FormRecorder: HTTPTransport {
+        private let inner: any HTTPTransport
+        private let sent = Mutex<[(url: URL, names: [String])]>([])
+
+        init(_ inner: any HTTPTransport = NIOHTTPTransport.shared) {
+            self.inner = inner
+        }
+
+        func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse {
+            let body = String(decoding: request.body, as: UTF8.self)
+            let names = body.split(separator: "&").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" }
+            sent.withLock { $0.append((request.url, names)) }
+            return try await inner.send(request, options: options)
+        }
+
+        /// The parameter names of each request to `url`, in order.
+        func forms(to url: URL) -> [[String]] {
+            sent.withLock { $0.filter { $0.url == url }.map(\.names) }
+        }
+    }
+
+    /// What a device login's `onProgress` was told, by name.
+    final class ProgressLog: Sendable {
+        private let log = Mutex<[String]>([])
+
+        func record(_ event: DeviceLogin.Progress) {
+            let name =
+                switch event {
+                case .pending: "pending"
+                case .slowDown: "slow_down"
+                case .retrying(let error, _): "retrying (\(error.code))"
+                }
+            log.withLock { $0.append(name) }
+        }
+
+        var events: [String] { log.withLock { $0 } }
+        var slowDowns: Int { events.filter { $0 == "slow_down" }.count }
+    }
+
+    /// The exit status and output (stdout and stderr together) of the test user agent.
+    struct AgentResult: Sendable {
+        let status: Int32
+        let output: String
+    }
+
+    /// `scripts/glewlwyd-agent.py`, the test user's browser, as a subprocess that inherits the
+    /// `OIDC_GLEWLWYD_*` variables.
+    ///
+    /// Spawned with `posix_spawn`, not Foundation's `Process`, whose `run()` on Linux can crash a test
+    /// process with many descriptors open (swift-corelibs-foundation PR 5472; see the CLI tests'
+    /// `CommandRunner.swift`). The child gets `/dev/null` as stdin, one pipe as stdout and stderr,
+    /// and no other descriptor of the test process.
+    enum Agent {
+        /// Runs the agent with `arguments`, waiting on a thread of its own (not one of Swift's
+        /// cooperative pool). Each of its requests times out after 10 s, so it ends.
+        static func run(_ arguments: [String]) async throws -> AgentResult {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(with: Result { try runBlocking(arguments) }) }
+            }
+        }
+
+        private static func runBlocking(_ arguments: [String]) throws -> AgentResult {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw AgentFailure(description: "pipe failed: errno \(errno)") }
+            _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+            defer { close(ends[0]) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+            if let closeFrom { _ = closeFrom(&actions, 3) }
+            let script = GlewlwydInteropTests.root.appendingPathComponent("scripts/glewlwyd-agent.py").path
+            let argv = (["/usr/bin/env", "python3", script] + arguments).map { strdup($0) }
+            defer { argv.forEach { free($0) } }
+            var pid = pid_t()
+            let spawned = (argv + [nil]).withUnsafeBufferPointer { posix_spawn(&pid, "/usr/bin/env", &actions, nil, $0.baseAddress!, environ) }
+            close(ends[1])
+            guard spawned == 0 else { throw AgentFailure(description: "posix_spawn failed: \(String(cString: strerror(spawned)))") }
+            var output: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(ends[0], &buffer, buffer.count)
+                if count > 0 {
+                    output += buffer[0..<count]
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 {
+                guard errno == EINTR else { throw AgentFailure(description: "waitpid failed: errno \(errno)") }
+            }
+            let signal = status & 0x7F
+            return AgentResult(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal, output: String(decoding: output, as: UTF8.self))
+        }
+
+        private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+        /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, hidden from Swift by its header.
+        private static let closeFrom: CloseFrom? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+            return unsafeBitCast(symbol, to: CloseFrom.self)
+        }()
+    }
+
+    /// Why the agent could not be run.
+    struct AgentFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+}
