@@ -34,12 +34,16 @@ test: test-package test-installed docs examples
 docs: deps
 	@scripts/check-docs.sh
 
-# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400, the OIDCPostgres tests a
-# throw-away PostgreSQL cluster on 127.0.0.1; both are stopped whatever happens.
+# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400 and glewlwyd (Debian) on a free
+# port of 127.0.0.1, whose OIDC_GLEWLWYD_* variables `scripts/glewlwyd.sh start` prints; the
+# OIDCPostgres tests a throw-away PostgreSQL cluster on 127.0.0.1. All are stopped whatever happens.
 test-package: deps
 	@scripts/install-deps.sh test
-	@scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null
-	@OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 scripts/postgres.sh run $(SWIFT) test; status=$$?; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; exit $$status
+	@stop() { scripts/glewlwyd.sh stop > /dev/null 2>&1; scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; }; \
+	trap stop EXIT; trap 'exit 130' INT TERM HUP; \
+	scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null || exit 1; \
+	glewlwyd=$$(scripts/glewlwyd.sh start) || exit 1; eval "$$glewlwyd"; \
+	OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 scripts/postgres.sh run $(SWIFT) test
 
 # The CLI tests, run against the installed build instead of the debug one.
 test-installed: release
