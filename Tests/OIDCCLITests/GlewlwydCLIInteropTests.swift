@@ -11,7 +11,9 @@ import Testing
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydCLIInteropTests {
+    /// This process's environment, where `make test-package` put the `OIDC_GLEWLWYD_*` variables.
     static let environment = ProcessInfo.processInfo.environment
+    /// glewlwyd's `oidc` plugin: `http://127.0.0.1:PORT/api/oidc`.
     static let issuer = environment["OIDC_GLEWLWYD_ISSUER"] ?? ""
     /// The custom scope every client and the user have (`api.read`).
     static let scope = environment["OIDC_GLEWLWYD_SCOPE"] ?? "api.read"

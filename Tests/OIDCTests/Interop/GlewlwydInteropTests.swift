@@ -18,7 +18,9 @@ import Glibc
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydInteropTests {
+    /// This process's environment, where `make test-package` put the `OIDC_GLEWLWYD_*` variables.
     static let environment = ProcessInfo.processInfo.environment
+    /// glewlwyd's `oidc` plugin: `http://127.0.0.1:PORT/api/oidc`.
     static let issuer = environment["OIDC_GLEWLWYD_ISSUER"] ?? ""
     /// The custom scope every client and the user have (`api.read`).
     static let scope = environment["OIDC_GLEWLWYD_SCOPE"] ?? "api.read"
@@ -189,10 +191,12 @@ extension GlewlwydInteropTests {
         private let inner: any HTTPTransport
         private let sent = Mutex<[(url: URL, names: [String])]>([])
 
+        /// Records what goes through `inner`.
         init(_ inner: any HTTPTransport = NIOHTTPTransport.shared) {
             self.inner = inner
         }
 
+        /// Notes the names of the request's form parameters, then sends it through the real transport.
         func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse {
             let body = String(decoding: request.body, as: UTF8.self)
             let names = body.split(separator: "&").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" }
@@ -210,6 +214,7 @@ extension GlewlwydInteropTests {
     final class ProgressLog: Sendable {
         private let log = Mutex<[String]>([])
 
+        /// Notes `event` by name: `pending`, `slow_down` or `retrying (code)`.
         func record(_ event: DeviceLogin.Progress) {
             let name =
                 switch event {
@@ -220,13 +225,17 @@ extension GlewlwydInteropTests {
             log.withLock { $0.append(name) }
         }
 
+        /// Every event so far, in order.
         var events: [String] { log.withLock { $0 } }
+        /// How many times glewlwyd said `slow_down`.
         var slowDowns: Int { events.filter { $0 == "slow_down" }.count }
     }
 
     /// The exit status and output (stdout and stderr together) of the test user agent.
     struct AgentResult: Sendable {
+        /// The exit status: 0 approved, 1 failed, 3 an error redirect (authorize).
         let status: Int32
+        /// What it printed, stdout and stderr together.
         let output: String
     }
 
