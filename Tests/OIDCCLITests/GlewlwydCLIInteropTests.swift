@@ -72,7 +72,8 @@ struct GlewlwydCLIInteropTests {
             "--scope", Self.scope, "--profile", "issuer-audience",
         ])
         #expect(refused.status != 0, "\(refused.stderr)")
-        #expect(refused.stderr.contains("403"), "\(refused.stderr)")
+        #expect(refused.status == 4 && refused.stderr.contains("403"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--assertion-audience endpoint"), "\(refused.stderr)")
     }
 
     @Test("login --flow client-credentials with client_secret_basic, then introspect: exit 0, active, the client's own token")

@@ -8,9 +8,15 @@ enum HTTPErrorMapping {
     /// OAuth error codes that mean "the server, not you" whatever the status.
     static let transientErrorCodes: Set<String> = ["temporarily_unavailable", "server_error"]
 
-    /// - Parameter secrets: values the request carried (a code, a refresh token, a client secret):
-    ///   a provider that echoes one in its error text does not get it printed.
-    static func unexpectedStatus(_ response: HTTPResponse, endpoint: URL, what: String, secrets: [String] = []) -> OIDCError {
+    /// - Parameters:
+    ///   - secrets: values the request carried (a code, a refresh token, a client secret): a
+    ///     provider that echoes one in its error text does not get it printed.
+    ///   - authentication: how the client authenticated the request, when it did: a 401 or 403
+    ///     with no body at all (glewlwyd's refusal) then says the client was refused, and what to
+    ///     check.
+    static func unexpectedStatus(
+        _ response: HTTPResponse, endpoint: URL, what: String, secrets: [String] = [], authentication: ClientAuthentication? = nil
+    ) -> OIDCError {
         var context = ["status": String(response.status), "endpoint": describe(endpoint)]
         if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = UntrustedText.sanitized(retryAfter, limit: 64) }
         let providerError = parseProviderError(response).map { error in
@@ -36,6 +42,13 @@ enum HTTPErrorMapping {
                 context: context, providerError: providerError
             )
         }
+        if let authentication, response.status == 401 || response.status == 403, response.body.isEmpty {
+            return OIDCError(
+                .providerError,
+                "The \(what) at \(describe(endpoint)) refused the client (HTTP \(response.status), no OAuth error): check the client id and its \(credential(of: authentication)), and its registration at the provider.",
+                context: context
+            )
+        }
         if (300..<400).contains(response.status) {
             return OIDCError(
                 .malformedResponse,
@@ -49,6 +62,19 @@ enum HTTPErrorMapping {
             "The \(what) at \(describe(endpoint)) answered HTTP \(response.status) with an unexpected body (\(type)); check the endpoint URL and the client's registration.",
             context: context
         )
+    }
+
+    /// What a client authenticating with `authentication` should check.
+    private static func credential(of authentication: ClientAuthentication) -> String {
+        switch authentication.method {
+        case .none: return "registration as a public client (this one sent no credentials)"
+        case .clientSecretBasic, .clientSecretPost: return "secret (\(authentication.method.rawValue))"
+        case .clientSecretJWT, .privateKeyJWT:
+            let audience = authentication.assertionAudience == .issuer
+                ? "the issuer; servers that follow OIDC Core §9's older text want the endpoint's URL: assertionAudience .endpoint, oidc --assertion-audience endpoint"
+                : "the endpoint's URL; FAPI 2.0 servers want the issuer: assertionAudience .issuer"
+            return "\(authentication.method == .privateKeyJWT ? "key and key id" : "secret") (\(authentication.method.rawValue)), and whom its assertions are addressed to (now \(audience))"
+        }
     }
 
     /// An RFC 6749 §5.2 error object, or an RFC 9457 problem, from the body; `nil` for anything else.

@@ -10,9 +10,10 @@ public import Logging
 /// - Concurrent callers share one refresh; across processes the refresh runs under the store's
 ///   lock and re-reads the store first, so tokens another process already rotated are used, not
 ///   spent again. A caller cancelled meanwhile stops waiting at once; the refresh goes on.
-/// - A refresh the provider rejects (`invalid_grant`, `invalid_client`) logs the user out: the
-///   stored login is deleted, ``events`` and the delegate are told, and the error says so
-///   (``OIDCError/endsLogin``). A transient failure (network, 5xx, timeout) logs nobody out.
+/// - A refresh the provider rejects (`invalid_grant`) logs the user out: the stored login is
+///   deleted, ``events`` and the delegate are told, and the error says so (``OIDCError/endsLogin``).
+///   A transient failure (network, 5xx, timeout) logs nobody out, nor does `invalid_client` (the
+///   client's credentials are wrong, not the login: fixed, they refresh the same login).
 /// - With a store whose lock can be lost (a database), each refresh is marked in flight in the
 ///   stored login first, so that no other instance spends the same refresh token (<doc:LostLocks>).
 ///

@@ -267,7 +267,7 @@ public struct TokenClient: Sendable {
         }
         guard response.status == 200 || passing(response) else {
             let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
-            let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets)
+            let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets, authentication: authentication)
             logger.debug("token endpoint refused the request", metadata: purpose().merging(.failure(error)) { $1 })
             throw error
         }

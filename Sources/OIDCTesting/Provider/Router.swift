@@ -80,6 +80,8 @@ extension TestProvider.Fault {
             return response
         case .htmlError(let status):
             return .html(HTML.errorPage("Error \(status)", "The upstream server answered with an error."), status: status)
+        case .emptyBody(let status):
+            return ProviderResponse(status: status, headers: ProviderResponse.noStore)
         case .truncatedJSON:
             return ProviderResponse(
                 status: 200, headers: [("Content-Type", "application/json")] + ProviderResponse.noStore,

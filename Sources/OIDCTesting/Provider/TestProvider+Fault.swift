@@ -13,6 +13,8 @@ extension TestProvider {
         case problemJSON(status: Int = 400)
         /// An HTML page with this status, as a proxy or load balancer in front of a provider sends.
         case htmlError(status: Int = 502)
+        /// This status with no body at all, as some servers refuse a client (glewlwyd: `403`).
+        case emptyBody(status: Int)
         /// `200` with `Content-Type: application/json` and a body cut off in the middle.
         case truncatedJSON
         /// `200` with a JSON body of about `byteCount` bytes (4 MiB by default).

@@ -148,8 +148,10 @@ struct GlewlwydInteropTests {
         let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_ID"), authentication: authentication)
         let refused = await #expect(throws: OIDCError.self) { try await rp.tokenClient.clientCredentials(scopes: [Self.scope]) }
         // glewlwyd 2.7.5 wants aud = the endpoint's URL and says 403 with an empty body (log: invalid jwt assertion content).
-        #expect(refused?.code == .malformedResponse, "\(String(describing: refused))")
+        #expect(refused?.code == .providerError, "\(String(describing: refused))")
         #expect(refused?.category == .provider, "\(String(describing: refused))")
+        // The message names the likely cause: the audience, and how to change it.
+        #expect(refused?.message.contains("assertionAudience .endpoint") == true, "\(String(describing: refused))")
         #expect(refused?.context["status"] == "403")
         #expect(refused?.providerError == nil)
     }

@@ -50,6 +50,26 @@ struct ClientAuthenticationTests {
         }
     }
 
+    @Test("a refusal with no body (403, as glewlwyd sends) names the likely cause: the assertion's audience, and how to change it; nobody logged out")
+    func bareRefusalNamesTheAudience() async throws {
+        let key = try JWSSigningKey.generate(.es256, keyID: "daemon-key")
+        let client = TestProvider.Client.privateKeyJWT(id: "daemon", keys: [key])
+        try await withTestProvider(TestProvider.Configuration(clients: [client])) { provider in
+            let rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            await provider.failNextTokenRequests(1, with: .emptyBody(status: 403))
+            let refused = await #expect(throws: OIDCError.self) { try await rp.tokenClient.clientCredentials() }
+            #expect(refused?.code == .providerError && refused?.category == .provider && refused?.endsLogin == false)
+            #expect(refused?.message.contains("refused the client (HTTP 403") == true, "\(String(describing: refused))")
+            #expect(refused?.message.contains("assertionAudience .endpoint") == true)
+            var endpoint = ClientAuthentication.privateKeyJWT(key)
+            endpoint.assertionAudience = .endpoint
+            let other = try await provider.relyingParty(client: client, authentication: endpoint)
+            await provider.failNextTokenRequests(1, with: .emptyBody(status: 401))
+            let again = await #expect(throws: OIDCError.self) { try await other.tokenClient.clientCredentials() }
+            #expect(again?.message.contains("FAPI 2.0 servers want the issuer") == true, "\(String(describing: again))")
+        }
+    }
+
     @Test("client_secret_jwt (HS256): the provider checks the HMAC with the client's secret; a wrong secret is invalid_client")
     func clientSecretJWT() async throws {
         let client = TestProvider.Client.confidential(id: "server", secret: "s3cret-of-the-server-32-bytes-long", authentication: .clientSecretJWT)
