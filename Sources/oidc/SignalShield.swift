@@ -42,7 +42,15 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
         RefreshCommit.install(self)
     }
 
-    func enter() { lock.withLock { depth += 1 } }
+    func enter() {
+        lock.withLock { depth += 1 }
+        #if DEBUG
+        // Debug builds only, for the test that a signal during the save is held: a save this much slower.
+        if let milliseconds = ProcessInfo.processInfo.environment["OIDC_TEST_SLOW_SAVE_MS"].flatMap(UInt32.init) {
+            usleep(min(milliseconds, 10_000) * 1000)
+        }
+        #endif
+    }
 
     func leave() {
         let pending = lock.withLock { () -> Int32? in

@@ -109,15 +109,18 @@ struct DeviceLoginCommandTests {
 
     @Test("exit codes: denied 4, expired 3, --timeout 3, unreachable 5, no device endpoint 2; nothing stored")
     func exitCodes() async throws {
-        try await Self.deviceProvider(expiresIn: 3) { provider in
+        try await Self.deviceProvider { provider in
             let sandbox = LoginSandbox()
-            let device = Self.arguments(provider, ["--flow", "device"])
             async let refused = Self.decide(provider, approve: false)
-            let denied = try await sandbox.run(device, extra: Self.headless)
+            let denied = try await sandbox.run(Self.arguments(provider, ["--flow", "device"]), extra: Self.headless)
             _ = try await refused
             #expect(denied.status == 4, "\(denied.stderr)")
             #expect(denied.stderr.contains("access_denied"))
-
+            #expect(try sandbox.storedLogin("tv") == nil)
+        }
+        try await Self.deviceProvider(expiresIn: 3) { provider in
+            let sandbox = LoginSandbox()
+            let device = Self.arguments(provider, ["--flow", "device"])
             let expired = try await sandbox.run(device, extra: Self.headless)
             #expect(expired.status == 3, "\(expired.stderr)")
 
@@ -128,7 +131,7 @@ struct DeviceLoginCommandTests {
             #expect(try sandbox.storedLogin("tv") == nil)
         }
         try await Self.deviceProvider { provider in
-            await provider.failNextTokenRequests(3, with: .serviceUnavailable)
+            await provider.failNextTokenRequests(3, with: .htmlError(status: 502))
             let sandbox = LoginSandbox()
             let unreachable = try await sandbox.run(Self.arguments(provider, ["--flow", "device"]), extra: Self.headless)
             #expect(unreachable.status == 5, "\(unreachable.stderr)")

@@ -50,13 +50,15 @@ struct RefreshKillTests {
             let tokens = try await provider.issueTokens()
             try await keychain.inject(tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user", provider: stalling, key: key)
 
-            let killed = try await OIDCBinary.run(
-                ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60),
-                started: { process in
-                    Thread.sleep(forTimeInterval: 3)  // the refresh has long been answered; the keys hang for 30 s
-                    process.terminate()
-                }
-            )
+            let pid = ProcessID()
+            async let run = OIDCBinary.run(
+                ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60), started: { pid.set($0.pid) })
+            // Once the provider has rotated the refresh token, and a moment for its answer to arrive;
+            // the keys then hang for 30 s.
+            for _ in 0..<400 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .seconds(2))
+            kill(try #require(pid.get()), SIGTERM)
+            let killed = try await run
             #expect(killed.status == SIGTERM, "\(killed.stderr)")
             #expect(killed.stdout.isEmpty)
             #expect(await provider.grantCount("refresh_token") == 1)
@@ -71,4 +73,40 @@ struct RefreshKillTests {
             #expect(await provider.grantCount("refresh_token") == 2)
         }
     }
+
+    @Test("SIGTERM while the rotated tokens are being saved waits for the save: the process then ends by SIGTERM, the rotated token kept")
+    func signalDuringTheSaveIsHeld() async throws {
+        // The save is slowed by a hook of debug builds only; the installed (release) binary has none.
+        guard ProcessInfo.processInfo.environment["OIDC_BINARY"] == nil else { return }
+        try await withTestProvider { provider in
+            let store = TokenCommandTests.temporaryStore()
+            let keychain = try FileKeychain(directory: URL(fileURLWithPath: store))
+            let key = TokenStoreKey(service: "oidc", account: "work")
+            let tokens = try await provider.issueTokens()
+            try await keychain.inject(
+                tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user", provider: provider.providerConfiguration, key: key)
+            let pid = ProcessID()
+            async let run = OIDCBinary.run(
+                ["token", "--store", store, "--profile", "work", "--force-refresh"], environment: ["OIDC_TEST_SLOW_SAVE_MS": "5000"],
+                timeout: .seconds(60), started: { pid.set($0.pid) })
+            // The provider has answered the refresh (it rotated the token): the save is being held up.
+            for _ in 0..<200 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .seconds(1))
+            let started = ContinuousClock.now
+            kill(try #require(pid.get()), SIGTERM)
+            let result = try await run
+            #expect(result.status == SIGTERM, "\(result.stderr)")
+            #expect(ContinuousClock.now - started >= .seconds(2), "the signal was not held until the save was done")
+            let stored = try #require(try keychain.load(key))
+            #expect(stored.tokens.refreshToken != tokens.refreshToken, "the rotated refresh token was lost")
+        }
+    }
+}
+
+/// The process id of a command started on another thread.
+final class ProcessID: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: pid_t?
+    func set(_ pid: pid_t) { lock.withLock { value = pid } }
+    func get() -> pid_t? { lock.withLock { value } }
 }

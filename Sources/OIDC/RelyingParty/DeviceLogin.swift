@@ -62,7 +62,8 @@ public struct DeviceLogin: Sendable {
     ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming);
     ///   ``OIDCError/Code/providerError`` for `access_denied` and every other refusal;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled; a transient error after three
-    ///   failed polls in a row; the ID token's checks.
+    ///   failed polls in a row without a `Retry-After` (one with it is waited for, until the codes
+    ///   expire); the ID token's checks.
     public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
         let client = relyingParty.tokenClient
         let keys = try relyingParty.requireKeys()
@@ -81,28 +82,34 @@ public struct DeviceLogin: Sendable {
             let poll: DevicePoll
             do {
                 poll = try await client.pollDeviceToken(authorization)
-            } catch where error.category == .transient && failures + 1 < Self.transientFailureLimit {
-                failures += 1
-                wait = Self.withMargin(max(interval, Self.retryAfter(of: error) ?? .zero))
+            } catch where error.category == .transient && (failures + 1 < Self.transientFailureLimit || Self.retryAfter(of: error) != nil) {
+                // A server that says when to come back (503 or 429 with Retry-After) is waited for,
+                // until the deadline; one that does not gets three tries in a row.
+                let retryAfter = Self.retryAfter(of: error)
+                if retryAfter == nil { failures += 1 }
+                wait = Self.withMargin(max(interval, retryAfter ?? .zero))
                 onProgress(.retrying(error, after: wait))
                 continue
             } catch where error.providerError?.error == "expired_token" {
                 throw expired(slowDowns: slowDowns, providerError: error.providerError)
             }
             failures = 0
+            var retryAfter: Duration?
             switch poll {
             case .tokens(let tokens):
                 var verifier = client.loginVerifier(issuer: client.provider.issuer, nonce: .notChecked, tokens: tokens)
                 verifier.issuerMatching = client.provider.issuerMatching
                 return try await client.verifiedLogin(tokens, verifier: verifier, keys: keys, now: nil)
-            case .pending:
+            case .pending(let after):
+                retryAfter = after
                 onProgress(.pending)
-            case .slowDown(let given):
+            case .slowDown(let given, let after):
+                retryAfter = after
                 slowDowns += 1
                 interval = max(given ?? interval + .seconds(5), interval)
                 onProgress(.slowDown(interval: interval))
             }
-            wait = Self.withMargin(interval)
+            wait = Self.withMargin(max(interval, retryAfter ?? .zero))
         }
     }
 
@@ -111,8 +118,9 @@ public struct DeviceLogin: Sendable {
         interval + max(.seconds(1), interval / 10)
     }
 
+    /// The `Retry-After` of a transient error (seconds or an HTTP date), at most 5 minutes.
     private static func retryAfter(of error: OIDCError) -> Duration? {
-        error.context["retryAfter"].flatMap(Int.init).map { .seconds(min(max($0, 0), 300)) }
+        error.context["retryAfter"].flatMap { RetryAfter.duration($0, now: Date(), limit: .seconds(300)) }
     }
 
     private func expired(slowDowns: Int, providerError: OIDCError.ProviderError? = nil) -> OIDCError {

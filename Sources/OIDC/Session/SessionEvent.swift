@@ -11,8 +11,9 @@ public enum SessionEvent: Sendable, Equatable {
 
 /// Why a session logged the user out.
 public enum LogoutReason: Sendable, Equatable {
-    /// The provider rejected the refresh (`invalid_grant` or another client problem): the login is
-    /// dead, a new one is needed. Carries the provider's error.
+    /// The provider rejected the refresh with `invalid_grant`: the refresh token, and so the login,
+    /// is dead, a new one is needed. Carries the provider's error. (`invalid_client` logs nobody
+    /// out: the client's credentials are wrong, not the login.)
     case refreshRejected(OIDCError.ProviderError?)
     /// The login has no refresh token and the access token expired.
     case noRefreshToken

@@ -99,15 +99,16 @@ public struct DeviceAuthorization: Sendable {
     }
 }
 
-/// One answer of the token endpoint to a device poll (RFC 8628 §3.5).
+/// One answer of the token endpoint to a device poll (RFC 8628 §3.5). `retryAfter` is the answer's
+/// `Retry-After` (seconds or an HTTP date), when it has one: the next poll waits at least that long.
 public enum DevicePoll: Sendable {
     /// The user approved: the tokens.
     case tokens(TokenSet)
     /// `authorization_pending`: not yet; poll again after the interval.
-    case pending
+    case pending(retryAfter: Duration? = nil)
     /// `slow_down`: poll less often: 5 s more from now on, or the provider's new interval when it
     /// sends one.
-    case slowDown(interval: Duration?)
+    case slowDown(interval: Duration?, retryAfter: Duration? = nil)
 }
 
 extension TokenClient {
@@ -149,14 +150,17 @@ extension TokenClient {
         if let verifier = authorization.codeVerifier { form.append(OAuthParameter("code_verifier", verifier.revealedValue)) }
         let url = try endpoint(provider.tokenEndpoint, "token endpoint")
         var waiting: DevicePoll?
+        let now = now()
         let response = try await post(form, to: url, what: "token endpoint", grantType: Self.deviceCodeGrant) { response in
             guard response.status == 400 || response.status == 401, let object = try? StrictJSON.parseObject(response.body) else { return false }
+            let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
             switch object["error"]?.stringValue {
             case "authorization_pending":
-                waiting = .pending
+                waiting = .pending(retryAfter: retryAfter)
             case "slow_down":
                 let seconds = object["interval"]?.numberValue ?? object["interval"]?.stringValue.flatMap(Double.init)
-                waiting = .slowDown(interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil })
+                waiting = .slowDown(
+                    interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil }, retryAfter: retryAfter)
             default:
                 return false
             }

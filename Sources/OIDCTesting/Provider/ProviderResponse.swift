@@ -31,6 +31,7 @@ struct ProviderResponse: Sendable {
         if let description = error.description { object["error_description"] = description }
         if let interval = error.interval { object["interval"] = interval }
         var headers = extraHeaders
+        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         if error.code == "invalid_client", error.status == 401 {
             headers.append(("WWW-Authenticate", #"Basic realm="OIDCTesting""#))
         }
@@ -85,6 +86,8 @@ struct OAuthError: Error, Sendable, Equatable {
     var status: Int = 400
     /// A new polling interval, in a device poll's `slow_down` answer (RFC 8628 §3.5).
     var interval: Int?
+    /// A `Retry-After` header, in seconds.
+    var retryAfter: Int?
 
     static func invalidRequest(_ description: String) -> OAuthError { OAuthError(code: "invalid_request", description: description) }
     static func invalidGrant(_ description: String) -> OAuthError { OAuthError(code: "invalid_grant", description: description) }

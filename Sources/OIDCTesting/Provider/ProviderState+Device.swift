@@ -65,7 +65,10 @@ extension ProviderState {
         }
         if !devicePollScript.isEmpty {
             switch devicePollScript.removeFirst() {
-            case .pending: throw OAuthError(code: "authorization_pending", description: "Nobody has approved yet.")
+            case .pending(let retryAfter):
+                var error = OAuthError(code: "authorization_pending", description: "Nobody has approved yet.")
+                error.retryAfter = retryAfter
+                throw error
             case .slowDown(let interval):
                 deviceCodes[deviceCode]?.interval = interval ?? (record.interval ?? 5) + 5
                 var error = OAuthError(code: "slow_down", description: "Poll less often.")

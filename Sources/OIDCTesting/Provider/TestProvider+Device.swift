@@ -26,8 +26,8 @@ extension TestProvider {
 
     /// What the next poll of a device code is answered, whatever else holds: a test's script.
     public enum DevicePollOutcome: Sendable, Equatable {
-        /// `authorization_pending`.
-        case pending
+        /// `authorization_pending`, with a `Retry-After` of that many seconds when given.
+        case pending(retryAfter: Int? = nil)
         /// `slow_down`, with a new `interval` in the answer when given.
         case slowDown(interval: Int? = nil)
         /// The user approves: this poll gets the tokens.

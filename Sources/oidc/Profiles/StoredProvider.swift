@@ -31,7 +31,7 @@ enum StoredProvider {
     /// token endpoint (injected without one).
     /// The client authenticates the way it did at login: a confidential client without its secret at
     /// hand is refused by ``TokenClient`` before anything is sent (never an unauthenticated refresh,
-    /// which the provider would answer `invalid_client`, logging the user out).
+    /// which the provider would answer `invalid_client`).
     static func configuration(of login: StoredLogin) -> ProviderConfiguration? {
         if let provider = login.provider { return provider.tokenEndpoint == nil ? nil : provider }
         let attributes = login.attributes

@@ -1,5 +1,5 @@
 import Foundation
-import OIDC
+@testable import OIDC
 import OIDCTesting
 import Testing
 
@@ -42,7 +42,8 @@ struct DeviceLoginTests {
             login.onProgress = { if case .slowDown(let interval) = $0 { seen.add(interval) } }
             let userCode = login.userCode
             Task {
-                try await Task.sleep(for: .milliseconds(4_500))
+                // Approved after the third poll: the polls before it show the waits.
+                for _ in 0..<300 where await provider.devicePollTimes().count < 3 { try await Task.sleep(for: .milliseconds(100)) }
                 await provider.approveDeviceLogin(userCode: userCode)
             }
             _ = try await login.waitForTokens()
@@ -80,14 +81,40 @@ struct DeviceLoginTests {
         }
     }
 
+    @Test("Retry-After on a pending answer, and on 503s beyond three, is waited for: the provider's poll times show it")
+    func retryAfterHonoured() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            await provider.scriptDevicePolls([.pending(retryAfter: 4), .approve])
+            _ = try await provider.relyingParty().deviceLogin().waitForTokens()
+            let times = await provider.devicePollTimes()
+            try #require(times.count == 2)
+            #expect(times[1].timeIntervalSince(times[0]) >= 4, "\(times[1].timeIntervalSince(times[0]))")
+            // Four 503s with Retry-After: 1, more than the three tries without it: still approved.
+            await provider.failNextTokenRequests(4, with: .serviceUnavailable)
+            await provider.scriptDevicePolls([.approve])
+            _ = try await provider.relyingParty().deviceLogin().waitForTokens()
+        }
+    }
+
+    @Test("Retry-After in seconds or as an HTTP date; anything else is no Retry-After")
+    func retryAfterForms() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(RetryAfter.duration("7", now: now) == .seconds(7))
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(RetryAfter.duration(date, now: Date(timeIntervalSince1970: 784_111_767)) == .seconds(10))
+        #expect(RetryAfter.duration(date, now: Date(timeIntervalSince1970: 784_111_787)) == .zero)
+        #expect(RetryAfter.duration("soon", now: now) == nil && RetryAfter.duration("-3", now: now) == nil)
+        #expect(RetryAfter.duration("999999", now: now) == .seconds(3600))
+    }
+
     @Test("pending waits; access_denied ends the wait (a provider error); expired_token ends it as timed out")
     func deniedAndExpired() async throws {
         try await withTestProvider(Self.provider()) { provider in
             let rp = try await provider.relyingParty()
-            await provider.scriptDevicePolls([.pending, .deny])
+            await provider.scriptDevicePolls([.pending(), .deny])
             let denied = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
             #expect(denied?.code == .providerError && denied?.providerError?.error == "access_denied")
-            await provider.scriptDevicePolls([.pending, .expire])
+            await provider.scriptDevicePolls([.pending(), .expire])
             let expired = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
             #expect(expired?.code == .loginTimedOut && expired?.providerError?.error == "expired_token")
         }
@@ -114,14 +141,14 @@ struct DeviceLoginTests {
         }
     }
 
-    @Test("a poll that meets a 503 is tried again; three in a row end the wait as unavailable")
+    @Test("a poll that meets a 503 is tried again; three 502s in a row without Retry-After end the wait as unavailable")
     func transientPolls() async throws {
         try await withTestProvider(Self.provider()) { provider in
             let rp = try await provider.relyingParty()
             await provider.failNextTokenRequests(1, with: .serviceUnavailable)
             await provider.scriptDevicePolls([.approve])
             _ = try await rp.deviceLogin().waitForTokens()
-            await provider.failNextTokenRequests(3, with: .serviceUnavailable)
+            await provider.failNextTokenRequests(3, with: .htmlError(status: 502))
             let error = await #expect(throws: OIDCError.self) { try await rp.deviceLogin().waitForTokens() }
             #expect(error?.category == .transient)
         }

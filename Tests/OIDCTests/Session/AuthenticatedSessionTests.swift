@@ -608,7 +608,9 @@ struct RefreshedIDTokenTests {
             let session = fixture.session(options: keys)
             let refreshed = try await session.validTokens()
             #expect(refreshed.idToken == tokens.idToken)
+            // The rotated tokens are kept (saved) first, then the ID token is checked (security review 3, M2).
             var events = session.events.makeAsyncIterator()
+            #expect(await events.next() == .tokensRefreshed)
             var rejected = false
             if case .refreshedIDTokenRejected(let error)? = await events.next() { rejected = error.context["claim"] == "sub" }
             #expect(rejected)
@@ -627,6 +629,7 @@ struct RefreshedIDTokenTests {
             #expect(renewed.idToken == Secret(stamped))
             #expect(original != nil)
             var secondEvents = second.events.makeAsyncIterator()
+            #expect(await secondEvents.next() == .tokensRefreshed)
             var authTimeRejected = false
             if case .refreshedIDTokenRejected(let error)? = await secondEvents.next() { authTimeRejected = error.context["claim"] == "auth_time" }
             #expect(authTimeRejected)
@@ -646,7 +649,9 @@ struct RefreshedIDTokenTests {
             let refreshed = try await session.validTokens()
             #expect(refreshed.idToken == login.tokens.idToken)
             #expect(refreshed.accessToken != login.tokens.accessToken)
+            // The rotated tokens are kept (saved) first, then the ID token is checked (security review 3, M2).
             var events = session.events.makeAsyncIterator()
+            #expect(await events.next() == .tokensRefreshed)
             var rejected = false
             if case .refreshedIDTokenRejected(let error)? = await events.next() { rejected = error.context["claim"] == "sub" }
             #expect(rejected)

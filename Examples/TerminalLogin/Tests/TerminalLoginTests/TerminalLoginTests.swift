@@ -78,7 +78,8 @@ struct TerminalLoginTests {
 }
 
 /// The README's library example, as a user would run it: the system browser (`$BROWSER`, here curl
-/// following the provider's redirects, which signs in at once) and the default `FileKeychain`.
+/// following the provider's redirects, which signs in at once, given the start URL itself) and the
+/// default `FileKeychain`.
 @Suite("The README's example", .serialized, .timeLimit(.minutes(1)))
 struct QuickstartTests {
     @Test("signInAndCallAPI logs in and calls the API; callAPIAgain uses the kept login in a later run")
@@ -87,6 +88,9 @@ struct QuickstartTests {
         defer { try? FileManager.default.removeItem(at: state) }
         setenv("XDG_STATE_HOME", state.path, 1)
         setenv("BROWSER", "curl -fsS -o /dev/null -L", 1)
+        // curl follows HTTP redirects, not the private page's <meta refresh> that SystemBrowser hands a
+        // browser by default: give it the start URL itself, as a URL-forwarding $BROWSER needs too.
+        setenv("OIDC_BROWSER_HANDOFF", "url", 1)
         try await withTestProvider { provider in
             let first = try await signInAndCallAPI(issuer: provider.issuer, clientID: "test-client", api: provider.protectedResource)
             #expect(first.status == 200)
