@@ -118,6 +118,7 @@ extension AuthenticatedSession {
         let row: StoredLogin?
         if unsaved != nil { row = try await reconcileUnsaved().login } else { row = try await storage { try await self.store.load(self.key) } }
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+        if let row { try requireOwnLogin(row) }
         let foreignMark = marks.foreign(in: row)
         let stored = row?.marked(nil)
         current = stored

@@ -4,10 +4,16 @@ internal import Logging
 /// Ending a login: revocation (best effort), deletion from the store, and telling the observers.
 extension AuthenticatedSession {
     /// Under the store's lock: revokes the stored refresh token (or access token), best effort.
+    /// A login of another issuer or client (``requireOwnLogin(_:)``) is not revoked here: its
+    /// tokens must not go to this provider.
     func revokeStoredTokens() async {
         let stored = (try? await store.load(key)) ?? nil
-        guard let tokens = (unsaved?.login ?? stored ?? current)?.tokens else { return }
-        await revoke(tokens)
+        guard let login = unsaved?.login ?? stored ?? current else { return }
+        do { try requireOwnLogin(login) } catch {
+            logger.notice("the stored login is another issuer's or client's; deleted without revoking it", metadata: lineMetadata(.failure(error)))
+            return
+        }
+        await revoke(login.tokens)
     }
 
     /// Revokes the refresh token of `tokens` (or their access token), best effort.

@@ -222,8 +222,24 @@ public actor AuthenticatedSession {
         let stored = try await storage { try await self.store.load(self.key) }
         // Someone else may have loaded, refreshed or logged out while this load was waiting.
         guard !loaded else { return }
+        if let stored { try requireOwnLogin(stored) }
         current = stored?.marked(nil)
         loaded = true
+    }
+
+    /// Refuses a login kept under ``key`` that is of another issuer or client than the source's
+    /// token client: its refresh token (or its tokens) must not go to this provider, nor this
+    /// client's credentials with them (a key shared by two providers, or by staging and production).
+    /// Nothing is sent; the login is kept. A host application's source has no client to compare.
+    func requireOwnLogin(_ login: StoredLogin) throws(OIDCError) {
+        guard let client = source.tokenClient else { return }
+        let provider = client.provider
+        guard login.clientID != client.clientID || !provider.issuerMatching.matches(login.issuer, expected: provider.issuer) else { return }
+        throw OIDCError(
+            .invalidArgument,
+            "The login kept under \(UntrustedText.sanitized(key.service, limit: 64))/\(UntrustedText.sanitized(key.account, limit: 128)) is of issuer \(UntrustedText.sanitized(login.issuer, limit: 200)) (client \(UntrustedText.sanitized(login.clientID, limit: 128))), and this session is for issuer \(provider.issuer) (client \(client.clientID)): nothing was sent, and that login is kept. Keep each issuer's and client's login under its own key.",
+            context: ["issuer": login.issuer, "expectedIssuer": provider.issuer]
+        )
     }
 
     /// `metadata` with the login's issuer and the store key's account (a profile or user name,

@@ -54,10 +54,12 @@ struct IssuedTokens: Sendable {
     var scope: String
     /// RFC 8693's `issued_token_type`, for a token exchange's answer.
     var issuedTokenType: String?
+    /// `Bearer`; `N_A` for a token exchange's answer that is not an access token (RFC 8693 §2.2.1).
+    var tokenType = "Bearer"
 
     var json: [String: Any] {
         var object: [String: Any] = [
-            "access_token": accessToken, "token_type": "Bearer", "expires_in": expiresIn, "scope": scope,
+            "access_token": accessToken, "token_type": tokenType, "expires_in": expiresIn, "scope": scope,
         ]
         if let refreshToken { object["refresh_token"] = refreshToken }
         if let idToken { object["id_token"] = idToken }

@@ -22,7 +22,9 @@ extension ProviderState {
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`: an active access token of this
     /// provider, traded for a new access token for `client`, about the same user, with the same or
-    /// less scope. Only access tokens are taken and issued.
+    /// less scope; or, when `requested_token_type` is the ID token type, an ID token about that user
+    /// for `client`, answered as RFC 8693 §2.2.1 says of a token that is no access token (in
+    /// `access_token`, `token_type` `N_A`). Only access tokens are taken.
     func exchangeToken(
         subject: String, subjectType: String, client: TestProvider.Client, scope requested: String?, requestedType: String?
     ) throws(OAuthError) -> IssuedTokens {
@@ -30,8 +32,9 @@ extension ProviderState {
         guard subjectType == accessTokenType else {
             throw .invalidRequest("Only subject tokens of type \(accessTokenType) are accepted here.")
         }
-        if let requestedType, requestedType != accessTokenType {
-            throw .invalidRequest("Only \(accessTokenType) can be issued here.")
+        let idTokenType = TokenExchangeRequest.TokenType.idToken
+        if let requestedType, requestedType != accessTokenType, requestedType != idTokenType {
+            throw .invalidRequest("Only \(accessTokenType) and \(idTokenType) can be issued here.")
         }
         guard let (record, user) = validAccessToken(subject) else {
             throw .invalidGrant("The subject token is not an active access token of this provider.")
@@ -41,6 +44,13 @@ extension ProviderState {
         guard asked.allSatisfy(granted.contains) else { throw .invalidScope("The requested scope exceeds the subject token's.") }
         let familyID = try Self.randomToken()
         families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: asked.joined(separator: " "))
+        if requestedType == idTokenType {
+            let withID = try issueTokens(familyID: familyID, scope: (["openid"] + asked.filter { $0 != "openid" }).joined(separator: " "), nonce: nil, includeRefreshToken: false)
+            guard let idToken = withID.idToken else { throw OAuthError(code: "server_error", description: "No ID token was made.", status: 500) }
+            var issued = IssuedTokens(accessToken: idToken, expiresIn: withID.expiresIn, scope: withID.scope, issuedTokenType: idTokenType)
+            issued.tokenType = "N_A"
+            return issued
+        }
         var issued = try issueTokens(familyID: familyID, scope: asked.filter { $0 != "openid" }.joined(separator: " "), nonce: nil, includeRefreshToken: false)
         issued.issuedTokenType = accessTokenType
         return issued

@@ -72,8 +72,56 @@ struct ServiceGrantsTests {
             }
             #expect(tokens.count == 1)
             #expect(await provider.grantCount("client_credentials") == 1)
-            let stored = try #require(try FileKeychain(directory: directory).load(TokenStoreKey(service: "client-credentials", account: "daemon")))
+            let stored = try #require(try FileKeychain(directory: directory).load(rp.serviceSessionKey()))
             #expect(stored.clientID == "daemon" && stored.provider?.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
+        }
+    }
+
+    @Test("sessions of one client asking for other scopes share a store without taking each other's tokens")
+    func requestsKeptApart() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let rp = try await provider.relyingParty(client: Self.daemon)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let allowlist = HostAllowlist.default(for: provider.protectedResource)
+            let reader = rp.serviceSession(scopes: ["reports.read"], allowlist: allowlist, store: try FileKeychain(directory: directory))
+            let writer = rp.serviceSession(scopes: ["reports.write"], allowlist: allowlist, store: try FileKeychain(directory: directory))
+            #expect(reader.key != writer.key && reader.key.account.hasPrefix("daemon#"))
+            #expect(try await reader.validTokens().scopes == ["reports.read"])
+            #expect(try await writer.validTokens().scopes == ["reports.write"])
+            #expect(try await reader.validTokens().scopes == ["reports.read"])
+            #expect(await provider.grantCount("client_credentials") == 2)
+            let other = try await provider.relyingParty(client: Self.daemon)
+            #expect(other.serviceSessionKey(scopes: ["reports.read"]) == reader.key)
+            #expect(rp.serviceSessionKey(scopes: ["reports.read"], parameters: [OAuthParameter("resource", "https://a.example")]) != reader.key)
+        }
+    }
+
+    @Test("a login of another issuer or client under the session's key is refused before anything is sent, and kept")
+    func foreignLoginRefused() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let store = InMemoryTokenStore()
+            let key = TokenStoreKey(service: "app", account: "shared")
+            let tokens = try await provider.issueTokens()
+            let foreign = StoredLogin(tokens: tokens, issuer: "https://staging.example.com", clientID: "test-client", subject: "test-user")
+            await store.save(foreign, for: key)
+            let rp = try await provider.relyingParty()
+            for session in [rp.session(store: store, key: key, allowlist: .default(for: provider.protectedResource))] {
+                let error = await #expect(throws: OIDCError.self) { try await session.validTokens(forceRefresh: true) }
+                #expect(error?.code == .invalidArgument && error?.endsLogin == false, "\(String(describing: error))")
+                #expect(error?.message.contains("https://staging.example.com") == true)
+                let sending = await #expect(throws: OIDCError.self) { try await session.send(HTTPRequest(url: provider.protectedResource)) }
+                #expect(sending?.code == .invalidArgument)
+            }
+            var otherClient = foreign
+            otherClient.issuer = provider.issuer
+            otherClient.clientID = "daemon"
+            await store.save(otherClient, for: key)
+            let second = rp.session(store: store, key: key, allowlist: .default(for: provider.protectedResource))
+            await #expect(throws: OIDCError.self) { try await second.validTokens() }
+            #expect(await provider.grantCount("refresh_token") == 0)
+            #expect(await provider.requestCount(.protectedResource) == 0)
+            #expect(try await store.load(key) != nil)
         }
     }
 
@@ -147,6 +195,21 @@ struct ServiceGrantsTests {
             let refused = await #expect(throws: OIDCError.self) { try await daemon.tokenClient.exchangeToken(dead) }
             #expect(refused?.providerError?.error == "invalid_grant")
             #expect(refused?.description.contains("not-a-token") == false)
+        }
+    }
+
+    @Test("token exchange for an ID token: the answer's token_type N_A and issued_token_type are read through exchangeToken")
+    func exchangeForAnIDToken() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let daemon = try await provider.relyingParty(client: Self.daemon)
+            let user = try await provider.issueTokens(scope: "openid profile")
+            var request = TokenExchangeRequest(subjectToken: user.accessToken)
+            request.requestedTokenType = TokenExchangeRequest.TokenType.idToken
+            let result = try await daemon.tokenClient.exchangeToken(request)
+            #expect(result.tokens.tokenType == "N_A" && result.issuedTokenType == TokenExchangeRequest.TokenType.idToken)
+            let claims = try UnverifiedJWT(result.tokens.accessToken.revealedValue).claims
+            #expect(claims["sub"] == "test-user" && claims["aud"] == "daemon")
+            #expect(await provider.tokenRequestParameters().last?["requested_token_type"] == TokenExchangeRequest.TokenType.idToken)
         }
     }
 

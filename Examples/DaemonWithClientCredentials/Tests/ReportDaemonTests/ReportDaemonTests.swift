@@ -10,8 +10,14 @@ import Testing
 @Suite("The daemon against a provider", .timeLimit(.minutes(1)))
 struct ReportDaemonTests {
     static let clientID = "report-daemon"
-    /// Where a service session keeps the token unless told otherwise.
-    static let storeKey = TokenStoreKey(service: "client-credentials", account: clientID)
+    /// Where a service session keeps the token unless told otherwise: the one login of the store
+    /// under service `client-credentials` (its account names the client and a hash of the request).
+    static func kept(in directory: URL) throws -> StoredLogin? {
+        let keychain = try FileKeychain(directory: directory)
+        let keys = try keychain.keys().filter { $0.service == "client-credentials" }
+        #expect(keys.count == 1 && keys.first?.account.hasPrefix(clientID + "#") == true, "\(keys)")
+        return try keys.first.flatMap { try keychain.load($0) }
+    }
 
     /// The daemon registered with the public half of `key`, allowed `reports.read` only.
     static func registered(_ key: JWSSigningKey, lifetime: Int = 3600) -> TestProvider.Configuration {
@@ -50,7 +56,7 @@ struct ReportDaemonTests {
             #expect(sent["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
             #expect(sent["client_secret"] == nil && sent["client_assertion"] != nil)
             // Kept in OIDC_TOKEN_DIR, where the next run (another process) finds it.
-            let kept = try #require(try FileKeychain(directory: URL(fileURLWithPath: directory.path("tokens"))).load(Self.storeKey))
+            let kept = try #require(try Self.kept(in: URL(fileURLWithPath: directory.path("tokens"))))
             #expect(kept.issuer == provider.issuer && kept.tokens.scopes == ["reports.read"])
         }
     }
@@ -119,7 +125,7 @@ struct ReportDaemonTests {
             #expect(statuses == Array(repeating: 200, count: 15))
             #expect(await provider.grantCount("client_credentials") == 1)
 
-            let stored = try #require(try FileKeychain(directory: directory.url).load(Self.storeKey))
+            let stored = try #require(try Self.kept(in: directory.url))
             #expect(stored.clientID == Self.clientID && stored.tokens.refreshToken == nil)
             let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".json") }
             for file in files {
