@@ -63,6 +63,8 @@ struct ClientCredentialsCommandTests {
 
             try Self.expire(sandbox, profile: "ci")
             let before = await provider.grantCount("client_credentials")
+            // The token endpoint answers after 2 s: the twenty surely overlap, and wait on the lock.
+            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
                 for _ in 0..<20 { group.addTask { try await sandbox.run(["token", "--profile", "ci"]) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -79,6 +81,8 @@ struct ClientCredentialsCommandTests {
             let refresh = try await sandbox.run(["refresh", "--profile", "ci"])
             #expect(refresh.status == 0, "\(refresh.stderr)")
             #expect(await provider.grantCount("client_credentials") - before == 2)
+            let text = try await sandbox.run(["status", "--profile", "ci"])
+            #expect(text.stdout.contains("profile ci: client daemon has its own tokens (client credentials)"), "\(text.stdout)")
             let status = try await sandbox.run(["status", "--profile", "ci", "--output", "json"])
             let entry = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
             #expect(entry["grant_type"] as? String == "client_credentials" && entry["refreshable"] as? Bool == true, "\(status.stdout)")
@@ -111,8 +115,11 @@ struct ClientCredentialsCommandTests {
             let assertion = try UnverifiedJWT(try #require(sent["client_assertion"]))
             #expect(assertion.claims["aud"]?.stringValue == provider.tokenEndpoint)
             #expect(assertion.header["kid"]?.stringValue == "daemon-key")
+            // Neither the key (any line of its PEM body) nor an assertion in any output.
+            let keyLines = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
             for output in [login.stderr, refused.stderr, issuerAudience.stderr] {
                 #expect(!output.contains("PRIVATE KEY") && !output.contains(sent["client_assertion"] ?? "-"))
+                #expect(!keyLines.contains { output.contains($0) })
             }
             let profile = try String(contentsOfFile: sandbox.profileDirectory + "/ci.json", encoding: .utf8)
             #expect(profile.contains(#""private_key_file" : "\#(file)""#) && profile.contains(#""assertion_audience" : "endpoint""#), "\(profile)")
@@ -124,7 +131,7 @@ struct ClientCredentialsCommandTests {
             let token = try await sandbox.run(["-vv", "token", "--profile", "ci"])
             #expect(token.status == 0, "\(token.stderr)")
             #expect(await provider.grantCount("client_credentials") == before + 1)
-            #expect(!token.stderr.contains("PRIVATE KEY"))
+            #expect(!token.stderr.contains("PRIVATE KEY") && !keyLines.contains { token.stderr.contains($0) })
         }
     }
 

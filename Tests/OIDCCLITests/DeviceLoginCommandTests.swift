@@ -138,6 +138,18 @@ struct DeviceLoginCommandTests {
             #expect(unreachable.stderr.contains("Trying again in"))
             #expect(try sandbox.storedLogin("tv") == nil)
         }
+        // An ID token that fails its checks (a provider clock two hours ahead): exit 4, nothing stored.
+        var ahead = TestProvider.Configuration()
+        ahead.deviceFlow = .init(interval: 1)
+        ahead.clockOffset = 7200
+        try await withTestProvider(ahead) { provider in
+            let sandbox = LoginSandbox()
+            async let approved = Self.decide(provider)
+            let failed = try await sandbox.run(Self.arguments(provider, ["--flow", "device"]), extra: Self.headless)
+            _ = try await approved
+            #expect(failed.status == 4 && failed.stderr.contains("iat"), "\(failed.stderr)")
+            #expect(try sandbox.storedLogin("tv") == nil)
+        }
         var unlisted = TestProvider.Configuration()
         unlisted.deviceFlow = .init(interval: 1, advertised: false)
         try await withTestProvider(unlisted) { provider in

@@ -44,6 +44,15 @@ struct IntrospectExchangeCommandTests {
             let fromFile = try await sandbox.run(["introspect", "--profile", "ci", "@" + file])
             #expect(fromFile.status == 0, "\(fromFile.stderr)")
 
+            // The profile's token expired: a new one is asked for first, and that one is active.
+            try ClientCredentialsCommandTests.expire(sandbox, profile: "ci")
+            let before = await provider.grantCount("client_credentials")
+            let renewed = try await sandbox.run(["introspect", "--profile", "ci"])
+            #expect(renewed.status == 0, "\(renewed.stderr)")
+            let renewedAnswer = try Self.json(renewed.stdout)
+            #expect(renewedAnswer["active"] as? Bool == true)
+            #expect(await provider.grantCount("client_credentials") == before + 1)
+
             let noRefresh = try await sandbox.run(["introspect", "--profile", "ci", "--token-type-hint", "refresh_token"])
             #expect(noRefresh.status == 2 && noRefresh.stderr.contains("no refresh token"), "\(noRefresh.stderr)")
         }

@@ -70,8 +70,9 @@ public struct DeviceAuthorization: Sendable {
         guard let deviceCode = try string("device_code"), let userCode = try string("user_code") else {
             throw OIDCError(.malformedResponse, "The device authorization answer has no device_code or user_code (RFC 8628 §3.2).")
         }
-        // Shown verbatim on a terminal, and typed by a person: no control character may pass.
-        guard userCode.count <= 256, !userCode.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Shown verbatim on a terminal, and typed by a person: no control, format (bidi override,
+        // zero width) or separator character may pass (RFC 8628 §5.4, display spoofing).
+        guard userCode.count <= 256, !userCode.unicodeScalars.contains(where: UntrustedText.isUnsafe) else {
             throw OIDCError(.malformedResponse, "The device authorization answer's user_code is not text a person can read and type.")
         }
         var verificationText = try string("verification_uri")

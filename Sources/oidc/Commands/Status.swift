@@ -119,7 +119,10 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
         }
-        var lines = ["profile \(name): logged in as \(entry["subject"] as? String ?? "an unknown subject")"]
+        let who = entry["grant_type"] as? String == ClientCredentialsRequest.grant
+            ? "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
+            : "logged in as \(entry["subject"] as? String ?? "an unknown subject")"
+        var lines = ["profile \(name): \(who)"]
         lines.append("  issuer:      \(entry["issuer"] ?? "")")
         lines.append("  client id:   \(entry["client_id"] ?? "")")
         if let expiry = entry["expires_at"] as? String {

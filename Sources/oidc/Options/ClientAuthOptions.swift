@@ -14,7 +14,7 @@ struct ClientAuthOptions: ParsableArguments {
     @Option(help: "A private key (PEM: PKCS#8, SEC1 or PKCS#1; or a private JWK) that signs private_key_jwt assertions; only you may read it (chmod 600). The path is remembered.")
     var privateKeyFile: String?
 
-    @Option(help: "The kid of the assertions, when the key file does not name one (a JWK's own kid wins).")
+    @Option(help: "The kid of the assertions (default: the key file's own, when it is a JWK with a kid).")
     var keyId: String?
 
     @Option(help: "The assertions' algorithm, when not the key's usual one (an RSA key signs RS256 unless told PS256).")

@@ -120,6 +120,45 @@ struct DeviceLoginTests {
         }
     }
 
+    @Test("an error the grant does not define (invalid_grant) ends the wait at once, as a provider error")
+    func unknownErrorEnds() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            await provider.failNextTokenRequests(1, with: .oauthError("invalid_grant", status: 400))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: OIDCError.self) { try await provider.relyingParty().deviceLogin().waitForTokens() }
+            #expect(error?.code == .providerError && error?.providerError?.error == "invalid_grant")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(await provider.devicePollTimes().isEmpty)  // the fault answered; the provider never polled
+        }
+    }
+
+    @Test("no PKCE on the device request when the provider does not name S256; the login still completes")
+    func noPKCEWithoutS256() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            var configuration = provider.providerConfiguration
+            configuration.codeChallengeMethodsSupported = []
+            let rp = RelyingParty(provider: configuration, clientID: "test-client")
+            let login = try await rp.deviceLogin()
+            let sent = try #require(await provider.requestParameters(.deviceAuthorization).last)
+            #expect(sent["code_challenge"] == nil && sent["code_challenge_method"] == nil)
+            await provider.scriptDevicePolls([.approve])
+            _ = try await login.waitForTokens()
+            #expect(await provider.tokenRequestParameters().last?["code_verifier"] == nil)
+        }
+    }
+
+    @Test("an ID token that fails its checks (issued by a clock two hours ahead) ends the login: nothing is returned")
+    func idTokenChecked() async throws {
+        var configuration = Self.provider()
+        configuration.clockOffset = 7200
+        try await withTestProvider(configuration) { provider in
+            await provider.scriptDevicePolls([.approve])
+            let error = await #expect(throws: OIDCError.self) { try await provider.relyingParty().deviceLogin().waitForTokens() }
+            #expect(error?.category == .security || error?.category == .provider, "\(String(describing: error))")
+            #expect(error?.context["claim"] == "iat", "\(String(describing: error))")
+        }
+    }
+
     @Test("a provider that never says expired_token: the wait ends by this clock, within expires_in and a second")
     func expiryByOwnClock() async throws {
         try await withTestProvider(Self.provider(expiresIn: 3)) { provider in
@@ -176,6 +215,7 @@ struct DeviceLoginTests {
             #"{"device_code":"d","user_code":"U","verification_uri":"http://idp.example/d","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d"}"#,
             #"{"device_code":"d","user_code":"U\u001b[2J","verification_uri":"https://idp.example/d","expires_in":600}"#,
+            #"{"device_code":"d","user_code":"WDJB\u202eTHJM","verification_uri":"https://idp.example/d","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d\u001b[2J","expires_in":600}"#,
         ] {
             let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(json: Array(bad.utf8), receivedAt: now) }

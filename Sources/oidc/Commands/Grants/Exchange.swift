@@ -9,7 +9,8 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
         discussion: """
             Sends the subject token (and an actor token, when given) to the provider's token \
             endpoint, authenticated as the profile's client, and prints the issued token on stdout \
-            (--output json: the whole answer, with issued_token_type). Tokens are read from \
+            (--output json: access_token, issued_token_type, token_type, expires_in, scope (the \
+            requested one when the answer names none, RFC 6749 §5.1) and refresh_token). Tokens are read from \
             standard input (-) or a file (@FILE), never from the arguments, which other users see \
             in ps. Without --subject-token, the profile's own access token (refreshed when due).
 
@@ -45,7 +46,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The type of token asked for (a token type URI).")
     var requestedTokenType: String?
 
-    @Option(help: "token (default): the issued token; json: the whole answer.")
+    @Option(help: "token (default): the issued token; json: the token with issued_token_type, token_type, expires_in, scope, refresh_token.")
     var output: Output = .token
 
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
@@ -101,7 +102,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
             if let expiry = result.tokens.expiresAt { object["expires_in"] = .number(max(0, expiry.timeIntervalSince(result.tokens.receivedAt).rounded())) }
             if !result.tokens.scopes.isEmpty { object["scope"] = .string(result.tokens.scopes.joined(separator: " ")) }
             if let refresh = result.tokens.refreshToken { object["refresh_token"] = .string(refresh.revealedValue) }
-            Console.output(JSONValue.object(object).jsonText)
+            Console.output(JSONOutput.safe(JSONValue.object(object).jsonText))
         }
     }
 }

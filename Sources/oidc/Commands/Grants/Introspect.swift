@@ -9,8 +9,8 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
         discussion: """
             Sends the token to the provider's introspection endpoint, authenticated as the \
             profile's client, and prints the provider's answer on stdout as compact JSON (members \
-            sorted; pipe it to jq). Without TOKEN, the profile's own access token (or its refresh \
-            token with --token-type-hint refresh_token).
+            sorted; pipe it to jq). Without TOKEN, the profile's own access token, refreshed first \
+            when it is due (or its refresh token with --token-type-hint refresh_token).
 
             Exit codes: 0 the token is active, 4 it is not (or the provider refused the request), \
             2 usage, 5 the provider is unreachable.
@@ -39,7 +39,8 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
 
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
-        let subject = try token.map { Secret(try TokenInput.secret($0, flag: "TOKEN")) } ?? profileToken(stored.login)
+        let given = try token.map { Secret(try TokenInput.secret($0, flag: "TOKEN")) }
+        let refreshToken = try tokenTypeHint == .refreshToken && given == nil ? profileRefreshToken(stored.login) : nil
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
         let answer = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile),
@@ -50,14 +51,20 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
                     "The login of profile '\(storeOptions.profileName)' names no introspection endpoint (the provider's discovery lists none, or the login is older than this version of oidc: log in again)."
                 )
             }
+            var subject = given ?? refreshToken ?? stored.login.tokens.accessToken
+            if given == nil, refreshToken == nil, Token.needsRefresh(stored.login.tokens, idToken: false) {
+                // The profile's own access token, refreshed first when it is due, as `oidc token` would print it.
+                let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+                subject = try await session.validTokens().accessToken
+            }
             return try await client.introspect(subject, hint: tokenTypeHint?.hint)
         }
-        Console.output(JSONValue.object(answer.raw).jsonText)
+        // The provider's text, escaped where a terminal would act on it (as every JSON output of oidc).
+        Console.output(JSONOutput.safe(JSONValue.object(answer.raw).jsonText))
         if !answer.active { throw ExitCode(ExitCodes.authenticationFailed) }
     }
 
-    private func profileToken(_ login: StoredLogin) throws -> Secret {
-        guard tokenTypeHint == .refreshToken else { return login.tokens.accessToken }
+    private func profileRefreshToken(_ login: StoredLogin) throws -> Secret {
         guard let refresh = login.tokens.refreshToken else {
             throw ValidationError("the login of profile '\(storeOptions.profileName)' has no refresh token; give TOKEN")
         }
