@@ -58,7 +58,7 @@ public enum PostgresConnectionURL {
             tls = .prefer(.makeClientConfiguration())
         case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
         case let other:
-            throw OIDCError(.invalidArgument, "The database URL's sslmode \(other.prefix(40).debugDescription) is not require (the default), verify-full, prefer or disable.")
+            throw OIDCError(.invalidArgument, "The database URL's sslmode \(other.prefix(40).debugDescription) is not one of require (the default), verify-ca, verify-full, prefer, allow or disable.")
         }
         // Brackets of an IPv6 literal are URL syntax, not part of the address.
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host

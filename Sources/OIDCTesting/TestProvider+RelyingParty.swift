@@ -34,7 +34,7 @@ extension TestProvider {
     ///   - authentication: how the client authenticates; from its registration and secret when `nil`.
     ///   - transport: sends the requests; the shared `NIOHTTPTransport` by default.
     ///   - logger: where the relying party's parts log; `nil` logs nothing.
-    /// - Throws: what `RelyingParty.discover(issuer:clientID:authentication:preset:transport:logger:)` throws.
+    /// - Throws: what `RelyingParty.discover(issuer:clientID:authentication:preset:transport:requestOptions:logger:)` throws.
     public func relyingParty(
         client: Client = .default, authentication: OIDC.ClientAuthentication? = nil, transport: any HTTPTransport = NIOHTTPTransport.shared,
         logger: Logger? = nil

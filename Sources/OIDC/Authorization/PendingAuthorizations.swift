@@ -63,6 +63,10 @@ public actor PendingAuthorizations {
     }
 
     /// The request kept under `id`, removed: single use. `nil` when there is none, or it expired.
+    ///
+    /// For a callback, prefer ``end(_:callback:)``: this one drops the login whatever the request
+    /// carries, so a forged callback with the browser's id (and a wrong `state`) ends the user's
+    /// login in progress. Use this one to cancel a login (the user went back, a timeout of yours).
     public func end(_ id: String) -> AuthorizationRequest? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         return entry.expires > now() ? entry.request : nil

@@ -210,7 +210,7 @@ public final class LoopbackRedirectListener: Sendable {
 
         let deadline = timeout.map { timeout in
             group.next().scheduleTask(in: TimeAmount(min(timeout, .seconds(365 * 86_400)))) { [state, redirectURI] in
-                state.timeOut(Self.timedOutError(redirectURI: redirectURI, timeout: timeout))
+                state.timeOut { opened in Self.timedOutError(redirectURI: redirectURI, timeout: timeout, startOpened: opened) }
             }
         }
         await withTaskCancellationHandler {
@@ -257,12 +257,14 @@ public final class LoopbackRedirectListener: Sendable {
 
     static let cancelledError = OIDCError(.cancelled, "The login was cancelled.")
 
-    static func timedOutError(redirectURI: String, timeout: Duration) -> OIDCError {
-        OIDCError(
-            .loginTimedOut,
-            "No sign-in came back to \(redirectURI) within \(Self.seconds(timeout)) s; run the login again (and finish it in the browser in time), or give it more time.",
-            context: ["timeout": "\(Self.seconds(timeout)) s"]
-        )
+    /// - Parameter startOpened: whether a browser ever opened the start URL; when none did, the
+    ///   message says so, and what to do (a browser that cannot read local files never follows the
+    ///   private page ``SystemBrowser`` hands it).
+    static func timedOutError(redirectURI: String, timeout: Duration, startOpened: Bool = true) -> OIDCError {
+        let message = startOpened
+            ? "No sign-in came back to \(redirectURI) within \(Self.seconds(timeout)) s; run the login again (and finish it in the browser in time), or give it more time."
+            : "No browser opened the sign-in link within \(Self.seconds(timeout)) s: open the URL printed above in a browser on this machine, or, for a browser that cannot open local files (a snap or flatpak browser, a $BROWSER that forwards URLs), set OIDC_BROWSER_HANDOFF=url and run the login again."
+        return OIDCError(.loginTimedOut, message, context: ["timeout": "\(Self.seconds(timeout)) s", "startOpened": String(startOpened)])
     }
 
     /// `180`, `0.5`: whole seconds without a fraction, otherwise up to three decimals.

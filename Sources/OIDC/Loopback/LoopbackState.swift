@@ -149,10 +149,11 @@ final class LoopbackState: @unchecked Sendable {
 
     /// Ends the login with `error` when its time is up, unless a valid callback is being held: the
     /// hold is short, and the callback came in time.
-    func timeOut(_ error: OIDCError) {
+    /// Ends the wait with `error`, told whether the start URL was ever opened.
+    func timeOut(_ error: (_ startOpened: Bool) -> OIDCError) {
         let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             if case .holding = phase { return nil }
-            return decideLocked(.failure(error)).waiting
+            return decideLocked(.failure(error(startServed))).waiting
         }
         waiting?.resume()
     }

@@ -140,7 +140,7 @@ extension RelyingParty {
     ///
     /// - Parameters:
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
-    ///     is always asked for, first: the login verifies an ID token.
+    ///     is always asked for (put first when missing): the login verifies an ID token.
     ///   - parameters: more parameters of the request.
     /// - Throws: `missingParameter` when the provider publishes no `jwks_uri`; `invalidArgument`
     ///   when it has no device authorization endpoint; what

@@ -11,7 +11,8 @@ extension RelyingParty {
     /// - Parameters:
     ///   - redirectURI: the redirect URI exactly as registered with the provider.
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
-    ///     is always asked for, first, since the login verifies an ID token (OIDC Core §3.1.2.1).
+    ///     is always asked for (put first when missing), since the login verifies an ID token (OIDC
+    ///     Core §3.1.2.1).
     ///   - configure: sets anything else (`prompt`, `loginHint`, `maxAge`, additional parameters),
     ///     or replaces the request, as a preset's builder does (``AuthorizationRequest/schibsted(environment:clientID:redirectURI:extraScopes:mfa:prompt:loginHint:assertion:xDomainID:state:nonce:codeVerifier:)``).
     /// - Throws: ``OIDCError/Code/randomFailure`` when the random generator fails; what `configure` throws.

@@ -98,17 +98,21 @@ public struct RelyingParty: Sendable {
     /// headers, issuer matching, default scopes) are laid over the discovered endpoints
     /// (``ProviderConfiguration/merging(_:)``). Without one, a confidential client authenticates as
     /// the provider's `token_endpoint_auth_methods_supported` allows, and logins ask for `openid`
-    /// (plus `offline_access` when the provider offers it) unless told otherwise.
+    /// (plus `offline_access` when the provider offers it) unless told otherwise. `requestOptions`
+    /// (a timeout, say) hold for the discovery and every later call to the provider.
     ///
     /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws (`issuerMismatch`, transient
     ///   errors, …). Metadata without an authorization endpoint is accepted (a provider for client
     ///   credentials or the device flow only); a browser login then says what is missing.
     public static func discover(
         issuer: String, clientID: String, clientSecret: Secret? = nil, preset: ProviderConfiguration? = nil,
-        transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+        transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
+        logger: Logger? = nil
     ) async throws(OIDCError) -> RelyingParty {
-        let provider = try await discovered(issuer, preset: preset, confidential: clientSecret != nil, transport: transport, logger: logger)
-        return RelyingParty(provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, logger: logger)
+        let provider = try await discovered(
+            issuer, preset: preset, confidential: clientSecret != nil, transport: transport, requestOptions: requestOptions, logger: logger)
+        return RelyingParty(
+            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, requestOptions: requestOptions, logger: logger)
     }
 
     /// A relying party of the provider at `issuer`, by discovery, whose client authenticates with
@@ -117,18 +121,23 @@ public struct RelyingParty: Sendable {
     /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws.
     public static func discover(
         issuer: String, clientID: String, authentication: ClientAuthentication, preset: ProviderConfiguration? = nil,
-        transport: any HTTPTransport = NIOHTTPTransport.shared, logger: Logger? = nil
+        transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
+        logger: Logger? = nil
     ) async throws(OIDCError) -> RelyingParty {
-        let provider = try await discovered(issuer, preset: preset, confidential: false, transport: transport, logger: logger)
-        return RelyingParty(provider: provider, clientID: clientID, authentication: authentication, transport: transport, logger: logger)
+        let provider = try await discovered(
+            issuer, preset: preset, confidential: false, transport: transport, requestOptions: requestOptions, logger: logger)
+        return RelyingParty(
+            provider: provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: requestOptions,
+            logger: logger)
     }
 
     /// The provider at `issuer` by discovery: `preset` laid over it, or its metadata's configuration
     /// (a confidential client's method chosen from what it supports).
     private static func discovered(
-        _ issuer: String, preset: ProviderConfiguration?, confidential: Bool, transport: any HTTPTransport, logger: Logger?
+        _ issuer: String, preset: ProviderConfiguration?, confidential: Bool, transport: any HTTPTransport, requestOptions: HTTPRequestOptions,
+        logger: Logger?
     ) async throws(OIDCError) -> ProviderConfiguration {
-        let metadata = try await ProviderDiscovery(transport: transport, logger: logger).metadata(for: issuer)
+        let metadata = try await ProviderDiscovery(transport: transport, requestOptions: requestOptions, logger: logger).metadata(for: issuer)
         if let preset { return preset.merging(metadata) }
         return try metadata.configuration(confidential: confidential, defaultScopes: metadata.defaultLoginScopes)
     }

@@ -34,11 +34,24 @@ struct LoopbackWaitEndTests {
         #expect(ContinuousClock.now - started >= .milliseconds(250))
         #expect(error?.code == .loginTimedOut)
         #expect(error?.category == .cancelled)
+        // No browser opened the start URL: the message says so, and how to hand the URL over.
+        #expect(error?.message.hasPrefix("No browser opened the sign-in link within 0.3 s") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("OIDC_BROWSER_HANDOFF=url") == true)
+        #expect(await !Client.canConnect("127.0.0.1", listener.port))
+    }
+
+    @Test("a timeout after the browser opened the start URL says the sign-in did not come back")
+    func timeoutAfterTheBrowser() async throws {
+        let listener = try await LoopbackRedirectListener.start()
+        let request = try Listener.request(for: listener)
+        let waited = Task { () async throws(OIDCError) -> AuthorizationResponse in try await listener.waitForAuthorization(request, timeout: .seconds(2)) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Listener.get(listener.startURL).status == 302)
+        let error = await #expect(throws: OIDCError.self) { _ = try await waited.value }
         #expect(
             error?.message
-                == "No sign-in came back to \(listener.redirectURI) within 0.3 s; run the login again (and finish it in the browser in time), or give it more time."
+                == "No sign-in came back to \(listener.redirectURI) within 2 s; run the login again (and finish it in the browser in time), or give it more time."
         )
-        #expect(await !Client.canConnect("127.0.0.1", listener.port))
     }
 
     @Test("cancelling the waiting task throws cancelled and closes the port")
