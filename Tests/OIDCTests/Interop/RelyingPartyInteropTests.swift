@@ -91,6 +91,54 @@ struct RelyingPartyInteropTests {
         #expect(try await rp.session(store: store, key: key, allowlist: .default(for: userinfo)).send(HTTPRequest(url: userinfo)).status == 200)
     }
 
+    /// The callback the provider's sign-in form sends for `body` (`sub=…`, or `action=deny`).
+    static func callback(_ rp: RelyingParty, _ request: AuthorizationRequest, body: String) async throws -> URL {
+        let answer = try await rp.transport.send(
+            HTTPRequest(
+                method: "POST", url: try await rp.authorizationURL(for: request), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: Array(body.utf8)
+            )
+        )
+        return try #require(answer.headers["Location"].flatMap(URL.init(string:)))
+    }
+
+    @Test("failure paths: a denied sign-in, a provider without usable keys, and a refresh the provider refuses, which ends the login")
+    func failurePaths() async throws {
+        let redirectURI = "http://127.0.0.1:8767/callback"
+        let rp = try await Self.relyingParty(redirectURI: redirectURI)
+
+        // Denied: the mock sends access_denied without the state (RFC 6749 §4.1.2.1 wants it echoed),
+        // so the callback cannot be tied to this login and is refused before its error is believed.
+        let request = try rp.authorizationRequest(redirectURI: redirectURI)
+        let denied = await #expect(throws: OIDCError.self) {
+            try await rp.completeLogin(callback: try await Self.callback(rp, request, body: "action=deny"), for: request)
+        }
+        #expect(denied?.category == .security && denied?.endsLogin == false, "\(String(describing: denied))")
+
+        // No jwks_uri: the code is never exchanged, since its ID token could not be verified.
+        var keyless = rp.provider
+        keyless.jwksURI = nil
+        let blind = RelyingParty(provider: keyless, clientID: rp.clientID, authentication: rp.tokenClient.authentication)
+        let second = try blind.authorizationRequest(redirectURI: redirectURI)
+        let code = try await Self.callback(blind, second, body: "sub=dave%40example.com")
+        let noKeys = await #expect(throws: OIDCError.self) { try await blind.completeLogin(callback: code, for: second) }
+        #expect(noKeys?.code == .missingParameter && noKeys?.message.contains("jwks_uri") == true, "\(String(describing: noKeys))")
+        // The same code still works with keys: it was not spent.
+        #expect(try await rp.completeLogin(callback: code, for: second).idToken.claims.subject == "dave@example.com")
+
+        // A refresh refused (the provider revoked the user's tokens): invalid_grant ends the login.
+        let third = try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["offline_access"])
+        let login = try await rp.completeLogin(callback: try await Self.callback(rp, third, body: "sub=erin%40example.com"), for: third)
+        let store = InMemoryTokenStore()
+        let key = TokenStoreKey(service: "interop", account: "erin")
+        let session = try await rp.keep(login, in: store, as: key, allowlist: .default(for: try #require(rp.provider.userinfoEndpoint)))
+        let revoke = try await rp.transport.send(HTTPRequest(method: "POST", url: try #require(URL(string: Self.issuer + "/users/erin%40example.com/revoke-tokens"))))
+        #expect(revoke.status == 204)
+        let refused = await #expect(throws: OIDCError.self) { try await session.refreshNow() }
+        #expect(refused?.endsLogin == true && refused?.providerError?.error == "invalid_grant", "\(String(describing: refused))")
+        #expect(try await store.load(key) == nil)
+    }
+
     @Test("a loopback login: the listener on the registered port, the provider's form filled in, the ID token verified")
     func loopbackLogin() async throws {
         let port = try Self.freePort()
