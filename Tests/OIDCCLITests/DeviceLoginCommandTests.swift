@@ -47,7 +47,7 @@ struct DeviceLoginCommandTests {
             #expect(lines.contains("oidc:     \(code)"))
             let complete = provider.deviceVerificationURI + "?user_code=" + code
             #expect(lines.contains("oidc:     \(complete)"))
-            #expect(try QRScan.decode(stderrLines: lines) == complete)
+            #expect(try await QRScan.decode(stderrLines: lines) == complete)
             #expect(login.stderr.contains("logged in as test-user at \(provider.issuer) (profile 'tv')"))
             // Neither the device code nor a token, at -vv.
             let poll = try #require(await provider.tokenRequestParameters().last { $0["grant_type"]?.hasSuffix("device_code") == true })
@@ -190,7 +190,7 @@ struct DeviceLoginCommandTests {
 /// Reads the QR code `oidc login --qr` drew on stderr (no terminal: no colours; `▀`, `▄`, `█` and
 /// spaces, two module rows per line) back into modules, and has zbar decode it from an image.
 enum QRScan {
-    static func decode(stderrLines lines: [String]) throws -> String? {
+    static func decode(stderrLines lines: [String]) async throws -> String? {
         guard let start = lines.firstIndex(where: { $0.contains("scan this QR code") }),
             let end = lines[start...].firstIndex(where: { $0.hasPrefix("oidc: waiting") })
         else { return nil }
@@ -215,14 +215,9 @@ enum QRScan {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).pbm")
         try image.write(to: file, atomically: true, encoding: .ascii)
         defer { try? FileManager.default.removeItem(at: file) }
-        let zbar = Process()
-        zbar.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
-        zbar.arguments = ["--raw", "-q", file.path]
-        let output = Pipe()
-        zbar.standardOutput = output
-        try zbar.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        zbar.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+        // posix_spawn (CommandRunner), not Foundation's Process, which can crash a test process with many descriptors open.
+        let zbar = try await OIDCBinary.run(["--raw", "-q", file.path], timeout: .seconds(30), executable: URL(fileURLWithPath: "/usr/bin/zbarimg"))
+        #expect(zbar.status == 0, "zbarimg: \(zbar.stderr)")
+        return zbar.stdout.trimmingCharacters(in: .newlines)
     }
 }
