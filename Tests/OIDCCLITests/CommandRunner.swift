@@ -1,4 +1,5 @@
 import Foundation
+import OIDCTesting
 import Testing
 
 #if canImport(Glibc)
@@ -66,7 +67,7 @@ enum OIDCBinary {
         let input = try PipePair(), output = try PipePair(), error = try PipePair()
         let fullEnvironment = environment.isEmpty ? ProcessInfo.processInfo.environment
             : ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pid = try spawn(
+        let pid = try ChildProcess.spawn(
             executable.path, arguments: arguments, environment: fullEnvironment,
             stdin: input.read, stdout: output.write, stderr: error.write
         )
@@ -95,77 +96,12 @@ enum OIDCBinary {
             group.wait()
         }
         return CommandResult(
-            status: waitForExit(pid),
+            status: ChildProcess.waitForExit(pid),
             stdout: String(decoding: outData.get(), as: UTF8.self),
             stderr: String(decoding: errData.get(), as: UTF8.self)
         )
     }
 
-    private static func spawn(
-        _ path: String, arguments: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32
-    ) throws -> pid_t {
-        #if canImport(Darwin)
-        var attributes: posix_spawnattr_t?
-        var actions: posix_spawn_file_actions_t?
-        #else
-        var attributes = posix_spawnattr_t()
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        guard posix_spawnattr_init(&attributes) == 0 else { throw SpawnFailure(description: "posix_spawnattr_init failed") }
-        defer { posix_spawnattr_destroy(&attributes) }
-        guard posix_spawn_file_actions_init(&actions) == 0 else { throw SpawnFailure(description: "posix_spawn_file_actions_init failed") }
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        // Nothing else of the test process (listeners, NIO's descriptors) may stay open in the child.
-        #if canImport(Darwin)
-        var flags: Int16 = 0
-        posix_spawnattr_getflags(&attributes, &flags)
-        posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
-        #else
-        if let closeFrom = closeFromAction {
-            _ = closeFrom(&actions, 3)
-        }
-        #endif
-        let argv = ([path] + arguments).map { strdup($0) }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
-            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
-                posix_spawn(&pid, path, &actions, &attributes, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
-            }
-        }
-        guard status == 0 else { throw SpawnFailure(description: "posix_spawn \(path) failed: \(String(cString: strerror(status)))") }
-        return pid
-    }
-
-    #if !canImport(Darwin)
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, hidden from Swift by its header.
-    private static let closeFromAction: CloseFrom? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: CloseFrom.self)
-    }()
-    #endif
-
-    /// The exit status, or the signal's number when a signal ended the child (as `Process` reports it).
-    private static func waitForExit(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return -1 }
-        }
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : signal
-    }
 }
 
 /// A command started by ``OIDCBinary/run(_:stdin:environment:timeout:executable:started:)``.

@@ -1,4 +1,5 @@
 import Foundation
+import OIDCTesting
 import Testing
 
 /// `oidc` holds tokens and client secrets in memory: it turns core dumps off first thing (review 3, I2).
@@ -22,65 +23,53 @@ struct CoreDumpTests {
 
     /// Starts `oidc provider` (a process that stays up) through `sh`, which first raises the core file
     /// limit, as a shell with `ulimit -c unlimited` would; as `nobody` when run as root.
-    static func startProvider() throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", #"ulimit -c 8192 && exec "$@""#, "sh"] + asUser([OIDCBinary.url.path, "provider", "--port", "0"]).arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+    static func startProvider() throws -> ChildProcess {
+        let process = try ChildProcess(
+            "/bin/sh", ["-c", #"ulimit -c 8192 && exec "$@""#, "sh"] + asUser([OIDCBinary.url.path, "provider", "--port", "0"]).arguments,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
         // The issuer on stdout: the provider is up, long after main's first statement.
-        let line = output.fileHandleForReading.availableData
-        #expect(String(decoding: line, as: UTF8.self).hasPrefix("http://127.0.0.1:"))
+        #expect(process.readOutput().hasPrefix("http://127.0.0.1:"))
         return process
     }
 
     /// Whether another process of the same user may read `/proc/PID/environ`: it may unless the
     /// process is not dumpable (the kernel's ptrace access check).
     static func environIsReadable(_ pid: Int32) throws -> Bool {
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
-        reader.arguments = ["-c", #"exec "$@" < /dev/null > /dev/null 2>&1"#, "sh"] + asUser(["/usr/bin/head", "-c", "1", "/proc/\(pid)/environ"]).arguments
-        try reader.run()
-        reader.waitUntilExit()
-        return reader.terminationStatus == 0
+        let reader = try ChildProcess(
+            "/bin/sh", ["-c", #"exec "$@" < /dev/null > /dev/null 2>&1"#, "sh"] + asUser(["/usr/bin/head", "-c", "1", "/proc/\(pid)/environ"]).arguments)
+        return reader.waitForExit() == 0
     }
 
     @Test("every oidc run starts with a core file limit of 0 and not dumpable, whatever limit it was started with")
     func coreDumpsOff() async throws {
         // The shell really raises the limit (so the check below is oidc's doing, not the environment's).
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "ulimit -c 8192 && exec cat /proc/self/limits"]
-        let shellOutput = Pipe()
-        shell.standardOutput = shellOutput
-        try shell.run()
-        let limits = String(decoding: shellOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
+        let shell = try ChildProcess("/bin/sh", ["-c", "ulimit -c 8192 && exec cat /proc/self/limits"])
+        var limits = ""
+        for _ in 0..<1000 {
+            let chunk = shell.readOutput()
+            if chunk.isEmpty { break }
+            limits += chunk
+        }
+        _ = shell.waitForExit()
         let raised = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
         #expect(!raised.hasPrefix("Max core file size        0 "), "\(raised)")
 
         let process = try Self.startProvider()
         defer {
-            kill(process.processIdentifier, SIGINT)
-            process.waitUntilExit()
+            process.signal(SIGINT)
+            _ = process.waitForExit()
         }
-        let core = try Self.limit("Max core file size", of: process.processIdentifier)
+        let core = try Self.limit("Max core file size", of: process.pid)
         #expect(core.soft == "0", "\(core)")
         // The reading process has the same user as oidc: only "not dumpable" keeps it out.
-        #expect(try !Self.environIsReadable(process.processIdentifier), "another process of the same user read oidc's environment")
+        #expect(try !Self.environIsReadable(process.pid), "another process of the same user read oidc's environment")
         // The check can tell: a shell of that user, dumpable, is readable.
-        let dumpable = Process()
-        dumpable.executableURL = URL(fileURLWithPath: "/bin/sh")
-        dumpable.arguments = ["-c", "exec \"$@\"", "sh"] + Self.asUser(["/bin/sleep", "30"]).arguments
-        try dumpable.run()
+        let dumpable = try ChildProcess("/bin/sh", ["-c", "exec \"$@\"", "sh"] + Self.asUser(["/bin/sleep", "30"]).arguments)
         defer {
-            kill(dumpable.processIdentifier, SIGKILL)
-            dumpable.waitUntilExit()
+            dumpable.signal(SIGKILL)
+            _ = dumpable.waitForExit()
         }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try Self.environIsReadable(dumpable.processIdentifier))
+        #expect(try Self.environIsReadable(dumpable.pid))
     }
 }

@@ -290,19 +290,14 @@ struct LoginCommandTests {
             #expect(try await sandbox.run(Self.loginArguments(provider)).status == 0)
             let old = try #require(try sandbox.storedLogin("work"))
             try await Task.sleep(for: .seconds(2.2))
-            let barrier = Process()
-            barrier.executableURL = URL(fileURLWithPath: OIDCBinary.sibling("oidc-store-writer"))
-            barrier.arguments = [sandbox.store, "oidc", "work", "block", "1500"]
-            let barrierOutput = Pipe()
-            barrier.standardOutput = barrierOutput
-            try barrier.run()
-            let locked = await Task.detached { String(decoding: barrierOutput.fileHandleForReading.availableData, as: UTF8.self) }.value
+            let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [sandbox.store, "oidc", "work", "block", "1500"])
+            let locked = await Task.detached { barrier.readOutput() }.value
             #expect(locked.contains("locked"))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
                 for _ in 0..<8 { group.addTask { try await sandbox.run(["token", "--profile", "work"]) } }
                 return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
             }
-            barrier.waitUntilExit()
+            _ = await Task.detached { barrier.waitForExit() }.value
             #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
             let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(tokens.count == 1)

@@ -9,23 +9,16 @@ import Testing
 @Suite("oidc provider and oidc mint", .timeLimit(.minutes(1)))
 struct ProviderAndMintCommandTests {
     /// Starts `oidc provider`, waits (bounded) for the issuer line on stdout.
-    static func startProvider(_ arguments: [String] = []) throws -> (process: Process, issuer: String, stderr: Pipe) {
-        let process = Process()
-        process.executableURL = OIDCBinary.url
-        process.arguments = ["provider"] + arguments
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        var line = [UInt8]()
+    static func startProvider(_ arguments: [String] = []) throws -> (process: ChildProcess, issuer: String) {
+        let process = try ChildProcess(OIDCBinary.url.path, ["provider"] + arguments)
+        var line = ""
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
+        while Date() < deadline, !line.contains("\n") {
+            let chunk = process.readOutput()
             if chunk.isEmpty { break }
             line += chunk
         }
-        let issuer = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return (process, issuer, error)
+        return (process, line.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     static func get(_ url: String) async throws -> (Int, Data) {
@@ -36,8 +29,8 @@ struct ProviderAndMintCommandTests {
     @Test("oidc provider prints its issuer, serves discovery and JWKS, and stops on SIGINT with 130")
     func provider() async throws {
         let secretFile = try Self.temporaryFile("s3cret\n")
-        let (process, issuer, stderr) = try Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
-        defer { if process.isRunning { process.terminate() } }
+        let (process, issuer) = try Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
+        defer { process.signal(SIGKILL); _ = process.waitForExit() }
         #expect(issuer.hasPrefix("http://127.0.0.1:"))
         let (status, body) = try await Self.get(issuer + "/.well-known/openid-configuration")
         #expect(status == 200)
@@ -45,10 +38,9 @@ struct ProviderAndMintCommandTests {
         #expect(metadata["issuer"] as? String == issuer)
         let (_, jwks) = try await Self.get(try #require(metadata["jwks_uri"] as? String))
         #expect(try JWKSet(json: Array(jwks)).keys.count >= 2)
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 130)
-        let messages = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.signal(SIGINT)
+        #expect(process.waitForExit() == 130)
+        let messages = process.standardError
         #expect(messages.contains("test-client, cli"))
         #expect(!messages.contains("s3cret"))
         #expect(messages.contains("stopped"))
@@ -56,15 +48,14 @@ struct ProviderAndMintCommandTests {
 
     @Test("SIGTERM stops the provider cleanly with 0; a port in use is a clear error")
     func terminate() async throws {
-        let (process, issuer, _) = try Self.startProvider()
-        defer { if process.isRunning { process.terminate() } }
+        let (process, issuer) = try Self.startProvider()
+        defer { process.signal(SIGKILL); _ = process.waitForExit() }
         let port = try #require(URL(string: issuer)?.port)
         let busy = try await OIDCBinary.run(["provider", "--port", "\(port)"])
         #expect(busy.status == 2)
         #expect(busy.stderr.contains("in use"))
-        process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        process.signal(SIGTERM)
+        #expect(process.waitForExit() == 0)
     }
 
     @Test("provider usage errors name the flag", arguments: [

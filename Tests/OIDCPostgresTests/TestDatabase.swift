@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OIDC
 import OIDCPostgres
+import OIDCTesting
 import PostgresNIO
 import Synchronization
 import Testing
@@ -233,39 +234,30 @@ final class WorkerProcess: Sendable {
     }
 
     let pid: Int32
-    private let input: FileHandle
+    private let child: ChildProcess
     private let lines: AsyncStream<String>
     private let exits: AsyncStream<Int32>
     private let errorOutput = Mutex("")
 
     var standardError: String { errorOutput.withLock { $0 } }
 
+    /// Started with posix_spawn (OIDCTesting's ChildProcess), not Foundation's Process, which can
+    /// crash a test process with many descriptors open.
     init(_ mode: String, environment: [String: String]) throws {
-        let process = Process()
-        process.executableURL = Self.url
-        process.arguments = [mode]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe(), error = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = input
+        let child = try ChildProcess(
+            Self.url.path, [mode], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, writesInput: true)
+        self.child = child
+        pid = child.pid
         let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { process in
-            exited.yield(process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus)
-            exited.finish()
-        }
         let (lines, line) = AsyncStream.makeStream(of: String.self)
         self.lines = lines
         self.exits = exits
-        self.input = input.fileHandleForWriting
-        try process.run()
-        pid = process.processIdentifier
         Thread.detachNewThread {
             var pending = ""
             for _ in 0..<100_000 {
-                let data = output.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                pending += String(decoding: data, as: UTF8.self)
+                let chunk = child.readOutput()
+                if chunk.isEmpty { break }
+                pending += chunk
                 while let newline = pending.firstIndex(of: "\n") {
                     line.yield(String(pending[..<newline]))
                     pending = String(pending[pending.index(after: newline)...])
@@ -273,13 +265,20 @@ final class WorkerProcess: Sendable {
             }
             line.finish()
         }
+        Thread.detachNewThread {
+            switch child.waitForTermination() {
+            case .exited(let code): exited.yield(code)
+            case .signalled(let signal): exited.yield(-signal)
+            }
+            exited.finish()
+        }
         Thread.detachNewThread { [self] in
-            let data = error.fileHandleForReading.readDataToEndOfFile()
-            errorOutput.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            let text = child.standardError
+            errorOutput.withLock { $0 = text }
         }
     }
 
-    func send(_ line: String) { try? input.write(contentsOf: Data((line + "\n").utf8)) }
+    func send(_ line: String) { child.writeInput(line + "\n") }
     func kill() { sendKill(pid) }
 
     /// The next line the worker prints (`nil` when it exits first or after 60 s).

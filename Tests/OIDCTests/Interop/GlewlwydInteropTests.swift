@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTesting
 import Synchronization
 import Testing
 
@@ -242,12 +243,8 @@ extension GlewlwydInteropTests {
     }
 
     /// `scripts/glewlwyd-agent.py`, the test user's browser, as a subprocess that inherits the
-    /// `OIDC_GLEWLWYD_*` variables.
-    ///
-    /// Spawned with `posix_spawn`, not Foundation's `Process`, whose `run()` on Linux can crash a test
-    /// process with many descriptors open (swift-corelibs-foundation PR 5472; see the CLI tests'
-    /// `CommandRunner.swift`). The child gets `/dev/null` as stdin, one pipe as stdout and stderr,
-    /// and no other descriptor of the test process.
+    /// `OIDC_GLEWLWYD_*` variables, started with OIDCTesting's `ChildProcess` (posix_spawn, not
+    /// Foundation's `Process`, whose `run()` on Linux can crash a test process with many descriptors open).
     enum Agent {
         /// Runs the agent with `arguments`, waiting on a thread of its own (not one of Swift's
         /// cooperative pool). Each of its requests times out after 10 s, so it ends.
@@ -258,56 +255,21 @@ extension GlewlwydInteropTests {
         }
 
         private static func runBlocking(_ arguments: [String]) throws -> AgentResult {
-            var ends: [Int32] = [0, 0]
-            guard pipe(&ends) == 0 else { throw AgentFailure(description: "pipe failed: errno \(errno)") }
-            _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-            defer { close(ends[0]) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
-            if let closeFrom { _ = closeFrom(&actions, 3) }
             let script = GlewlwydInteropTests.root.appendingPathComponent("scripts/glewlwyd-agent.py").path
-            let argv = (["/usr/bin/env", "python3", script] + arguments).map { strdup($0) }
-            defer { argv.forEach { free($0) } }
-            var pid = pid_t()
-            let spawned = (argv + [nil]).withUnsafeBufferPointer { posix_spawn(&pid, "/usr/bin/env", &actions, nil, $0.baseAddress!, environ) }
-            close(ends[1])
-            guard spawned == 0 else { throw AgentFailure(description: "posix_spawn failed: \(String(cString: strerror(spawned)))") }
-            var output: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
+            let agent = try ChildProcess("/usr/bin/env", ["python3", script] + arguments)
+            var output = ""
             while true {
-                let count = read(ends[0], &buffer, buffer.count)
-                if count > 0 {
-                    output += buffer[0..<count]
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
+                let chunk = agent.readOutput()
+                if chunk.isEmpty { break }
+                output += chunk
             }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 {
-                guard errno == EINTR else { throw AgentFailure(description: "waitpid failed: errno \(errno)") }
+            let status: Int32
+            switch agent.waitForTermination() {
+            case .exited(let code): status = code
+            case .signalled(let signal): status = 128 + signal
             }
-            let signal = status & 0x7F
-            return AgentResult(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal, output: String(decoding: output, as: UTF8.self))
+            let errors = agent.standardError
+            return AgentResult(status: status, output: output + (errors.isEmpty ? "" : "\n" + errors))
         }
-
-        private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-        /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, hidden from Swift by its header.
-        private static let closeFrom: CloseFrom? = {
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-            return unsafeBitCast(symbol, to: CloseFrom.self)
-        }()
-    }
-
-    /// Why the agent could not be run.
-    struct AgentFailure: Error, CustomStringConvertible {
-        var description: String
     }
 }

@@ -123,8 +123,9 @@ struct RelyingPartyInteropTests {
         let code = try await Self.callback(blind, second, body: "sub=dave%40example.com")
         let noKeys = await #expect(throws: OIDCError.self) { try await blind.completeLogin(callback: code, for: second) }
         #expect(noKeys?.code == .missingParameter && noKeys?.message.contains("jwks_uri") == true, "\(String(describing: noKeys))")
-        // The same code still works with keys: it was not spent.
-        #expect(try await rp.completeLogin(callback: code, for: second).idToken.claims.subject == "dave@example.com")
+        // The same code still works with keys: it was not spent (here through an already checked response).
+        let response = try AuthorizationResponse(callbackURL: code, request: second)
+        #expect(try await rp.completeLogin(response, for: second).idToken.claims.subject == "dave@example.com")
 
         // A refresh refused (the provider revoked the user's tokens): invalid_grant ends the login.
         let third = try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["offline_access"])

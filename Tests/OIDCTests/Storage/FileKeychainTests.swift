@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTesting
 import Synchronization
 import Testing
 
@@ -547,7 +548,7 @@ private final class WriterProcess: Sendable {
         return directory.appendingPathComponent("oidc-store-writer")
     }
 
-    private let process: Process
+    private let child: ChildProcess
     private let pid: Int32
     private let lines: AsyncStream<String>
     private let exits: AsyncStream<Status>
@@ -555,32 +556,23 @@ private final class WriterProcess: Sendable {
 
     var standardError: String { errorOutput.withLock { $0 } }
 
+    /// Started with posix_spawn (OIDCTesting's ChildProcess), not Foundation's Process, which can
+    /// crash a test process with many descriptors open.
     init(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = Self.url
-        process.arguments = arguments
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
+        let child = try ChildProcess(Self.url.path, arguments)
+        self.child = child
+        pid = child.pid
         let (exits, exited) = AsyncStream.makeStream(of: Status.self)
-        process.terminationHandler = { process in
-            exited.yield(process.terminationReason == .uncaughtSignal ? .signalled(process.terminationStatus) : .exited(process.terminationStatus))
-            exited.finish()
-        }
         let (lines, line) = AsyncStream.makeStream(of: String.self)
         self.lines = lines
         self.exits = exits
-        try process.run()
-        pid = process.processIdentifier
-        self.process = process
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             var pending = ""
             // Ends at end of file, when the writer exits (it is killed at the latest by exitStatus's watchdog).
             for _ in 0..<100_000 {
-                let data = output.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                pending += String(decoding: data, as: UTF8.self)
+                let chunk = child.readOutput()
+                if chunk.isEmpty { break }
+                pending += chunk
                 while let newline = pending.firstIndex(of: "\n") {
                     line.yield(String(pending[..<newline]))
                     pending = String(pending[pending.index(after: newline)...])
@@ -588,9 +580,16 @@ private final class WriterProcess: Sendable {
             }
             line.finish()
         }
-        DispatchQueue.global().async { [self] in
-            let data = error.fileHandleForReading.readDataToEndOfFile()
-            errorOutput.withLock { $0 = String(decoding: data, as: UTF8.self) }
+        Thread.detachNewThread {
+            switch child.waitForTermination() {
+            case .exited(let code): exited.yield(.exited(code))
+            case .signalled(let signal): exited.yield(.signalled(signal))
+            }
+            exited.finish()
+        }
+        Thread.detachNewThread { [self] in
+            let text = child.standardError
+            errorOutput.withLock { $0 = text }
         }
     }
 
