@@ -64,30 +64,34 @@ enum OIDCBinary {
         _ arguments: [String], stdin: String?, environment: [String: String], timeout: Duration, executable: URL,
         started: (@Sendable (RunningCommand) -> Void)?
     ) throws -> CommandResult {
-        let input = try PipePair(), output = try PipePair(), error = try PipePair()
+        let input = try ChildProcess.pipePair(), output = try ChildProcess.pipePair(), errors = try ChildProcess.pipePair()
         let fullEnvironment = environment.isEmpty ? ProcessInfo.processInfo.environment
             : ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pid = try ChildProcess.spawn(
-            executable.path, arguments: arguments, environment: fullEnvironment,
-            stdin: input.read, stdout: output.write, stderr: error.write
-        )
-        input.closeRead()
-        output.closeWrite()
-        error.closeWrite()
+        let pid: Int32
+        do {
+            pid = try ChildProcess.spawn(
+                executable.path, arguments: arguments, environment: fullEnvironment,
+                stdin: input.read, stdout: output.write, stderr: errors.write
+            )
+        } catch {
+            [input.read, input.write, output.read, output.write, errors.read, errors.write].forEach { close($0) }
+            throw error
+        }
+        [input.read, output.write, errors.write].forEach { close($0) }
         started?(RunningCommand(pid: pid))
         // Read both pipes concurrently so a full pipe never blocks the child.
         let group = DispatchGroup()
         let outData = Collected(), errData = Collected()
-        for (pipe, sink) in [(output, outData), (error, errData)] {
+        for (fd, sink) in [(output.read, outData), (errors.read, errData)] {
             group.enter()
             Thread.detachNewThread {
-                sink.set(pipe.readToEnd())
-                pipe.closeRead()
+                sink.set(Data(ChildProcess.readToEnd(fd)))
+                close(fd)
                 group.leave()
             }
         }
-        if let stdin { input.writeAll(Array(stdin.utf8)) }
-        input.closeWrite()
+        if let stdin { ChildProcess.writeAll(input.write, Array(stdin.utf8)) }
+        close(input.write)
         let seconds = Double(timeout.components.seconds)
         if group.wait(timeout: .now() + seconds) == .timedOut {
             kill(pid, SIGTERM)
@@ -115,56 +119,6 @@ struct RunningCommand: Sendable {
     func terminate() { kill(pid, SIGTERM) }
 }
 
-struct SpawnFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// A pipe whose ends are closed on exec (the child gets its copies through dup2 only).
-private final class PipePair: @unchecked Sendable {
-    let read: Int32
-    let write: Int32
-    private let lock = NSLock()
-    private var readOpen = true
-    private var writeOpen = true
-
-    init() throws {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw SpawnFailure(description: "pipe failed: errno \(errno)") }
-        read = ends[0]
-        write = ends[1]
-        _ = fcntl(read, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(write, F_SETFD, FD_CLOEXEC)
-    }
-
-    func closeRead() { lock.withLock { if readOpen { readOpen = false; close(read) } } }
-    func closeWrite() { lock.withLock { if writeOpen { writeOpen = false; close(write) } } }
-
-    func readToEnd() -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(read, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[..<count])
-            } else if count == 0 || errno != EINTR {
-                return data
-            }
-        }
-    }
-
-    func writeAll(_ bytes: [UInt8]) {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { systemWrite(write, $0.baseAddress, $0.count) }
-            if count > 0 {
-                written += count
-            } else if errno != EINTR {
-                return
-            }
-        }
-    }
-}
-
 /// What one reader thread collected from a pipe.
 private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
@@ -172,11 +126,3 @@ private final class Collected: @unchecked Sendable {
     func set(_ value: Data) { lock.withLock { data = value } }
     func get() -> Data { lock.withLock { data } }
 }
-
-#if canImport(Glibc)
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Glibc.read(fd, buffer, count) }
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.write(fd, buffer, count) }
-#else
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Darwin.read(fd, buffer, count) }
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
-#endif

@@ -46,12 +46,15 @@ struct PostgresFleetTests {
         return results
     }
 
-    static func makeSession(_ provider: TestProvider, _ store: PostgresTokenStore, _ transport: NIOHTTPTransport) async throws -> AuthenticatedSession {
+    static func makeSession(
+        _ provider: TestProvider, _ store: PostgresTokenStore, _ transport: NIOHTTPTransport, inFlightRefreshWait: Duration = .seconds(10)
+    ) async throws -> AuthenticatedSession {
         let configuration = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer).configuration()
         let client = TokenClient(provider: configuration, clientID: TestProvider.Client.default.id, transport: transport)
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(client), transport: transport,
-            allowlist: .default(for: try #require(URL(string: provider.issuer))))
+            allowlist: .default(for: try #require(URL(string: provider.issuer))),
+            options: AuthenticatedSession.Options(inFlightRefreshWait: inFlightRefreshWait))
     }
 
     @Test("8 processes find the same login expired at once: 1 refresh, the same new token for all, nobody logged out")
@@ -135,6 +138,7 @@ struct PostgresFleetTests {
     /// access token has expired: `body` gets the provider, the first instance's store, an admin
     /// client, the login as injected, and the two sessions.
     static func withTwoInstances(
+        secondWait: Duration = .seconds(10),
         _ body: @Sendable (TestProvider, PostgresTokenStore, PostgresClient, StoredLogin, AuthenticatedSession, AuthenticatedSession) async throws -> Void
     ) async throws {
         try await withTestProvider { provider in
@@ -144,7 +148,7 @@ struct PostgresFleetTests {
                         let before = try await Self.injectExpiredLogin(provider, into: store)
                         let otherStore = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)
                         let first = try await Self.makeSession(provider, store, transport)
-                        let second = try await Self.makeSession(provider, otherStore, transport)
+                        let second = try await Self.makeSession(provider, otherStore, transport, inFlightRefreshWait: secondWait)
                         try await body(provider, store, admin, before, first, second)
                     }
                 }
@@ -154,9 +158,8 @@ struct PostgresFleetTests {
 
     @Test("the lock is lost while another instance waits for it: that instance finds the refresh marked in flight and waits for its tokens instead of spending the same refresh token; 1 refresh, nobody logged out")
     func lockLostWhileAnotherWaits() async throws {
-        try await Self.withTwoInstances { provider, store, admin, before, first, second in
-            // Room for a loaded machine: the point is that it waits rather than spends, not how long.
-            await second.setInFlightRefreshWait(90)
+        // Room for a loaded machine: the point is that the second waits rather than spends, not how long.
+        try await Self.withTwoInstances(secondWait: .seconds(90)) { provider, store, admin, before, first, second in
             // The first refresh waits at the provider before it is handled (its token not spent yet).
             await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
             let firstRefresh = Task { try await first.validTokens() }
@@ -199,8 +202,7 @@ struct PostgresFleetTests {
                         marked.refreshMark = RefreshMark(id: "another-instance", began: Date(timeIntervalSince1970: TimeInterval(began) / 1000))
                         try await store.save(marked, for: Self.key)
                     }
-                    let session = try await Self.makeSession(provider, store, transport)
-                    await session.setInFlightRefreshWait(0.3)
+                    let session = try await Self.makeSession(provider, store, transport, inFlightRefreshWait: .milliseconds(300))
 
                     try await mark(ageSeconds: 5)
                     let error = try await #require(throws: OIDCError.self) { try await session.validTokens() }

@@ -69,12 +69,7 @@ package final class ChildProcess: @unchecked Sendable {
     /// makes this a no-op.
     package func writeInput(_ text: String) {
         guard let input else { return }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
-            if count > 0 { written += count } else if errno != EINTR { return }
-        }
+        Self.writeAll(input, Array(text.utf8))
     }
 
     /// What the child wrote to standard output since the last call, waiting for at least one byte;
@@ -201,6 +196,15 @@ package final class ChildProcess: @unchecked Sendable {
             } else if count == 0 || errno != EINTR {
                 return data
             }
+        }
+    }
+
+    /// Writes all of `bytes` to `fd`, or as much as a reader that has gone lets through.
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if count > 0 { written += count } else if errno != EINTR { return }
         }
     }
 
