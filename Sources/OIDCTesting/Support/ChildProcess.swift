@@ -1,4 +1,5 @@
 internal import Foundation
+internal import OIDC
 
 #if canImport(Glibc)
 internal import Glibc
@@ -6,12 +7,11 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// A helper process of this package's tests, started with `posix_spawn` rather than Foundation's
-/// `Process`: on Linux, `Process.run()` copies 256 bytes of each `/proc/self/fd` entry's name,
-/// reading past glibc's buffer, and crashes the test process now and then once it has more than
-/// about 1,300 descriptors open (swift-corelibs-foundation PR 5472), as a parallel run of the suite
-/// does. The child gets standard input, output and error only, an empty signal mask and default
-/// signal dispositions.
+/// A helper process of this package's tests, started with `posix_spawn` (OIDC's `Spawn`) rather
+/// than Foundation's `Process`, whose `run()` on Linux crashes a test process with many descriptors
+/// open now and then (swift-corelibs-foundation PR 5472), as a parallel run of the suite has. The
+/// child gets standard input, output and error only, an empty signal mask and default signal
+/// dispositions.
 package final class ChildProcess: @unchecked Sendable {
     /// The child's process id.
     package let pid: Int32
@@ -125,45 +125,11 @@ package final class ChildProcess: @unchecked Sendable {
     package static func spawn(
         _ path: String, arguments: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32
     ) throws -> Int32 {
-        #if canImport(Darwin)
-        var attributes: posix_spawnattr_t?
-        var actions: posix_spawn_file_actions_t?
-        #else
-        var attributes = posix_spawnattr_t()
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        guard posix_spawnattr_init(&attributes) == 0 else { throw ChildProcessError("posix_spawnattr_init failed") }
-        defer { posix_spawnattr_destroy(&attributes) }
-        guard posix_spawn_file_actions_init(&actions) == 0 else { throw ChildProcessError("posix_spawn_file_actions_init failed") }
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        // Nothing else of the test process (listeners, NIO's descriptors) may stay open in the child.
-        #if canImport(Darwin)
-        var flags: Int16 = 0
-        posix_spawnattr_getflags(&attributes, &flags)
-        posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
-        #else
-        if let closeFrom = closeFromAction { _ = closeFrom(&actions, 3) }
-        #endif
-        let argv = ([path] + arguments).map { strdup($0) }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
-            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
-                posix_spawn(&pid, path, &actions, &attributes, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
-            }
+        do {
+            return try Spawn.start(path, arguments: arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr)
+        } catch {
+            throw ChildProcessError(error.description)
         }
-        guard status == 0 else { throw ChildProcessError("posix_spawn \(path) failed: \(String(cString: strerror(status)))") }
-        return pid
     }
 
     /// The exit status of `pid`, or the signal's number when a signal ended it; -1 when it cannot be waited for.
@@ -207,16 +173,6 @@ package final class ChildProcess: @unchecked Sendable {
             if count > 0 { written += count } else if errno != EINTR { return }
         }
     }
-
-    #if !canImport(Darwin)
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, hidden from Swift by its header.
-    private static let closeFromAction: CloseFrom? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: CloseFrom.self)
-    }()
-    #endif
 }
 
 /// A helper process that could not be started.

@@ -135,9 +135,11 @@ struct RelyingPartyInteropTests {
         let session = try await rp.keep(login, in: store, as: key, allowlist: .default(for: try #require(rp.provider.userinfoEndpoint)))
         let revoke = try await rp.transport.send(HTTPRequest(method: "POST", url: try #require(URL(string: Self.issuer + "/users/erin%40example.com/revoke-tokens"))))
         #expect(revoke.status == 204)
-        let refused = await #expect(throws: OIDCError.self) { try await session.refreshNow() }
-        #expect(refused?.endsLogin == true && refused?.providerError?.error == "invalid_grant", "\(String(describing: refused))")
-        #expect(try await store.load(key) == nil)
+        let refused = try await #require(throws: OIDCError.self) { try await session.refreshNow() }
+        let refusal = refused.providerError?.error
+        #expect(refused.endsLogin, "\(refused)")
+        #expect(refusal == "invalid_grant", "\(refused)")
+        #expect(await store.load(key) == nil)
     }
 
     @Test("a loopback login: the listener on the registered port, the provider's form filled in, the ID token verified")
