@@ -99,6 +99,41 @@ struct GlewlwydInteropTests {
         #expect(refreshed.refreshToken == nil)  // rolling: the old one stays valid
     }
 
+    @Test("glewlwyd's own slow_down: a poll that reaches it twice (a retrying proxy) is told to slow down; the next comes at least 5 s later than the interval, and the login completes")
+    func deviceSlowDown() async throws {
+        let doubler = PollDoubler()
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("PUBLIC_CLIENT_ID"), transport: doubler)
+        let tokenEndpoint = try #require(rp.provider.tokenEndpoint)
+        var login = try await rp.deviceLogin(scopes: ["openid", Self.scope])
+        let progress = ProgressLog()
+        let (slowed, slowing) = AsyncStream.makeStream(of: Void.self)
+        login.onProgress = { (event: DeviceLogin.Progress) in
+            progress.record(event)
+            if case .slowDown = event { slowing.yield() }
+        }
+        // The user approves once glewlwyd has said slow_down.
+        let user = Task { [userCode = login.userCode] () async throws -> AgentResult? in
+            for await _ in slowed { return try await Agent.run(["device", userCode, "--issuer", Self.issuer]) }
+            return nil
+        }
+        let verified: VerifiedLogin
+        do {
+            defer { slowing.finish() }
+            verified = try await login.waitForTokens()
+        }
+        let approval = try #require(try await user.value, "glewlwyd never said slow_down")
+        #expect(approval.status == 0, "\(approval.output)")
+        #expect(progress.events.first == "slow_down", "\(progress.events)")
+        #expect(!verified.idToken.claims.subject.isEmpty)
+
+        // Poll times as glewlwyd saw them: the doubled first poll (pending, then slow_down), then
+        // DeviceLogin's own, each at least interval (2 s) + 5 s after the one before.
+        let polls = doubler.pollTimes(to: tokenEndpoint)
+        try #require(polls.count >= 3, "\(polls.count) polls")
+        let gaps = zip(polls.dropFirst(2), polls.dropFirst(1)).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 >= .seconds(7) }, "gaps after slow_down: \(gaps)")
+    }
+
     @Test("client credentials with client_secret_basic; introspection by the same client: active, then a made-up token inactive")
     func clientSecretBasic() async throws {
         let clientID = try Self.variable("CONFIDENTIAL_CLIENT_ID")
@@ -210,6 +245,34 @@ extension GlewlwydInteropTests {
         /// The parameter names of each request to `url`, in order.
         func forms(to url: URL) -> [[String]] {
             sent.withLock { $0.filter { $0.url == url }.map(\.names) }
+        }
+    }
+
+    /// The real transport, which sends the first device-code poll twice, back to back, and returns
+    /// the second answer (as a proxy that retries would): glewlwyd says `slow_down` to a poll within
+    /// its interval of the one before. Notes when each token request was sent.
+    final class PollDoubler: HTTPTransport {
+        private let inner: any HTTPTransport = NIOHTTPTransport.shared
+        private let state = Mutex<(doubled: Bool, polls: [(url: URL, at: ContinuousClock.Instant)])>((false, []))
+
+        /// Sends `request`; the first one that carries a device code goes twice.
+        func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse {
+            let isPoll = String(decoding: request.body, as: UTF8.self).contains("device_code=")
+            let twice = isPoll && state.withLock { seen in
+                defer { seen.doubled = true }
+                return !seen.doubled
+            }
+            if twice {
+                state.withLock { $0.polls.append((request.url, .now)) }
+                _ = try await inner.send(request, options: options)
+            }
+            if isPoll { state.withLock { $0.polls.append((request.url, .now)) } }
+            return try await inner.send(request, options: options)
+        }
+
+        /// When each device-code poll to `url` was sent, in order.
+        func pollTimes(to url: URL) -> [ContinuousClock.Instant] {
+            state.withLock { $0.polls.filter { $0.url == url }.map(\.at) }
         }
     }
 
