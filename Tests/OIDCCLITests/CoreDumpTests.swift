@@ -23,21 +23,21 @@ struct CoreDumpTests {
 
     /// Starts `oidc provider` (a process that stays up) through `sh`, which first raises the core file
     /// limit, as a shell with `ulimit -c unlimited` would; as `nobody` when run as root.
-    static func startProvider() throws -> ChildProcess {
+    static func startProvider() async throws -> ChildProcess {
         let process = try ChildProcess(
             "/bin/sh", ["-c", #"ulimit -c 8192 && exec "$@""#, "sh"] + asUser([OIDCBinary.url.path, "provider", "--port", "0"]).arguments,
             environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
         // The issuer on stdout: the provider is up, long after main's first statement.
-        #expect(process.readOutput().hasPrefix("http://127.0.0.1:"))
+        #expect(await process.output().hasPrefix("http://127.0.0.1:"))
         return process
     }
 
     /// Whether another process of the same user may read `/proc/PID/environ`: it may unless the
     /// process is not dumpable (the kernel's ptrace access check).
-    static func environIsReadable(_ pid: Int32) throws -> Bool {
+    static func environIsReadable(_ pid: Int32) async throws -> Bool {
         let reader = try ChildProcess(
             "/bin/sh", ["-c", #"exec "$@" < /dev/null > /dev/null 2>&1"#, "sh"] + asUser(["/usr/bin/head", "-c", "1", "/proc/\(pid)/environ"]).arguments)
-        return reader.waitForExit() == 0
+        return await reader.exitStatus() == 0
     }
 
     @Test("every oidc run starts with a core file limit of 0 and not dumpable, whatever limit it was started with")
@@ -46,15 +46,15 @@ struct CoreDumpTests {
         let shell = try ChildProcess("/bin/sh", ["-c", "ulimit -c 8192 && exec cat /proc/self/limits"])
         var limits = ""
         for _ in 0..<1000 {
-            let chunk = shell.readOutput()
+            let chunk = await shell.output()
             if chunk.isEmpty { break }
             limits += chunk
         }
-        _ = shell.waitForExit()
+        _ = await shell.exitStatus()
         let raised = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
         #expect(!raised.hasPrefix("Max core file size        0 "), "\(raised)")
 
-        let process = try Self.startProvider()
+        let process = try await Self.startProvider()
         defer {
             process.signal(SIGINT)
             _ = process.waitForExit()
@@ -62,7 +62,7 @@ struct CoreDumpTests {
         let core = try Self.limit("Max core file size", of: process.pid)
         #expect(core.soft == "0", "\(core)")
         // The reading process has the same user as oidc: only "not dumpable" keeps it out.
-        #expect(try !Self.environIsReadable(process.pid), "another process of the same user read oidc's environment")
+        #expect(try await !Self.environIsReadable(process.pid), "another process of the same user read oidc's environment")
         // The check can tell: a shell of that user, dumpable, is readable.
         let dumpable = try ChildProcess("/bin/sh", ["-c", "exec \"$@\"", "sh"] + Self.asUser(["/bin/sleep", "30"]).arguments)
         defer {
@@ -70,6 +70,6 @@ struct CoreDumpTests {
             _ = dumpable.waitForExit()
         }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try Self.environIsReadable(dumpable.pid))
+        #expect(try await Self.environIsReadable(dumpable.pid))
     }
 }

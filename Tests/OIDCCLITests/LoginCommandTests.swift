@@ -291,13 +291,13 @@ struct LoginCommandTests {
             let old = try #require(try sandbox.storedLogin("work"))
             try await Task.sleep(for: .seconds(2.2))
             let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [sandbox.store, "oidc", "work", "block", "1500"])
-            let locked = await Task.detached { barrier.readOutput() }.value
+            let locked = await barrier.output()
             #expect(locked.contains("locked"))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
                 for _ in 0..<8 { group.addTask { try await sandbox.run(["token", "--profile", "work"]) } }
                 return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
             }
-            _ = await Task.detached { barrier.waitForExit() }.value
+            _ = await barrier.exitStatus()
             #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
             let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(tokens.count == 1)

@@ -9,12 +9,12 @@ import Testing
 @Suite("oidc provider and oidc mint", .timeLimit(.minutes(1)))
 struct ProviderAndMintCommandTests {
     /// Starts `oidc provider`, waits (bounded) for the issuer line on stdout.
-    static func startProvider(_ arguments: [String] = []) throws -> (process: ChildProcess, issuer: String) {
+    static func startProvider(_ arguments: [String] = []) async throws -> (process: ChildProcess, issuer: String) {
         let process = try ChildProcess(OIDCBinary.url.path, ["provider"] + arguments)
         var line = ""
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, !line.contains("\n") {
-            let chunk = process.readOutput()
+            let chunk = await process.output()
             if chunk.isEmpty { break }
             line += chunk
         }
@@ -29,7 +29,7 @@ struct ProviderAndMintCommandTests {
     @Test("oidc provider prints its issuer, serves discovery and JWKS, and stops on SIGINT with 130")
     func provider() async throws {
         let secretFile = try Self.temporaryFile("s3cret\n")
-        let (process, issuer) = try Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
+        let (process, issuer) = try await Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
         defer { process.signal(SIGKILL); _ = process.waitForExit() }
         #expect(issuer.hasPrefix("http://127.0.0.1:"))
         let (status, body) = try await Self.get(issuer + "/.well-known/openid-configuration")
@@ -39,8 +39,8 @@ struct ProviderAndMintCommandTests {
         let (_, jwks) = try await Self.get(try #require(metadata["jwks_uri"] as? String))
         #expect(try JWKSet(json: Array(jwks)).keys.count >= 2)
         process.signal(SIGINT)
-        #expect(process.waitForExit() == 130)
-        let messages = process.standardError
+        #expect(await process.exitStatus() == 130)
+        let messages = await process.errors()
         #expect(messages.contains("test-client, cli"))
         #expect(!messages.contains("s3cret"))
         #expect(messages.contains("stopped"))
@@ -48,14 +48,14 @@ struct ProviderAndMintCommandTests {
 
     @Test("SIGTERM stops the provider cleanly with 0; a port in use is a clear error")
     func terminate() async throws {
-        let (process, issuer) = try Self.startProvider()
+        let (process, issuer) = try await Self.startProvider()
         defer { process.signal(SIGKILL); _ = process.waitForExit() }
         let port = try #require(URL(string: issuer)?.port)
         let busy = try await OIDCBinary.run(["provider", "--port", "\(port)"])
         #expect(busy.status == 2)
         #expect(busy.stderr.contains("in use"))
         process.signal(SIGTERM)
-        #expect(process.waitForExit() == 0)
+        #expect(await process.exitStatus() == 0)
     }
 
     @Test("provider usage errors name the flag", arguments: [

@@ -38,13 +38,13 @@ struct TokenCommandTests {
             // A start barrier: another process holds the store's lock while the 8 start, so all of
             // them find the expired token and wait for the lock at the same moment.
             let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [store, "oidc", "work", "block", "1500"])
-            let locked = await Task.detached { barrier.readOutput() }.value
+            let locked = await barrier.output()
             #expect(locked.contains("locked"))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
                 for _ in 0..<8 { group.addTask { try await OIDCBinary.run(["token", "--store", store, "--profile", "work"]) } }
                 return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
             }
-            _ = await Task.detached { barrier.waitForExit() }.value
+            _ = await barrier.exitStatus()
             #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
             let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(tokens.count == 1)

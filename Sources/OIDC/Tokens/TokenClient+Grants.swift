@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Grants without a user at the browser: client credentials (RFC 6749 §4.4) and any extension
 /// grant (RFC 6749 §4.5) by its `grant_type`.

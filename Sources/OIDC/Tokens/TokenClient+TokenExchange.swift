@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// A token exchange (RFC 8693): a token the client holds (a user's access token, say) traded for
 /// another one, for another audience or with less scope, or acting for the subject.

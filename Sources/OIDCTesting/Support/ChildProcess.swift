@@ -112,6 +112,28 @@ package final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    // MARK: Waiting in async code
+
+    /// ``readOutput()`` on a thread of its own: an async test must never block one of Swift's few
+    /// cooperative threads, which the in-process servers (actors) of other tests need.
+    package func output() async -> String { await Self.offPool { self.readOutput() } }
+
+    /// ``waitForExit()`` on a thread of its own.
+    package func exitStatus() async -> Int32 { await Self.offPool { self.waitForExit() } }
+
+    /// ``waitForTermination()`` on a thread of its own.
+    package func termination() async -> Termination { await Self.offPool { self.waitForTermination() } }
+
+    /// ``standardError`` on a thread of its own.
+    package func errors() async -> String { await Self.offPool { self.standardError } }
+
+    /// Runs `body`, which blocks, on a new thread rather than on Swift's cooperative pool.
+    package static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
     /// Everything the child wrote to standard error, once it has closed it (at its exit).
     package var standardError: String {
         errorsRead.wait()
