@@ -42,11 +42,11 @@ struct PushedAuthorizationCommandTests {
         }
     }
 
-    @Test("a provider that requires pushed requests gets them without --par")
+    @Test("a provider that requires pushed requests gets them without --par, and even with --no-par")
     func requiredWithoutFlag() async throws {
         try await withTestProvider(Self.provider(.required)) { provider in
             let sandbox = LoginSandbox()
-            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider))
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--no-par"])
             #expect(login.status == 0, "\(login.stderr)")
             #expect(await provider.requestCount(.pushedAuthorization) == 1)
             #expect(await Self.authorizeNames(provider) == [["client_id", "request_uri"]])

@@ -27,7 +27,7 @@ public struct PushedAuthorization: Sendable, Equatable {
         guard case .string(let uri)? = object["request_uri"], !uri.isEmpty else {
             throw OIDCError(.malformedResponse, "The pushed authorization request's answer has no 'request_uri' string (RFC 9126 §2.2).")
         }
-        guard case .number(let seconds)? = object["expires_in"], seconds.isFinite, seconds >= 1, seconds <= 86_400 * 365,
+        guard case .number(let seconds)? = object["expires_in"], seconds.isFinite, seconds >= 1, seconds <= Double(Int32.max),
             seconds == seconds.rounded()
         else {
             throw OIDCError(

@@ -144,7 +144,7 @@ extension TestProvider {
                 }
             }
             guard accessTokenLifetime > 0, idTokenLifetime > 0, authorizationCodeLifetime > 0, maximumRequestBodySize > 0,
-                retainedKeyGenerations >= 0
+                retainedKeyGenerations >= 0, pushedRequestLifetime > 0
             else {
                 throw OIDCError(.invalidArgument, "Lifetimes and sizes must be positive, retained key generations not negative.")
             }
