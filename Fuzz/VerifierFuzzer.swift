@@ -1,5 +1,5 @@
 // libFuzzer entry point over the library's untrusted inputs: tokens, JWKS, JSON, callbacks, the
-// device authorization and introspection answers of a provider, and private keys read from files.
+// device authorization, introspection and pushed authorization request answers of a provider, and private keys read from files.
 // Built by scripts/fuzz.sh together with the OIDC sources (SwiftPM has no fuzzer products). The first
 // input byte picks the target.
 import Foundation
@@ -36,9 +36,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 2:  // strict JSON and base64url
         _ = try? StrictJSON.parseObject(Array(body), maximumDepth: 16)
         _ = Base64URL.decode(body)
-    case 4:  // a provider's device authorization answer (RFC 8628) and introspection answer (RFC 7662)
+    case 4:  // a provider's device authorization (RFC 8628), introspection (RFC 7662) and pushed request (RFC 9126) answers
         _ = try? DeviceAuthorization(json: Array(body), receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
         _ = try? TokenIntrospection(json: Array(body))
+        _ = try? PushedAuthorization(json: Array(body), now: Date(timeIntervalSince1970: 1_800_000_000))
     case 5:  // a client's private key: a JWK or PEM, as read from --private-key-file
         let text = String(decoding: body, as: UTF8.self)
         if text.first == "{" { _ = try? JWSSigningKey(jwk: text) } else { _ = try? JWSSigningKey(pem: text) }

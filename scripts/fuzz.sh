@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer over the library's untrusted inputs (tokens, JWKS, strict JSON, base64url, callback URLs,
-# device authorization and introspection answers, private keys),
+# device authorization, introspection and pushed authorization request answers, private keys),
 # bounded in time: scripts/fuzz.sh [SECONDS] (default 60). Builds the OIDC sources with the harness in
 # Fuzz/ using `swiftc -sanitize=fuzzer,address`; the corpus and any crash land in fuzz-out/.
 set -euo pipefail
@@ -38,6 +38,7 @@ printf '\002%s' '{"a":[1,2.5e3,"\u00e4",{"b":null}],"c":true}' > fuzz-out/corpus
 printf '\003%s' 'com.example.app:/callback?code=x&state=s&iss=https%3A%2F%2Fidp.example' > fuzz-out/corpus/callback
 printf '\004%s' '{"device_code":"d","user_code":"WDJB-MJHT","verification_uri":"https://idp.example/device","verification_uri_complete":"https://idp.example/device?user_code=WDJB-MJHT","expires_in":"1800","interval":5}' > fuzz-out/corpus/device
 printf '\004%s' '{"active":true,"scope":"a b","client_id":"c","exp":1900000000,"aud":["x","y"],"sub":"1"}' > fuzz-out/corpus/introspection
+printf '\004%s' '{"request_uri":"urn:ietf:params:oauth:request_uri:6esc_11ACC5bwc014ltc14eY22c","expires_in":60}' > fuzz-out/corpus/pushed-authorization
 printf '\005%s' '{"kty":"OKP","crv":"Ed25519","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}' > fuzz-out/corpus/jwk-private
 { printf '\005'; cat Tests/OIDCTests/Fixtures/keys/ec-p256-sec1.pem; } > fuzz-out/corpus/pem
 exec fuzz-out/verifier-fuzzer -max_total_time="$seconds" -max_len=8192 -timeout=5 -print_final_stats=1 fuzz-out/corpus

@@ -29,13 +29,15 @@ struct ProviderAndMintCommandTests {
     @Test("oidc provider prints its issuer, serves discovery and JWKS, and stops on SIGINT with 130")
     func provider() async throws {
         let secretFile = try Self.temporaryFile("s3cret\n")
-        let (process, issuer) = try await Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile])
+        let (process, issuer) = try await Self.startProvider(["--access-token-lifetime", "120", "--id-token-alg", "ES256", "--client-id", "cli", "--client-secret-file", secretFile, "--par", "required"])
         defer { process.signal(SIGKILL); _ = process.waitForExit() }
         #expect(issuer.hasPrefix("http://127.0.0.1:"))
         let (status, body) = try await Self.get(issuer + "/.well-known/openid-configuration")
         #expect(status == 200)
         let metadata = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
         #expect(metadata["issuer"] as? String == issuer)
+        #expect(metadata["pushed_authorization_request_endpoint"] as? String == issuer + "/par")
+        #expect(metadata["require_pushed_authorization_requests"] as? Bool == true)
         let (_, jwks) = try await Self.get(try #require(metadata["jwks_uri"] as? String))
         #expect(try JWKSet(json: Array(jwks)).keys.count >= 2)
         process.signal(SIGINT)
@@ -61,6 +63,7 @@ struct ProviderAndMintCommandTests {
     @Test("provider usage errors name the flag", arguments: [
         (["--host", "0.0.0.0"], "--host"), (["--port", "70000"], "--port"), (["--client-secret", "x"], "--client-id"),
         (["--id-token-alg", "HS256"], "--id-token-alg"), (["--access-token-lifetime", "0"], "--access-token-lifetime"),
+        (["--par", "sometimes"], "--par"),
     ])
     func providerUsage(arguments: [String], flag: String) async throws {
         let result = try await OIDCBinary.run(["provider"] + arguments)

@@ -175,14 +175,32 @@ public struct AuthorizationRequest: Sendable {
     ///   already has one of the parameters.
     public func url() throws(OIDCError) -> URL {
         try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
-        let parameters = try parameters()
+        return try Self.assemble(authorizationEndpoint, try parameters())
+    }
+
+    /// The URL that sends the browser to the authorization endpoint with a pushed request (RFC 9126
+    /// §4): only `client_id` and the `request_uri` the provider's pushed authorization request
+    /// endpoint gave for this request's parameters.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for an empty client id or request URI; as
+    ///   ``url()`` for the endpoint.
+    public func url(requestURI: String) throws(OIDCError) -> URL {
+        try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
+        guard !clientID.isEmpty else { throw .invalidArgument("The client id is empty.") }
+        guard !requestURI.isEmpty else { throw .invalidArgument("The request URI is empty.") }
+        return try Self.assemble(authorizationEndpoint, [.init("client_id", clientID), .init("request_uri", requestURI)])
+    }
+
+    /// `endpoint` with `parameters` added to its query; a parameter the endpoint's own query
+    /// already has is refused.
+    private static func assemble(_ endpoint: URL, _ parameters: [OAuthParameter]) throws(OIDCError) -> URL {
         let query = parameters.map {
             PercentEncoding.encode($0.name, style: .uriComponent) + "="
                 + PercentEncoding.encode($0.value, style: .uriComponent)
         }.joined(separator: "&")
 
-        var base = authorizationEndpoint.absoluteString
-        let existing = URLComponents(url: authorizationEndpoint, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        var base = endpoint.absoluteString
+        let existing = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         if !existing.isEmpty {
             let ours = Set(parameters.map(\.name))
             for item in try FormEncoding.decode(existing, allowDuplicates: true) where ours.contains(item.name) {

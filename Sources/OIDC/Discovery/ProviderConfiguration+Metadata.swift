@@ -3,7 +3,8 @@ internal import Foundation
 extension ProviderConfiguration {
     /// This configuration (a preset such as ``swan``) with the provider's discovered metadata laid
     /// under it: the metadata's issuer and endpoints (authorization, token, JWKS, userinfo,
-    /// revocation, end-session, device authorization, introspection) and its RFC 9207 promise, each endpoint falling back to this
+    /// revocation, end-session, device authorization, introspection, pushed authorization requests),
+    /// its RFC 9207 promise and whether it requires pushed requests, each endpoint falling back to this
     /// configuration's where the metadata has none; this configuration's quirks kept (client
     /// authentication method, extra token-request headers, issuer matching, default scopes).
     ///
@@ -20,6 +21,9 @@ extension ProviderConfiguration {
         merged.endSessionEndpoint = metadata.endSessionEndpoint ?? endSessionEndpoint
         merged.deviceAuthorizationEndpoint = metadata.deviceAuthorizationEndpoint ?? deviceAuthorizationEndpoint
         merged.introspectionEndpoint = metadata.introspectionEndpoint ?? introspectionEndpoint
+        merged.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint ?? pushedAuthorizationRequestEndpoint
+        merged.requiresPushedAuthorizationRequests =
+            metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported

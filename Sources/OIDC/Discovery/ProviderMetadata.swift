@@ -28,6 +28,11 @@ public struct ProviderMetadata: Sendable {
     public let deviceAuthorizationEndpoint: URL?
     /// `introspection_endpoint` (RFC 7662, RFC 8414 §2), when advertised.
     public let introspectionEndpoint: URL?
+    /// `pushed_authorization_request_endpoint` (RFC 9126 §5), when advertised.
+    public let pushedAuthorizationRequestEndpoint: URL?
+    /// `require_pushed_authorization_requests` (RFC 9126 §5): the provider takes authorization
+    /// requests only through its pushed authorization request endpoint.
+    public let requirePushedAuthorizationRequests: Bool
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -115,6 +120,7 @@ public struct ProviderMetadata: Sendable {
         registrationEndpoint = try endpoint("registration_endpoint")
         deviceAuthorizationEndpoint = try endpoint("device_authorization_endpoint")
         introspectionEndpoint = try endpoint("introspection_endpoint")
+        pushedAuthorizationRequestEndpoint = try endpoint("pushed_authorization_request_endpoint")
         scopesSupported = try strings("scopes_supported")
         responseTypesSupported = try strings("response_types_supported")
         grantTypesSupported = try strings("grant_types_supported")
@@ -126,6 +132,12 @@ public struct ProviderMetadata: Sendable {
         case .bool(let flag)?: authorizationResponseIssParameterSupported = flag
         default:
             throw OIDCError(.malformedResponse, "The provider's metadata member 'authorization_response_iss_parameter_supported' must be a boolean.")
+        }
+        switch object["require_pushed_authorization_requests"] {
+        case nil, .null?: requirePushedAuthorizationRequests = false
+        case .bool(let flag)?: requirePushedAuthorizationRequests = flag
+        default:
+            throw OIDCError(.malformedResponse, "The provider's metadata member 'require_pushed_authorization_requests' must be a boolean.")
         }
         raw = object
         rawJSON = String(decoding: json, as: UTF8.self)
@@ -155,6 +167,8 @@ public struct ProviderMetadata: Sendable {
         configuration.endSessionEndpoint = endSessionEndpoint
         configuration.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         configuration.introspectionEndpoint = introspectionEndpoint
+        configuration.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

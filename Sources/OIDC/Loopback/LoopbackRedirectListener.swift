@@ -170,6 +170,17 @@ public final class LoopbackRedirectListener: Sendable {
         try state.beginWait(for: request, location: location.absoluteString, awaiting: false)
     }
 
+    /// Points the ``startURL`` at `location` instead, as long as nobody has opened it yet: a pushed
+    /// authorization request's URL renewed before its `request_uri` expires.
+    ///
+    /// - Returns: whether the start URL now redirects to `location`; `false` once it has been
+    ///   opened, or when `request` is not the one served or the login has ended.
+    /// - Throws: ``OIDCError/Code/insecureEndpoint`` for a `location` that is not https (or http on loopback).
+    public func replaceRedirect(for request: AuthorizationRequest, with location: URL) throws(OIDCError) -> Bool {
+        try EndpointPolicy.validate(location, role: "authorization URL")
+        return state.replaceLocation(for: request, with: location.absoluteString)
+    }
+
     /// Serves the ``startURL`` as a 302 to `request.url()` (unless ``serve(_:)`` already does) and waits for the callback that belongs to `request`.
     ///
     /// Callbacks without exactly one `state` equal to `request.state` (compared in constant time)

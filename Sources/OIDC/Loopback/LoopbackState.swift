@@ -95,6 +95,16 @@ final class LoopbackState: @unchecked Sendable {
 
     // MARK: The wait
 
+    /// Points the start URL at `location` instead, while `request` is served and the start URL has
+    /// not been opened; `false` once it has (or the login ended).
+    func replaceLocation(for request: AuthorizationRequest, with location: String) -> Bool {
+        lock.withLock {
+            guard case .waiting(let served, _) = phase, !startServed, served.state == request.state else { return false }
+            phase = .waiting(request: served, location: location)
+            return true
+        }
+    }
+
     /// Starts serving `request` (``LoopbackRedirectListener/serve(_:)``), or starts the one wait for
     /// it (`awaiting`); serving the same request again, or waiting for the request being served, is
     /// allowed once.

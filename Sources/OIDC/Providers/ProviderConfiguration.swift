@@ -59,6 +59,14 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var deviceAuthorizationEndpoint: URL?
     /// The token introspection endpoint (RFC 7662).
     public var introspectionEndpoint: URL?
+    /// The pushed authorization request endpoint (RFC 9126), where
+    /// ``RelyingParty/authorizationURL(for:)`` sends a login's parameters when the provider requires
+    /// it or the relying party asks for it.
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// Whether the provider takes authorization requests only when pushed (RFC 9126 §5,
+    /// `require_pushed_authorization_requests`): ``RelyingParty/authorizationURL(for:)`` then pushes
+    /// every request, whatever the relying party's setting.
+    public var requiresPushedAuthorizationRequests: Bool
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -76,9 +84,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
 
     /// A provider from explicit endpoints.
     ///
-    /// The userinfo, revocation, end-session, device authorization and introspection endpoints start
-    /// as `nil`, with no extra token-request
-    /// headers, exact issuer matching and no RFC 9207 promise: set those members afterwards when the
+    /// The userinfo, revocation, end-session, device authorization, introspection and pushed
+    /// authorization request endpoints start as `nil`, with no extra token-request headers, exact issuer matching and no RFC 9207 promise: set those members afterwards when the
     /// provider needs them.
     public init(
         issuer: String,
@@ -97,6 +104,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.endSessionEndpoint = nil
         self.deviceAuthorizationEndpoint = nil
         self.introspectionEndpoint = nil
+        self.pushedAuthorizationRequestEndpoint = nil
+        self.requiresPushedAuthorizationRequests = false
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

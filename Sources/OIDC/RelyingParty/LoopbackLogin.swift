@@ -71,14 +71,23 @@ public struct LoopbackLogin: Sendable {
     ///   callback's checks (`stateMismatch` is never thrown: another request's callback is answered
     ///   and ignored); `startURLReused` when the start URL was opened a second time (nothing is
     ///   exchanged); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
-    ///   what ``RelyingParty/completeLogin(_:for:now:)`` throws.
+    ///   what ``RelyingParty/authorizationURL(for:)`` throws (a refused pushed authorization
+    ///   request, no pushed authorization request endpoint); what
+    ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
         _ = try relyingParty.requireKeys()
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
         var opened: (any BrowserLauncher)?
         do throws(OIDCError) {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
-            try listener.serve(request, redirectingTo: try await relyingParty.authorizationURL(for: request))
+            let target = try await relyingParty.authorizationTarget(for: request)
+            try listener.serve(request, redirectingTo: target.url)
+            let renewal = target.expiresAt.map { expiresAt in
+                Task { [relyingParty, logger] in
+                    await Self.renewPushedRequest(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger ?? relyingParty.logger)
+                }
+            }
+            defer { renewal?.cancel() }
             show(listener.startURL)
             if let browser {
                 opened = browser
@@ -93,6 +102,34 @@ public struct LoopbackLogin: Sendable {
             await opened?.loginEnded(listener.startURL)
             await listener.close()
             throw error
+        }
+    }
+}
+
+extension LoopbackLogin {
+    /// While nobody has opened the start URL, pushes the request again shortly before its request
+    /// URI expires (a tenth of its lifetime before, at most 10 s) and points the start URL at the
+    /// new one: a user who opens the link late still gets a usable one. Ends once the start URL has
+    /// been opened, at cancellation, or at a push that fails (the link then stays as it was).
+    static func renewPushedRequest(
+        _ request: AuthorizationRequest, expiresAt first: Date, listener: LoopbackRedirectListener, _ relyingParty: RelyingParty,
+        logger: Logger?
+    ) async {
+        var expiresAt = first
+        while !Task.isCancelled {
+            let left = expiresAt.timeIntervalSinceNow
+            let margin = min(10, max(left, 0) / 10)
+            do { try await Task.sleep(for: .seconds(max(left - margin, 0.5))) } catch { return }
+            do throws(OIDCError) {
+                let renewed = try await relyingParty.authorizationTarget(for: request)
+                guard try listener.replaceRedirect(for: request, with: renewed.url), let next = renewed.expiresAt else { return }
+                logger?.debug("pushed authorization request renewed before its request_uri expired")
+                expiresAt = next
+            } catch {
+                logger?.warning("the pushed authorization request could not be renewed; the sign-in link works until its request_uri expires",
+                                metadata: .failure(error))
+                return
+            }
         }
     }
 }

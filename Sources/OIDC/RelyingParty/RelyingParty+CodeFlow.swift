@@ -27,14 +27,49 @@ extension RelyingParty {
         return request
     }
 
-    /// Where to send the browser for `request`: its URL, checked (``AuthorizationRequest/url()``).
-    /// The one place a login's front-channel URL is made, so that pushed authorization requests
-    /// (RFC 9126) need no change in the callers.
+    /// Where to send the browser for `request`: the one place a login's front-channel URL is made.
+    ///
+    /// When the provider requires pushed authorization requests (RFC 9126,
+    /// ``ProviderConfiguration/requiresPushedAuthorizationRequests``), or ``pushedAuthorization`` is
+    /// ``PushedAuthorizationUse/always``, the request's parameters are first pushed to the provider,
+    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:)``), and the URL
+    /// carries only `client_id` and the `request_uri` it gave (``AuthorizationRequest/url(requestURI:)``):
+    /// nothing of the request can be read or changed in the browser. Each call pushes anew, so
+    /// every login has its own single-use request URI (``LoopbackLogin`` also pushes again when
+    /// the one its start URL leads to is about to expire unopened). Otherwise it is the request's
+    /// URL (``AuthorizationRequest/url()``).
     ///
     /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
-    ///   endpoint that is not https).
+    ///   endpoint that is not https); for a pushed request, ``OIDCError/Code/invalidArgument`` when
+    ///   the provider names no pushed authorization request endpoint or the request is another
+    ///   client's (before anything is sent), and what ``TokenClient/pushAuthorizationRequest(_:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
-        try request.url()
+        try await authorizationTarget(for: request).url
+    }
+
+    /// ``authorizationURL(for:)``, with when a pushed request's URI expires (`nil` for a plain URL).
+    func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
+        guard pushesAuthorizationRequests else { return (try request.url(), nil) }
+        guard provider.pushedAuthorizationRequestEndpoint != nil else {
+            let why = provider.requiresPushedAuthorizationRequests
+                ? "The provider \(provider.issuer) requires pushed authorization requests but names no pushed_authorization_request_endpoint"
+                : "Pushed authorization requests were asked for, but the provider \(provider.issuer) names no pushed_authorization_request_endpoint"
+            throw .invalidArgument(why + "; set ProviderConfiguration.pushedAuthorizationRequestEndpoint, or use discovery.")
+        }
+        guard request.clientID == clientID else {
+            throw .invalidArgument(
+                "The request is for client '\(request.clientID)', this relying party is '\(clientID)': a pushed request would name one client and the browser another."
+            )
+        }
+        // The URL the browser will get is checked before the client authenticates anywhere.
+        try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
+        let pushed = try await tokenClient.pushAuthorizationRequest(request)
+        return (try request.url(requestURI: pushed.requestURI), pushed.expiresAt)
+    }
+
+    /// Whether ``authorizationURL(for:)`` pushes: the provider requires it, or ``pushedAuthorization`` says always.
+    public var pushesAuthorizationRequests: Bool {
+        provider.requiresPushedAuthorizationRequests || pushedAuthorization == .always
     }
 
     /// Completes a login from the URL the browser came back to: the callback is checked (a

@@ -31,6 +31,9 @@ public struct RelyingParty: Sendable {
     public let logger: Logger?
     /// The transport every request goes through.
     public var transport: any HTTPTransport { tokenClient.transport }
+    /// When ``authorizationURL(for:)`` pushes a login's parameters to the provider (RFC 9126):
+    /// ``PushedAuthorizationUse/whenRequired`` by default. Set it before the relying party is shared.
+    public var pushedAuthorization: PushedAuthorizationUse = .whenRequired
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.

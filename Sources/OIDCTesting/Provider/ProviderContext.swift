@@ -27,6 +27,7 @@ enum ProviderPaths {
     static let deviceAuthorization = "/device_authorization"
     static let deviceVerification = "/device"
     static let endSession = "/logout"
+    static let pushedAuthorization = "/par"
     static let protectedResource = "/api/me"
 
     /// The endpoint a request path addresses, given the issuer's path; `nil` for anything else.
@@ -46,6 +47,7 @@ enum ProviderPaths {
         case deviceAuthorization[...]: return .deviceAuthorization
         case deviceVerification[...]: return .deviceVerification
         case endSession[...]: return .endSession
+        case pushedAuthorization[...]: return .pushedAuthorization
         case protectedResource[...]: return .protectedResource
         default: return nil
         }

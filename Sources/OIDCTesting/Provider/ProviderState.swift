@@ -19,6 +19,8 @@ actor ProviderState {
 
     var codes: [String: AuthorizationCodeRecord] = [:]
     var pendingLogins: [String: (authorization: ValidatedAuthorization, expiresAt: Date)] = [:]
+    /// Pushed authorization requests (RFC 9126) by `request_uri`, each usable once.
+    var pushedRequests: [String: (clientID: String, parameters: [OAuthParameter], expiresAt: Date)] = [:]
     var families: [String: TokenFamily] = [:]
     var refreshTokens: [String: RefreshTokenRecord] = [:]
     var accessTokens: [String: AccessTokenRecord] = [:]

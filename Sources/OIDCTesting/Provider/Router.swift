@@ -19,7 +19,13 @@ struct Router: Sendable {
         }
         var grantType: String?
         var formParameters: [String: String]?
-        if request.method == "POST", request.hasFormBody, let parameters = try? request.formParameters() {
+        if request.method == "GET", endpoint == .authorize, request.path.hasSuffix(ProviderPaths.authorize),
+            let parameters = try? request.queryParameters()
+        {
+            var query: [String: String] = [:]
+            for parameter in parameters where query[parameter.name] == nil { query[parameter.name] = parameter.value }
+            formParameters = query
+        } else if request.method == "POST", request.hasFormBody, let parameters = try? request.formParameters() {
             if endpoint == .token, !parameters.isRepeated("grant_type") { grantType = parameters.nonEmpty("grant_type") }
             var form: [String: String] = [:]
             for parameter in parameters where form[parameter.name] == nil { form[parameter.name] = parameter.value }
@@ -44,6 +50,7 @@ struct Router: Sendable {
         case .deviceAuthorization: return await DeviceEndpoints.authorize(request, context)
         case .deviceVerification: return await DeviceEndpoints.verification(request, context)
         case .endSession: return await EndSessionEndpoint.handle(request, context)
+        case .pushedAuthorization: return await PushedAuthorizationEndpoint.handle(request, context)
         case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
         }
     }

@@ -47,6 +47,11 @@ extension TestProvider {
         public var assertionAudience: AssertionAudience = .issuerOrEndpoint
         /// How the device authorization grant behaves (RFC 8628).
         public var deviceFlow = DeviceFlow()
+        /// Whether `/par` takes pushed authorization requests (RFC 9126), and whether `/authorize`
+        /// takes nothing else: offered by default.
+        public var pushedAuthorizationRequests: PushedAuthorizationRequests = .offered
+        /// How many seconds a pushed request's `request_uri` can be used, once (60 by default).
+        public var pushedRequestLifetime = 60
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -139,7 +144,7 @@ extension TestProvider {
                 }
             }
             guard accessTokenLifetime > 0, idTokenLifetime > 0, authorizationCodeLifetime > 0, maximumRequestBodySize > 0,
-                retainedKeyGenerations >= 0
+                retainedKeyGenerations >= 0, pushedRequestLifetime > 0
             else {
                 throw OIDCError(.invalidArgument, "Lifetimes and sizes must be positive, retained key generations not negative.")
             }
@@ -265,6 +270,17 @@ extension TestProvider {
         case rs256 = "RS256"
         /// ES256, with the provider's P-256 key.
         case es256 = "ES256"
+    }
+
+    /// Pushed authorization requests (RFC 9126) at `{issuer}/par`.
+    public enum PushedAuthorizationRequests: Sendable, Equatable {
+        /// No `/par`; discovery names none.
+        case notOffered
+        /// `/par` takes pushed requests; `/authorize` takes either kind.
+        case offered
+        /// `/authorize` takes pushed requests only; discovery says
+        /// `require_pushed_authorization_requests: true`.
+        case required
     }
 
     /// What `/authorize` does with a valid request.

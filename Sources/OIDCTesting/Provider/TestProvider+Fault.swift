@@ -45,6 +45,8 @@ extension TestProvider {
         case deviceVerification
         /// `{issuer}/logout`.
         case endSession
+        /// `{issuer}/par`: pushed authorization requests (RFC 9126).
+        case pushedAuthorization
         /// `{issuer}/api/me`.
         case protectedResource
     }

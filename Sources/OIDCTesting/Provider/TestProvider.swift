@@ -139,8 +139,9 @@ public final class TestProvider: Sendable {
     }
 
     /// The form parameters of every POST to `endpoint` (introspection, revocation, device
-    /// authorization, …), oldest first, recorded as ``tokenRequestParameters()`` records the token
-    /// endpoint's.
+    /// authorization, pushed authorization, …), oldest first, recorded as
+    /// ``tokenRequestParameters()`` records the token endpoint's; for ``Endpoint/authorize``, the
+    /// query parameters of every GET of `/authorize` as well (and the sign-in page's form posts).
     public func requestParameters(_ endpoint: Endpoint) async -> [[String: String]] {
         await state.requestParameters(endpoint)
     }

@@ -44,6 +44,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "Device flow: also draw the link with the code as a QR code, for a phone (needs libqrencode 4).")
     var qr = false
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Browser flow: push the authorization request to the provider first (RFC 9126), so the browser's URL carries only a request_uri. Done anyway when the provider requires it. Remembered."
+    )
+    var par: Bool?
+
     @OptionGroup var clientAuth: ClientAuthOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
@@ -108,6 +114,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if !allowHost.isEmpty { profile.allowHosts = allowHost.map { $0.lowercased() } }
         if let flow { profile.flow = flow == .auto ? nil : flow }
         if let deviceAuthorizationEndpoint { profile.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint }
+        if let par { profile.pushedAuthorization = par }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         return profile
     }

@@ -20,7 +20,9 @@ extension LoginFlow {
             transport: transport, logger: CLILog.logger(.token)
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
-        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+        var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+        if profile.pushedAuthorization { rp.pushedAuthorization = .always }
+        return rp
     }
 
     /// The provider and the client authentication methods it lists (when discovered): the Schibsted

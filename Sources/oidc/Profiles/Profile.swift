@@ -36,6 +36,9 @@ struct Profile: Equatable {
     var flow: LoginFlowKind?
     /// `--device-authorization-endpoint`, for a provider whose discovery does not name one.
     var deviceAuthorizationEndpoint: String?
+    /// `--par`: push every browser login's authorization request (RFC 9126), not only where the
+    /// provider requires it.
+    var pushedAuthorization = false
     /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
     var clientAuth: String?
     /// `--private-key-file`: the path of the key that signs `private_key_jwt` assertions.
@@ -67,6 +70,7 @@ struct Profile: Equatable {
         if !allowHosts.isEmpty { object["allow_hosts"] = allowHosts }
         object["flow"] = flow?.rawValue
         object["device_authorization_endpoint"] = deviceAuthorizationEndpoint
+        if pushedAuthorization { object["par"] = true }
         object["client_auth"] = clientAuth
         object["private_key_file"] = privateKeyFile
         object["key_id"] = keyID
@@ -140,6 +144,11 @@ struct Profile: Equatable {
             flow = kind
         }
         deviceAuthorizationEndpoint = try string("device_authorization_endpoint")
+        switch object["par"] {
+        case nil, .null?: pushedAuthorization = false
+        case .bool(let flag)?: pushedAuthorization = flag
+        default: throw ProfileFormatError("'par' is not true or false")
+        }
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")
         keyID = try string("key_id")

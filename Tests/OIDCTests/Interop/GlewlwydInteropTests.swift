@@ -134,6 +134,38 @@ struct GlewlwydInteropTests {
         #expect(gaps.allSatisfy { $0 >= .seconds(7) }, "gaps after slow_down: \(gaps)")
     }
 
+    @Test("PAR where glewlwyd requires it: discovery says so, authorizationURL pushes with client_secret_basic by itself, the test user signs in on the request_uri URL, the login completes")
+    func pushedAuthorizationRequired() async throws {
+        let issuer = try Self.variable("PAR_ISSUER")
+        let redirectURI = try Self.variable("REDIRECT_URI")
+        let recorder = FormRecorder()
+        let rp = try await RelyingParty.discover(
+            issuer: issuer, clientID: try Self.variable("PAR_CLIENT_ID"), clientSecret: try Self.secret("PAR_CLIENT_SECRET_FILE"), transport: recorder
+        )
+        #expect(rp.provider.requiresPushedAuthorizationRequests)
+        let endpoint = try #require(rp.provider.pushedAuthorizationRequestEndpoint)
+        #expect(endpoint.absoluteString == issuer + "/par")
+        let request = try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["openid", Self.scope])
+        // glewlwyd refuses a plain authorization request here: 403, no redirect.
+        let plain = try await NIOHTTPTransport.shared.send(HTTPRequest(url: try request.url()), options: HTTPRequestOptions(followRedirects: false))
+        #expect(plain.status == 403)
+
+        let url = try await rp.authorizationURL(for: request)
+        let query = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems)
+        #expect(Set(query.map(\.name)) == ["client_id", "request_uri"])
+        let pushed = try #require(recorder.forms(to: endpoint).first)
+        #expect(pushed.contains("state") && pushed.contains("nonce") && pushed.contains("code_challenge"), "\(pushed)")
+        #expect(!pushed.contains("client_secret"))  // HTTP Basic
+
+        let agent = try await Agent.run(["authorize", url.absoluteString])
+        #expect(agent.status == 0, "\(agent.output)")
+        let callback = try #require(agent.output.split(separator: "\n").map(String.init).first { $0.hasPrefix(redirectURI) }.flatMap(URL.init(string:)))
+        let login = try await rp.completeLogin(callback: callback, for: request)
+        #expect(login.idToken.claims.issuer == issuer)
+        #expect(login.idToken.claims.nonce == request.nonce)
+        #expect(login.clientID == rp.clientID)
+    }
+
     @Test("client credentials with client_secret_basic; introspection by the same client: active, then a made-up token inactive")
     func clientSecretBasic() async throws {
         let clientID = try Self.variable("CONFIDENTIAL_CLIENT_ID")

@@ -18,13 +18,13 @@ enum AuthorizeEndpoint {
         if request.path.hasSuffix(ProviderPaths.authorizeConfirm) {
             return await LoginPage.confirm(request, context)
         }
-        let parameters: [OAuthParameter]
+        let given: [OAuthParameter]
         do {
             switch request.method {
             case "GET":
-                parameters = try request.queryParameters()
+                given = try request.queryParameters()
             case "POST" where request.hasFormBody:
-                parameters = try request.formParameters()
+                given = try request.formParameters()
             case "POST":
                 return .html(HTML.errorPage("invalid_request", "A POSTed authorization request must be a form."), status: 400)
             default:
@@ -32,6 +32,12 @@ enum AuthorizeEndpoint {
             }
         } catch {
             return .html(HTML.errorPage("invalid_request", "The request has a broken percent-encoding."), status: 400)
+        }
+        let parameters: [OAuthParameter]
+        switch await PushedAuthorizationEndpoint.resolve(given, context) {
+        case .success(let resolved): parameters = resolved
+        case .failure(.page(let error, let description)): return .html(HTML.errorPage(error, description), status: 400)
+        case .failure(.redirect(let uri, let state, let error)): return errorRedirect(to: uri, state: state, error, context)
         }
 
         let authorization: ValidatedAuthorization

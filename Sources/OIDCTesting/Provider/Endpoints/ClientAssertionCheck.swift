@@ -65,8 +65,10 @@ enum ClientAssertionCheck {
         let audiences = value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? []
         let origin = String(context.issuer.dropLast(context.configuration.issuerPath.count))
         let endpoint = origin + request.path
+        // RFC 9126 §2: the pushed authorization request endpoint also takes the token endpoint's URL.
+        let alsoToken = request.path.hasSuffix(ProviderPaths.pushedAuthorization) ? [context.issuer + ProviderPaths.token] : []
         let accepted: Set<String> = switch context.configuration.assertionAudience {
-        case .issuerOrEndpoint: [context.issuer, endpoint]
+        case .issuerOrEndpoint: Set([context.issuer, endpoint] + alsoToken)
         case .issuer: [context.issuer]
         case .endpoint: [endpoint]
         }

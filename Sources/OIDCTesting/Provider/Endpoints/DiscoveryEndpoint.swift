@@ -43,6 +43,13 @@ enum DiscoveryEndpoint {
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,
         ]
+        switch context.configuration.pushedAuthorizationRequests {
+        case .notOffered:
+            break
+        case .offered, .required:
+            document["pushed_authorization_request_endpoint"] = issuer + ProviderPaths.pushedAuthorization
+            document["require_pushed_authorization_requests"] = context.configuration.pushedAuthorizationRequests == .required
+        }
         if context.configuration.deviceFlow.advertised {
             document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization
         }

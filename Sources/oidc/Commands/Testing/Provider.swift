@@ -61,6 +61,20 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "Show a small sign-in page instead of signing in at once (for a real browser).")
     var loginPage = false
 
+    @Option(help: "Pushed authorization requests (RFC 9126) at /par: offered (default), required (/authorize takes nothing else) or off.")
+    var par: PushedAuthorizationMode = .offered
+
+    enum PushedAuthorizationMode: String, ExpressibleByArgument, CaseIterable {
+        case offered, required, off
+        var configuration: TestProvider.PushedAuthorizationRequests {
+            switch self {
+            case .offered: .offered
+            case .required: .required
+            case .off: .notOffered
+            }
+        }
+    }
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard ["127.0.0.1", "::1"].contains(host) else { throw ValidationError("--host must be 127.0.0.1 or ::1 (loopback only)") }
@@ -81,6 +95,7 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
             authorizeBehaviour: loginPage ? .loginPage : .signIn
         )
         configuration.user.subject = subject
+        configuration.pushedAuthorizationRequests = par.configuration
         var secret = clientSecret
         if let clientSecretFile { secret = try ClientSecretFile.read(clientSecretFile).revealedValue }
         if let clientId {

@@ -1,0 +1,92 @@
+public import Foundation
+internal import Logging
+
+/// The provider's answer to a pushed authorization request (RFC 9126 §2.2): the `request_uri`
+/// that stands for the request's parameters at the authorization endpoint, and how long it does.
+public struct PushedAuthorization: Sendable, Equatable {
+    /// `request_uri`: what the authorization URL carries instead of the parameters. Single use.
+    public let requestURI: String
+    /// `expires_in`: how many seconds the request URI is good for.
+    public let expiresIn: Int
+    /// When the request URI expires, by the client's clock.
+    public let expiresAt: Date
+
+    /// Reads a `201 Created` answer's body.
+    ///
+    /// - Parameters:
+    ///   - json: the body.
+    ///   - now: when the answer was received.
+    /// - Throws: ``OIDCError/Code/malformedResponse`` for a body that is not a JSON object, or that
+    ///   lacks a non-empty string `request_uri` or a positive whole number `expires_in` (both
+    ///   REQUIRED by RFC 9126 §2.2).
+    public init(json: [UInt8], now: Date = Date()) throws(OIDCError) {
+        let object: [String: JSONValue]
+        do { object = try StrictJSON.parseObject(json) } catch {
+            throw OIDCError(.malformedResponse, "The pushed authorization request's answer is not a valid JSON object (\(error)).")
+        }
+        guard case .string(let uri)? = object["request_uri"], !uri.isEmpty else {
+            throw OIDCError(.malformedResponse, "The pushed authorization request's answer has no 'request_uri' string (RFC 9126 §2.2).")
+        }
+        guard case .number(let seconds)? = object["expires_in"], seconds.isFinite, seconds >= 1, seconds <= Double(Int32.max),
+            seconds == seconds.rounded()
+        else {
+            throw OIDCError(
+                .malformedResponse, "The pushed authorization request's answer has no 'expires_in' as a positive whole number of seconds (RFC 9126 §2.2)."
+            )
+        }
+        requestURI = uri
+        expiresIn = Int(seconds)
+        expiresAt = now.addingTimeInterval(seconds)
+    }
+}
+
+/// When ``RelyingParty/authorizationURL(for:)`` pushes a login's parameters to the provider
+/// (RFC 9126) instead of putting them in the URL.
+public enum PushedAuthorizationUse: String, Sendable, CaseIterable {
+    /// When the provider requires it (`require_pushed_authorization_requests`), and only then. The
+    /// default.
+    case whenRequired = "when-required"
+    /// Always: a provider without a pushed authorization request endpoint is refused before
+    /// anything is sent.
+    case always
+}
+
+extension TokenClient {
+    /// Pushes `request`'s parameters to the provider's pushed authorization request endpoint
+    /// (RFC 9126 §2.1), authenticated as the client as at the token endpoint; the answer's
+    /// ``PushedAuthorization/requestURI`` then goes into ``AuthorizationRequest/url(requestURI:)``.
+    /// Push again for every attempt: a request URI is single use.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no pushed authorization
+    ///   request endpoint; what ``AuthorizationRequest/parameters()`` throws, and
+    ///   ``OIDCError/Code/reservedParameter`` for a `request_uri` among its additional parameters
+    ///   (RFC 9126 §2.1); a provider error (`invalid_request`, `invalid_client`, …) as at the token
+    ///   endpoint; ``OIDCError/Code/malformedResponse`` for an answer other than `201 Created` with
+    ///   what ``PushedAuthorization/init(json:now:)`` requires.
+    public func pushAuthorizationRequest(_ request: AuthorizationRequest) async throws(OIDCError) -> PushedAuthorization {
+        let url = try endpoint(provider.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint")
+        var form = try request.parameters()
+        if form.contains(where: { $0.name == "request_uri" }) {
+            throw OIDCError(
+                .reservedParameter, "A pushed authorization request cannot carry a request_uri (RFC 9126 §2.1); remove it from the additional parameters.",
+                context: ["parameter": "request_uri"]
+            )
+        }
+        // Client authentication adds client_id where its method sends one; with HTTP Basic it is
+        // sent in the form as well, as RFC 9126 §2.1's example does.
+        form.removeAll { $0.name == "client_id" }
+        if authentication.method == .clientSecretBasic { form.insert(OAuthParameter("client_id", clientID), at: 0) }
+        let response = try await post(
+            form, to: url, what: "pushed authorization request endpoint", request: "pushed_authorization", passing: { $0.status == 201 }
+        )
+        guard response.status == 201 else {
+            throw OIDCError(
+                .malformedResponse, "The pushed authorization request endpoint answered \(response.status), not 201 Created (RFC 9126 §2.2).",
+                context: ["status": String(response.status), "endpoint": url.absoluteString]
+            )
+        }
+        let pushed = try PushedAuthorization(json: response.body, now: now())
+        logger.debug("authorization request pushed", metadata: ["endpoint": .endpoint(url), "expires_in": .stringConvertible(pushed.expiresIn)])
+        return pushed
+    }
+}
