@@ -108,7 +108,7 @@ public struct LoopbackLogin: Sendable {
 
 extension LoopbackLogin {
     /// While nobody has opened the start URL, pushes the request again shortly before its request
-    /// URI expires (a tenth of its lifetime before, at most 10 s) and points the start URL at the
+    /// URI expires (a quarter of its lifetime before, at most 10 s) and points the start URL at the
     /// new one: a user who opens the link late still gets a usable one. Ends once the start URL has
     /// been opened, at cancellation, or at a push that fails (the link then stays as it was).
     static func renewPushedRequest(
@@ -118,7 +118,7 @@ extension LoopbackLogin {
         var expiresAt = first
         while !Task.isCancelled {
             let left = expiresAt.timeIntervalSinceNow
-            let margin = min(10, max(left, 0) / 10)
+            let margin = min(10, max(left, 0) / 4)
             do { try await Task.sleep(for: .seconds(max(left - margin, 0.5))) } catch { return }
             do throws(OIDCError) {
                 let renewed = try await relyingParty.authorizationTarget(for: request)

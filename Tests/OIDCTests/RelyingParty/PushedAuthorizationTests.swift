@@ -245,7 +245,7 @@ struct PushedAuthorizationTests {
     @Test("a loopback login whose start URL is opened after the request URI expired: the request was pushed again in time, and the login completes")
     func loopbackRenewsBeforeExpiry() async throws {
         var configuration = Self.configuration(.required)
-        configuration.pushedRequestLifetime = 2
+        configuration.pushedRequestLifetime = 6
         try await withTestProvider(configuration) { provider in
             let rp = try await provider.relyingParty()
             var login = rp.loopbackLogin()
@@ -253,8 +253,9 @@ struct PushedAuthorizationTests {
             login.timeout = .seconds(20)  // without the renewal, the provider's error page leaves the login waiting
             let shown = Shown()
             let opener = Task {
-                // A user who opens the link late: two and a half lifetimes after it was shown.
-                try await Task.sleep(for: .seconds(5))
+                // A user who opens the link late: after two renewals (at 4.5 s and 9 s), when the first
+                // request URI has long expired and the second is about to.
+                try await Task.sleep(for: .seconds(10))
                 return try await Self.signIn(at: shown)
             }
             let verified = try await login.run { url in Task { await shown.set(url) } }
