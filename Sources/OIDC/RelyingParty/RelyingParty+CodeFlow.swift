@@ -50,7 +50,11 @@ extension RelyingParty {
         try await authorizationTarget(for: request).url
     }
 
-    /// ``authorizationURL(for:)``, with when a pushed request's URI expires (`nil` for a plain URL).
+    /// How long the request objects of ``authorizationURL(for:)`` are good for.
+    static let requestObjectLifetime = Duration.seconds(60)
+
+    /// ``authorizationURL(for:)``, with when its URL stops working: a pushed request's URI expires,
+    /// or a request object by value; `nil` for a plain URL.
     func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
         if provider.requiresSignedRequestObjects, requestObjectKey == nil {
             throw .invalidArgument(
@@ -65,10 +69,13 @@ extension RelyingParty {
         }
         // The URL the browser will get is checked before anything is signed or sent.
         try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
+        let signedAt = tokenClient.now()
         let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
-            try request.requestObject(signedWith: key, audience: provider.issuer, now: tokenClient.now())
+            try request.requestObject(signedWith: key, audience: provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)
         }
-        guard pushesAuthorizationRequests else { return (try request.url(requestObject: object ?? ""), nil) }
+        guard pushesAuthorizationRequests else {
+            return (try request.url(requestObject: object ?? ""), signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
+        }
         guard provider.pushedAuthorizationRequestEndpoint != nil else {
             let why = provider.requiresPushedAuthorizationRequests
                 ? "The provider \(provider.issuer) requires pushed authorization requests but names no pushed_authorization_request_endpoint"
