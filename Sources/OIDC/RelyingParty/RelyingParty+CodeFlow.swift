@@ -32,7 +32,7 @@ extension RelyingParty {
     /// When the provider requires pushed authorization requests (RFC 9126,
     /// ``ProviderConfiguration/requiresPushedAuthorizationRequests``), or ``pushedAuthorization`` is
     /// ``PushedAuthorizationUse/always``, the request's parameters are first pushed to the provider,
-    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:)``), and the URL
+    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:requestObject:)``), and the URL
     /// carries only `client_id` and the `request_uri` it gave (``AuthorizationRequest/url(requestURI:)``):
     /// nothing of the request can be read or changed in the browser. Each call pushes anew, so
     /// every login has its own single-use request URI (``LoopbackLogin`` also pushes again when
@@ -45,7 +45,7 @@ extension RelyingParty {
     ///   endpoint that is not https); for a pushed request, ``OIDCError/Code/invalidArgument`` when
     ///   the provider names no pushed authorization request endpoint, requires signed request
     ///   objects and no ``requestObjectKey`` is set, or the request is another client's (before
-    ///   anything is sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:)`` throws.
+    ///   anything is sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
         try await authorizationTarget(for: request).url
     }
