@@ -76,4 +76,40 @@ struct PushedAuthorizationCommandTests {
             #expect(await provider.requestCount(.authorize) == 0)
         }
     }
+
+    @Test("--request-object signs the request with the --private-key-file key (RFC 9101), pushed with --par; remembered; a provider that requires objects, without a key: exit 2 before anything is sent")
+    func requestObject() async throws {
+        let pem = try ClientCredentialsCommandTests.fixtureKey("ec-p256-sec1.pem")
+        let key = try JWSSigningKey(pem: pem, keyID: "cli-key")
+        let client = TestProvider.Client.privateKeyJWT(id: "fapi-cli", keys: [key], redirectURIs: ["http://127.0.0.1/callback"])
+        var configuration = Self.provider(.offered)
+        configuration.clients = [client]
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            let file = try ClientCredentialsCommandTests.privateFile(sandbox, "key.pem", pem)
+            let login = try await sandbox.run([
+                "login", "--issuer", provider.issuer, "--client-id", "fapi-cli", "--profile", "bank", "--client-auth", "private_key_jwt",
+                "--private-key-file", file, "--key-id", "cli-key", "--request-object", "--par",
+            ])
+            #expect(login.status == 0, "\(login.stderr)")
+            let pushed = try #require(await provider.requestParameters(.pushedAuthorization).first)
+            #expect(pushed["request"] != nil && pushed["client_assertion"] != nil && pushed["state"] == nil, "\(pushed.keys.sorted())")
+            let profile = try String(contentsOfFile: sandbox.profileDirectory + "/bank.json", encoding: .utf8)
+            #expect(profile.contains(#""request_object" : true"#), "\(profile)")
+            // By value, from the profile: no push.
+            let byValue = try await sandbox.run(["login", "--profile", "bank", "--no-par"])
+            #expect(byValue.status == 0, "\(byValue.stderr)")
+            #expect(await provider.requestCount(.pushedAuthorization) == 1)
+            #expect(await provider.requestParameters(.authorize).last.map { Set($0.keys) } == ["client_id", "request"])
+        }
+        var strict = Self.provider(.notOffered)
+        strict.signedRequestObjects = .required
+        try await withTestProvider(strict) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider))
+            #expect(login.status == 2, "\(login.stderr)")
+            #expect(login.stderr.contains("--private-key-file") && login.stderr.contains("--request-object"), "\(login.stderr)")
+            #expect(await provider.requestCount(.authorize) == 0)
+        }
+    }
 }

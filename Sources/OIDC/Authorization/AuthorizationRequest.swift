@@ -193,7 +193,7 @@ public struct AuthorizationRequest: Sendable {
 
     /// `endpoint` with `parameters` added to its query; a parameter the endpoint's own query
     /// already has is refused.
-    private static func assemble(_ endpoint: URL, _ parameters: [OAuthParameter]) throws(OIDCError) -> URL {
+    static func assemble(_ endpoint: URL, _ parameters: [OAuthParameter]) throws(OIDCError) -> URL {
         let query = parameters.map {
             PercentEncoding.encode($0.name, style: .uriComponent) + "="
                 + PercentEncoding.encode($0.value, style: .uriComponent)

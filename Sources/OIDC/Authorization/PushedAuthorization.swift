@@ -52,26 +52,29 @@ public enum PushedAuthorizationUse: String, Sendable, CaseIterable {
 }
 
 extension TokenClient {
-    /// Pushes `request`'s parameters to the provider's pushed authorization request endpoint
-    /// (RFC 9126 §2.1), authenticated as the client as at the token endpoint; the answer's
+    /// Pushes `request`'s parameters, or `requestObject` (its signed request object, RFC 9126 §3), to
+    /// the provider's pushed authorization request endpoint (RFC 9126 §2.1), authenticated as the
+    /// client as at the token endpoint; the answer's
     /// ``PushedAuthorization/requestURI`` then goes into ``AuthorizationRequest/url(requestURI:)``.
     /// Push again for every attempt: a request URI is single use.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no pushed authorization
     ///   request endpoint; what ``AuthorizationRequest/parameters()`` throws, and
-    ///   ``OIDCError/Code/reservedParameter`` for a `request_uri` among its additional parameters
-    ///   (RFC 9126 §2.1); a provider error (`invalid_request`, `invalid_client`, …) as at the token
+    ///   ``OIDCError/Code/reservedParameter`` for a `request_uri` or `request` among its additional
+    ///   parameters (RFC 9126 §2.1); a provider error (`invalid_request`, `invalid_client`, …) as at the token
     ///   endpoint; ``OIDCError/Code/malformedResponse`` for an answer other than `201 Created` with
     ///   what ``PushedAuthorization/init(json:now:)`` requires.
-    public func pushAuthorizationRequest(_ request: AuthorizationRequest) async throws(OIDCError) -> PushedAuthorization {
+    public func pushAuthorizationRequest(_ request: AuthorizationRequest, requestObject: String? = nil) async throws(OIDCError) -> PushedAuthorization {
         let url = try endpoint(provider.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint")
-        var form = try request.parameters()
-        if form.contains(where: { $0.name == "request_uri" }) {
+        let parameters = try request.parameters()
+        if let name = ["request_uri", "request"].first(where: { name in parameters.contains { $0.name == name } }) {
             throw OIDCError(
-                .reservedParameter, "A pushed authorization request cannot carry a request_uri (RFC 9126 §2.1); remove it from the additional parameters.",
-                context: ["parameter": "request_uri"]
+                .reservedParameter, "A pushed authorization request cannot carry '\(name)' among its parameters (RFC 9126 §2.1); remove it from the additional parameters.",
+                context: ["parameter": name]
             )
         }
+        // With a request object, the object carries every parameter (RFC 9126 §3).
+        var form = requestObject.map { [OAuthParameter("request", $0)] } ?? parameters
         // Client authentication adds client_id where its method sends one; with HTTP Basic it is
         // sent in the form as well, as RFC 9126 §2.1's example does.
         form.removeAll { $0.name == "client_id" }

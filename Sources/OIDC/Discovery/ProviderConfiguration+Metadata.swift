@@ -24,6 +24,7 @@ extension ProviderConfiguration {
         merged.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint ?? pushedAuthorizationRequestEndpoint
         merged.requiresPushedAuthorizationRequests =
             metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
+        merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported

@@ -33,6 +33,9 @@ public struct ProviderMetadata: Sendable {
     /// `require_pushed_authorization_requests` (RFC 9126 §5): the provider takes authorization
     /// requests only through its pushed authorization request endpoint.
     public let requirePushedAuthorizationRequests: Bool
+    /// `require_signed_request_object` (RFC 9101 §10.5): the provider takes authorization requests
+    /// only as signed request objects.
+    public let requireSignedRequestObject: Bool
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -133,6 +136,12 @@ public struct ProviderMetadata: Sendable {
         default:
             throw OIDCError(.malformedResponse, "The provider's metadata member 'authorization_response_iss_parameter_supported' must be a boolean.")
         }
+        switch object["require_signed_request_object"] {
+        case nil, .null?: requireSignedRequestObject = false
+        case .bool(let flag)?: requireSignedRequestObject = flag
+        default:
+            throw OIDCError(.malformedResponse, "The provider's metadata member 'require_signed_request_object' must be a boolean.")
+        }
         switch object["require_pushed_authorization_requests"] {
         case nil, .null?: requirePushedAuthorizationRequests = false
         case .bool(let flag)?: requirePushedAuthorizationRequests = flag
@@ -169,6 +178,7 @@ public struct ProviderMetadata: Sendable {
         configuration.introspectionEndpoint = introspectionEndpoint
         configuration.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
         configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
+        configuration.requiresSignedRequestObjects = requireSignedRequestObject
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

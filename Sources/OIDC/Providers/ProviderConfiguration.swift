@@ -67,6 +67,10 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// `require_pushed_authorization_requests`): ``RelyingParty/authorizationURL(for:)`` then pushes
     /// every request, whatever the relying party's setting.
     public var requiresPushedAuthorizationRequests: Bool
+    /// Whether the provider takes authorization requests only as signed request objects (RFC 9101
+    /// §10.5, `require_signed_request_object`): ``RelyingParty/authorizationURL(for:)`` then
+    /// refuses to send one without ``RelyingParty/requestObjectKey``.
+    public var requiresSignedRequestObjects: Bool
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -106,6 +110,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.introspectionEndpoint = nil
         self.pushedAuthorizationRequestEndpoint = nil
         self.requiresPushedAuthorizationRequests = false
+        self.requiresSignedRequestObjects = false
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

@@ -84,7 +84,7 @@ public struct LoopbackLogin: Sendable {
             try listener.serve(request, redirectingTo: target.url)
             let renewal = target.expiresAt.map { expiresAt in
                 Task { [relyingParty, logger] in
-                    await Self.renewPushedRequest(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger ?? relyingParty.logger)
+                    await Self.renewAuthorizationURL(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger ?? relyingParty.logger)
                 }
             }
             defer { renewal?.cancel() }
@@ -107,11 +107,12 @@ public struct LoopbackLogin: Sendable {
 }
 
 extension LoopbackLogin {
-    /// While nobody has opened the start URL, pushes the request again shortly before its request
-    /// URI expires (a quarter of its lifetime before, at most 10 s) and points the start URL at the
-    /// new one: a user who opens the link late still gets a usable one. Ends once the start URL has
-    /// been opened, at cancellation, or at a push that fails (the link then stays as it was).
-    static func renewPushedRequest(
+    /// While nobody has opened the start URL, makes the authorization URL again shortly before it
+    /// stops working (a pushed request's URI expires, or a request object by value; a quarter of its
+    /// lifetime before, at most 10 s) and points the start URL at the new one: a user who opens the
+    /// link late still gets a usable one. Ends once the start URL has been opened, at cancellation,
+    /// or when making it fails (the link then stays as it was).
+    static func renewAuthorizationURL(
         _ request: AuthorizationRequest, expiresAt first: Date, listener: LoopbackRedirectListener, _ relyingParty: RelyingParty,
         logger: Logger?
     ) async {
@@ -123,10 +124,10 @@ extension LoopbackLogin {
             do throws(OIDCError) {
                 let renewed = try await relyingParty.authorizationTarget(for: request)
                 guard try listener.replaceRedirect(for: request, with: renewed.url), let next = renewed.expiresAt else { return }
-                logger?.debug("pushed authorization request renewed before its request_uri expired")
+                logger?.debug("authorization URL renewed before it expired (a pushed request or a request object)")
                 expiresAt = next
             } catch {
-                logger?.warning("the pushed authorization request could not be renewed; the sign-in link works until its request_uri expires",
+                logger?.warning("the authorization URL could not be renewed; the sign-in link works until it expires",
                                 metadata: .failure(error))
                 return
             }

@@ -32,38 +32,57 @@ extension RelyingParty {
     /// When the provider requires pushed authorization requests (RFC 9126,
     /// ``ProviderConfiguration/requiresPushedAuthorizationRequests``), or ``pushedAuthorization`` is
     /// ``PushedAuthorizationUse/always``, the request's parameters are first pushed to the provider,
-    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:)``), and the URL
+    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:requestObject:)``), and the URL
     /// carries only `client_id` and the `request_uri` it gave (``AuthorizationRequest/url(requestURI:)``):
     /// nothing of the request can be read or changed in the browser. Each call pushes anew, so
     /// every login has its own single-use request URI (``LoopbackLogin`` also pushes again when
     /// the one its start URL leads to is about to expire unopened). Otherwise it is the request's
-    /// URL (``AuthorizationRequest/url()``).
+    /// URL (``AuthorizationRequest/url()``). With ``requestObjectKey``, the parameters travel only
+    /// inside a signed request object (RFC 9101): pushed, or by value in a URL with only
+    /// `client_id` and `request` (``AuthorizationRequest/url(requestObject:)``).
     ///
     /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
     ///   endpoint that is not https); for a pushed request, ``OIDCError/Code/invalidArgument`` when
-    ///   the provider names no pushed authorization request endpoint or the request is another
-    ///   client's (before anything is sent), and what ``TokenClient/pushAuthorizationRequest(_:)`` throws.
+    ///   the provider names no pushed authorization request endpoint, requires signed request
+    ///   objects and no ``requestObjectKey`` is set, or the request is another client's (before
+    ///   anything is sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
         try await authorizationTarget(for: request).url
     }
 
-    /// ``authorizationURL(for:)``, with when a pushed request's URI expires (`nil` for a plain URL).
+    /// How long the request objects of ``authorizationURL(for:)`` are good for.
+    static let requestObjectLifetime = Duration.seconds(60)
+
+    /// ``authorizationURL(for:)``, with when its URL stops working: a pushed request's URI expires,
+    /// or a request object by value; `nil` for a plain URL.
     func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
-        guard pushesAuthorizationRequests else { return (try request.url(), nil) }
+        if provider.requiresSignedRequestObjects, requestObjectKey == nil {
+            throw .invalidArgument(
+                "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); set RelyingParty.requestObjectKey to the client's private key."
+            )
+        }
+        guard pushesAuthorizationRequests || requestObjectKey != nil else { return (try request.url(), nil) }
+        guard request.clientID == clientID else {
+            throw .invalidArgument(
+                "The request is for client '\(request.clientID)', this relying party is '\(clientID)': the provider would see one client sign or push it and the browser name another."
+            )
+        }
+        // The URL the browser will get is checked before anything is signed or sent.
+        try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
+        let signedAt = tokenClient.now()
+        let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
+            try request.requestObject(signedWith: key, audience: provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)
+        }
+        guard pushesAuthorizationRequests else {
+            return (try request.url(requestObject: object ?? ""), signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
+        }
         guard provider.pushedAuthorizationRequestEndpoint != nil else {
             let why = provider.requiresPushedAuthorizationRequests
                 ? "The provider \(provider.issuer) requires pushed authorization requests but names no pushed_authorization_request_endpoint"
                 : "Pushed authorization requests were asked for, but the provider \(provider.issuer) names no pushed_authorization_request_endpoint"
             throw .invalidArgument(why + "; set ProviderConfiguration.pushedAuthorizationRequestEndpoint, or use discovery.")
         }
-        guard request.clientID == clientID else {
-            throw .invalidArgument(
-                "The request is for client '\(request.clientID)', this relying party is '\(clientID)': a pushed request would name one client and the browser another."
-            )
-        }
-        // The URL the browser will get is checked before the client authenticates anywhere.
-        try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
-        let pushed = try await tokenClient.pushAuthorizationRequest(request)
+        let pushed = try await tokenClient.pushAuthorizationRequest(request, requestObject: object)
         return (try request.url(requestURI: pushed.requestURI), pushed.expiresAt)
     }
 

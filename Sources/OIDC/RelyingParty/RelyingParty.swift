@@ -34,6 +34,11 @@ public struct RelyingParty: Sendable {
     /// When ``authorizationURL(for:)`` pushes a login's parameters to the provider (RFC 9126):
     /// ``PushedAuthorizationUse/whenRequired`` by default. Set it before the relying party is shared.
     public var pushedAuthorization: PushedAuthorizationUse = .whenRequired
+    /// The client's private key that signs every authorization request as a request object (RFC
+    /// 9101, JAR) when set: ``authorizationURL(for:)`` then sends the request's parameters only
+    /// inside that object, by value or through a pushed authorization request. The provider must
+    /// have its public key (the client's registered JWKS). `nil` (the default) signs nothing.
+    public var requestObjectKey: JWSSigningKey?
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.

@@ -52,6 +52,9 @@ extension TestProvider {
         public var pushedAuthorizationRequests: PushedAuthorizationRequests = .offered
         /// How many seconds a pushed request's `request_uri` can be used, once (60 by default).
         public var pushedRequestLifetime = 60
+        /// Whether authorization requests must come as signed request objects (RFC 9101); they are
+        /// accepted by default, from clients with a registered JWKS.
+        public var signedRequestObjects: SignedRequestObjects = .accepted
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -270,6 +273,14 @@ extension TestProvider {
         case rs256 = "RS256"
         /// ES256, with the provider's P-256 key.
         case es256 = "ES256"
+    }
+
+    /// Signed request objects (RFC 9101) at `/authorize` (`request`) and `/par`.
+    public enum SignedRequestObjects: Sendable, Equatable {
+        /// Taken from clients with a registered JWKS; plain requests too.
+        case accepted
+        /// Nothing else is taken; discovery says `require_signed_request_object: true`.
+        case required
     }
 
     /// Pushed authorization requests (RFC 9126) at `{issuer}/par`.

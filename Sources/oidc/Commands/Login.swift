@@ -50,6 +50,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     )
     var par: Bool?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Browser flow: send the authorization request as a request object signed with --private-key-file (RFC 9101, JAR). Done anyway when the provider requires it. Remembered."
+    )
+    var requestObject: Bool?
+
     @OptionGroup var clientAuth: ClientAuthOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
@@ -115,6 +121,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let flow { profile.flow = flow == .auto ? nil : flow }
         if let deviceAuthorizationEndpoint { profile.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint }
         if let par { profile.pushedAuthorization = par }
+        if let requestObject { profile.signsRequestObjects = requestObject }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         return profile
     }

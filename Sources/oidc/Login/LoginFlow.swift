@@ -63,6 +63,10 @@ struct LoginFlow {
     /// The browser login through the loopback listener.
     func browserLogin(_ rp: RelyingParty) async throws -> Outcome {
         let profile = self.profile
+        if rp.provider.requiresSignedRequestObjects, rp.requestObjectKey == nil {
+            throw ValidationError(
+                "\(rp.provider.issuer) takes only signed request objects (RFC 9101): give --private-key-file FILE (the key it has registered for this client) and --request-object")
+        }
         // Every clash of the settings is a usage error before a port is opened.
         _ = try Profile.checkedRequest {
             try rp.authorizationRequest(redirectURI: "http://127.0.0.1/callback", scopes: scopes) { request throws(OIDCError) in

@@ -39,6 +39,8 @@ struct Profile: Equatable {
     /// `--par`: push every browser login's authorization request (RFC 9126), not only where the
     /// provider requires it.
     var pushedAuthorization = false
+    /// `--request-object`: sign every browser login's request with the profile's private key (RFC 9101).
+    var signsRequestObjects = false
     /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
     var clientAuth: String?
     /// `--private-key-file`: the path of the key that signs `private_key_jwt` assertions.
@@ -71,6 +73,7 @@ struct Profile: Equatable {
         object["flow"] = flow?.rawValue
         object["device_authorization_endpoint"] = deviceAuthorizationEndpoint
         if pushedAuthorization { object["par"] = true }
+        if signsRequestObjects { object["request_object"] = true }
         object["client_auth"] = clientAuth
         object["private_key_file"] = privateKeyFile
         object["key_id"] = keyID
@@ -148,6 +151,11 @@ struct Profile: Equatable {
         case nil, .null?: pushedAuthorization = false
         case .bool(let flag)?: pushedAuthorization = flag
         default: throw ProfileFormatError("'par' is not true or false")
+        }
+        switch object["request_object"] {
+        case nil, .null?: signsRequestObjects = false
+        case .bool(let flag)?: signsRequestObjects = flag
+        default: throw ProfileFormatError("'request_object' is not true or false")
         }
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")

@@ -18,6 +18,12 @@ enum PushedAuthorizationEndpoint {
         if parameters.contains(where: { $0.name == "request_uri" }) {
             return .oauthError(.invalidRequest("A pushed authorization request cannot carry request_uri (RFC 9126 §2.1)."))
         }
+        if let object = parameters["request"] {
+            // RFC 9126 §3: the request object carries every parameter; nothing else counts.
+            do { parameters = try await RequestObjectCheck.parameters(object, clientID: checked.client.id, context) } catch { return .oauthError(error) }
+        } else if context.configuration.signedRequestObjects == .required {
+            return .oauthError(RequestObjectCheck.invalid("This provider takes only signed request objects (RFC 9101): push one as 'request'."))
+        }
         // client_id, when sent, must be the authenticated client's (RFC 9126 §2.1).
         if let sent = parameters["client_id"], sent != checked.client.id {
             return .oauthError(.invalidRequest("client_id is not the client that authenticated."))
@@ -50,7 +56,18 @@ enum PushedAuthorizationEndpoint {
             if mode == .required {
                 return .failure(.page("invalid_request", "This provider takes pushed authorization requests only (RFC 9126): push the request to /par first."))
             }
-            return .success(given)
+            guard let object = given["request"] else {
+                if context.configuration.signedRequestObjects == .required {
+                    return .failure(.page("invalid_request_object", "This provider takes only signed request objects (RFC 9101)."))
+                }
+                return .success(given)
+            }
+            guard !given.isRepeated("request"), !given.isRepeated("client_id"), let clientID = given.nonEmpty("client_id") else {
+                return .failure(.page("invalid_request", "A request with a request object needs exactly one client_id and one request."))
+            }
+            do { return .success(try await RequestObjectCheck.parameters(object, clientID: clientID, context)) } catch {
+                return .failure(.page(error.code, error.description ?? "The request object was refused."))
+            }
         }
         guard mode != .notOffered else {
             return .failure(.page("request_uri_not_supported", "This provider does not take request_uri."))

@@ -1,0 +1,56 @@
+public import Foundation
+
+/// Signed request objects (RFC 9101, JAR): a login's parameters as the claims of a JWT the client
+/// signs, sent by value (`request`) or through a pushed authorization request, so that the
+/// provider knows they come from the client unchanged.
+extension AuthorizationRequest {
+    /// The `typ` of a request object (RFC 9101 §10.8).
+    public static let requestObjectType = "oauth-authz-req+jwt"
+
+    /// This request as a signed request object (RFC 9101 §4): every parameter of ``parameters()``
+    /// as a claim (`max_age` a number, the others strings), with `iss` the client id, `aud`
+    /// `audience` (the provider's issuer), `iat` and `nbf` now, `exp` `lifetime` later and a random
+    /// `jti`; the header's `typ` is `oauth-authz-req+jwt`, its `kid` the key's.
+    ///
+    /// - Parameters:
+    ///   - key: the client's private key, whose public key the provider has (its registered JWKS).
+    ///   - audience: the provider's issuer identifier.
+    ///   - lifetime: how long the object is good for: 60 s by default, held to 10 s ... 1 hour
+    ///     (FAPI 2.0 allows at most 60 minutes between `nbf` and `exp`).
+    ///   - now: the time it is signed at.
+    /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/randomFailure``; what
+    ///   ``JWSSigningKey/sign(claims:type:extraHeader:)`` throws.
+    public func requestObject(signedWith key: JWSSigningKey, audience: String, lifetime: Duration = .seconds(60), now: Date = Date()) throws(OIDCError)
+        -> String
+    {
+        var claims: [String: JSONValue] = [:]
+        for parameter in try parameters() {
+            if parameter.name == "max_age", let seconds = Double(parameter.value) {
+                claims[parameter.name] = .number(seconds)
+            } else {
+                claims[parameter.name] = .string(parameter.value)
+            }
+        }
+        let issuedAt = now.timeIntervalSince1970.rounded(.down)
+        let seconds = min(max(lifetime, .seconds(10)), .seconds(3600)).timeInterval.rounded(.down)
+        claims["iss"] = .string(clientID)
+        claims["aud"] = .string(audience)
+        claims["iat"] = .number(issuedAt)
+        claims["nbf"] = .number(issuedAt)
+        claims["exp"] = .number(issuedAt + seconds)
+        claims["jti"] = .string(try RandomToken.generate())
+        return try key.sign(claims: claims, type: Self.requestObjectType)
+    }
+
+    /// The URL that sends the browser to the authorization endpoint with a request object by value
+    /// (RFC 9101 §5.1): only `client_id` and `request`.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for an empty client id or request object; as
+    ///   ``url()`` for the endpoint.
+    public func url(requestObject: String) throws(OIDCError) -> URL {
+        try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
+        guard !clientID.isEmpty else { throw .invalidArgument("The client id is empty.") }
+        guard !requestObject.isEmpty else { throw .invalidArgument("The request object is empty.") }
+        return try Self.assemble(authorizationEndpoint, [.init("client_id", clientID), .init("request", requestObject)])
+    }
+}

@@ -1,0 +1,55 @@
+internal import Foundation
+internal import OIDC
+
+/// A signed request object (RFC 9101) checked as a careful server does: a compact JWS by a key of
+/// the client's registered JWKS (never `none` or an HMAC), `typ` `oauth-authz-req+jwt`, `iss` the
+/// client, `aud` this issuer, `exp` in the future and at most an hour after `nbf`, a `client_id`
+/// claim (when present) that is the client's, a `jti` not seen before. Its claims, less the JWT
+/// ones, are the authorization request's parameters; nothing outside it counts (RFC 9101 §6.3).
+enum RequestObjectCheck {
+    static func parameters(_ object: String, clientID: String, _ context: ProviderContext) async throws(OAuthError) -> [OAuthParameter] {
+        guard let client = context.client(clientID), let jwks = client.jwks else {
+            throw Self.invalid("The client has no registered keys to check a request object with.")
+        }
+        let jws: CompactJWS
+        let claims: [String: JSONValue]
+        do {
+            jws = try CompactJWS(object)
+            claims = try StrictJSON.parseObject(jws.payload)
+            guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "HMAC") }
+            try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
+        } catch {
+            throw Self.invalid("The request object is not a JWS signed by a key of the client (\((error as? OIDCError).map { "\($0.code)" } ?? "unreadable")).")
+        }
+        guard jws.header["typ"]?.stringValue?.lowercased() == AuthorizationRequest.requestObjectType else {
+            throw Self.invalid("The request object's typ must be \(AuthorizationRequest.requestObjectType).")
+        }
+        guard claims["iss"]?.stringValue == clientID else { throw Self.invalid("The request object's iss must be the client id.") }
+        let audiences = claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard audiences.contains(context.issuer) else { throw Self.invalid("The request object's aud must be the issuer.") }
+        if let inside = claims["client_id"], inside.stringValue != clientID {
+            throw Self.invalid("The request object's client_id is not the request's.")
+        }
+        let now = await context.state.now.timeIntervalSince1970
+        guard let expiry = claims["exp"]?.numberValue, expiry > now else { throw Self.invalid("The request object has expired, or has no exp.") }
+        let notBefore = claims["nbf"]?.numberValue ?? now
+        guard notBefore <= now + 60, expiry - notBefore <= 3600 else {
+            throw Self.invalid("The request object is not valid yet, or for more than an hour.")
+        }
+        guard let jti = claims["jti"]?.stringValue, !jti.isEmpty,
+            await context.state.useAssertionID("request-object " + jti, client: clientID, until: Date(timeIntervalSince1970: expiry))
+        else { throw Self.invalid("The request object has no jti, or was used before.") }
+
+        var parameters = [OAuthParameter("client_id", clientID)]
+        for (name, value) in claims.sorted(by: { $0.key < $1.key }) where !["iss", "aud", "exp", "nbf", "iat", "jti", "client_id"].contains(name) {
+            switch value {
+            case .string(let text): parameters.append(OAuthParameter(name, text))
+            case .number(let number) where number == number.rounded(): parameters.append(OAuthParameter(name, String(Int64(number))))
+            default: throw Self.invalid("The request object's '\(name)' must be a string or a whole number.")
+            }
+        }
+        return parameters
+    }
+
+    static func invalid(_ description: String) -> OAuthError { OAuthError(code: "invalid_request_object", description: description) }
+}
