@@ -69,7 +69,10 @@ extension TokenClient {
         let parameters = try request.parameters()
         if let name = ["request_uri", "request"].first(where: { name in parameters.contains { $0.name == name } }) {
             throw OIDCError(
-                .reservedParameter, "A pushed authorization request cannot carry '\(name)' among its parameters (RFC 9126 §2.1); remove it from the additional parameters.",
+                .reservedParameter,
+                name == "request"
+                    ? "Give a request object as requestObject:, not as an additional parameter named 'request' (RFC 9126 §3)."
+                    : "A pushed authorization request cannot carry a request_uri (RFC 9126 §2.1); remove it from the additional parameters.",
                 context: ["parameter": name]
             )
         }

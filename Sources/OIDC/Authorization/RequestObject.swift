@@ -7,8 +7,17 @@ extension AuthorizationRequest {
     /// The `typ` of a request object (RFC 9101 §10.8).
     public static let requestObjectType = "oauth-authz-req+jwt"
 
+    /// Parameters whose value is JSON, written as JSON inside a request object: OIDC Core §5.5's
+    /// `claims` (an object) and RFC 9396's `authorization_details` (an array).
+    public static let jsonValuedParameters: Set<String> = ["claims", "authorization_details"]
+
+    /// Names a request object sets itself, or must not carry (RFC 9101 §4): an additional
+    /// parameter cannot use them.
+    public static let requestObjectReservedNames: Set<String> = ["iss", "aud", "iat", "nbf", "exp", "jti", "request", "request_uri"]
+
     /// This request as a signed request object (RFC 9101 §4): every parameter of ``parameters()``
-    /// as a claim (`max_age` a number, the others strings), with `iss` the client id, `aud`
+    /// as a claim (`max_age` a number, `claims` and `authorization_details` JSON, the others
+    /// strings), with `iss` the client id, `aud`
     /// `audience` (the provider's issuer), `iat` and `nbf` now, `exp` `lifetime` later and a random
     /// `jti`; the header's `typ` is `oauth-authz-req+jwt`, its `kid` the key's.
     ///
@@ -18,15 +27,27 @@ extension AuthorizationRequest {
     ///   - lifetime: how long the object is good for: 60 s by default, held to 10 s ... 1 hour
     ///     (FAPI 2.0 allows at most 60 minutes between `nbf` and `exp`).
     ///   - now: the time it is signed at.
-    /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/randomFailure``; what
-    ///   ``JWSSigningKey/sign(claims:type:extraHeader:)`` throws.
+    /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/reservedParameter`` for an
+    ///   additional parameter named as in ``requestObjectReservedNames``;
+    ///   ``OIDCError/Code/invalidArgument`` for a `claims` or `authorization_details` that is not
+    ///   JSON; ``OIDCError/Code/randomFailure``; what ``JWSSigningKey/sign(claims:type:extraHeader:)`` throws.
     public func requestObject(signedWith key: JWSSigningKey, audience: String, lifetime: Duration = .seconds(60), now: Date = Date()) throws(OIDCError)
         -> String
     {
         var claims: [String: JSONValue] = [:]
         for parameter in try parameters() {
+            if Self.requestObjectReservedNames.contains(parameter.name) {
+                throw OIDCError(
+                    .reservedParameter, "A request object sets '\(parameter.name)' itself, or cannot carry it (RFC 9101 §4); remove it from the additional parameters.",
+                    context: ["parameter": parameter.name]
+                )
+            }
             if parameter.name == "max_age", let seconds = Double(parameter.value) {
                 claims[parameter.name] = .number(seconds)
+            } else if Self.jsonValuedParameters.contains(parameter.name) {
+                do { claims[parameter.name] = try StrictJSON.parse(Array(parameter.value.utf8)) } catch {
+                    throw OIDCError(.invalidArgument, "The '\(parameter.name)' parameter is not valid JSON (\(error)).", context: ["parameter": parameter.name])
+                }
             } else {
                 claims[parameter.name] = .string(parameter.value)
             }

@@ -25,6 +25,7 @@ extension ProviderConfiguration {
         merged.requiresPushedAuthorizationRequests =
             metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
         merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects
+        merged.requestObjectSigningAlgorithms = metadata.requestObjectSigningAlgValuesSupported ?? requestObjectSigningAlgorithms
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported

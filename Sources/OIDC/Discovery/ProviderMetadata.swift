@@ -36,6 +36,8 @@ public struct ProviderMetadata: Sendable {
     /// `require_signed_request_object` (RFC 9101 §10.5): the provider takes authorization requests
     /// only as signed request objects.
     public let requireSignedRequestObject: Bool
+    /// `request_object_signing_alg_values_supported` (OIDC Discovery, RFC 9101 §10.5), when advertised.
+    public let requestObjectSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -130,6 +132,7 @@ public struct ProviderMetadata: Sendable {
         codeChallengeMethodsSupported = try strings("code_challenge_methods_supported")
         tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
         idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
+        requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
         switch object["authorization_response_iss_parameter_supported"] {
         case nil, .null?: authorizationResponseIssParameterSupported = false
         case .bool(let flag)?: authorizationResponseIssParameterSupported = flag
@@ -179,6 +182,7 @@ public struct ProviderMetadata: Sendable {
         configuration.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
         configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
         configuration.requiresSignedRequestObjects = requireSignedRequestObject
+        configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

@@ -71,6 +71,10 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// §10.5, `require_signed_request_object`): ``RelyingParty/authorizationURL(for:)`` then
     /// refuses to send one without ``RelyingParty/requestObjectKey``.
     public var requiresSignedRequestObjects: Bool
+    /// The algorithms the provider takes for request objects (`request_object_signing_alg_values_supported`);
+    /// empty when it does not say. ``RelyingParty/authorizationURL(for:)`` refuses a
+    /// ``RelyingParty/requestObjectKey`` of another algorithm before anything is sent.
+    public var requestObjectSigningAlgorithms: [String]
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -111,6 +115,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.pushedAuthorizationRequestEndpoint = nil
         self.requiresPushedAuthorizationRequests = false
         self.requiresSignedRequestObjects = false
+        self.requestObjectSigningAlgorithms = []
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

@@ -39,13 +39,16 @@ extension RelyingParty {
     /// the one its start URL leads to is about to expire unopened). Otherwise it is the request's
     /// URL (``AuthorizationRequest/url()``). With ``requestObjectKey``, the parameters travel only
     /// inside a signed request object (RFC 9101): pushed, or by value in a URL with only
-    /// `client_id` and `request` (``AuthorizationRequest/url(requestObject:)``).
+    /// `client_id` and `request` (``AuthorizationRequest/url(requestObject:)``). A request object
+    /// is good for 60 s, and a pushed request URI for what the provider says: redirect the browser
+    /// at once rather than showing the URL for later.
     ///
     /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
-    ///   endpoint that is not https); for a pushed request, ``OIDCError/Code/invalidArgument`` when
-    ///   the provider names no pushed authorization request endpoint, requires signed request
-    ///   objects and no ``requestObjectKey`` is set, or the request is another client's (before
-    ///   anything is sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
+    ///   endpoint that is not https); ``OIDCError/Code/invalidArgument`` when
+    ///   the provider names no pushed authorization request endpoint (for a pushed request),
+    ///   requires signed request objects and no ``requestObjectKey`` is set, takes request objects of
+    ///   other algorithms than the key's, or the request is another client's (before anything is
+    ///   signed or sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
         try await authorizationTarget(for: request).url
     }
@@ -69,6 +72,13 @@ extension RelyingParty {
         }
         // The URL the browser will get is checked before anything is signed or sent.
         try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
+        if let key = requestObjectKey, !provider.requestObjectSigningAlgorithms.isEmpty,
+            !provider.requestObjectSigningAlgorithms.contains(key.algorithm.rawValue)
+        {
+            throw .invalidArgument(
+                "The provider takes request objects signed with \(provider.requestObjectSigningAlgorithms.joined(separator: ", ")), and this key signs \(key.algorithm.rawValue); give the key with an algorithm it takes (an RSA key can sign PS256)."
+            )
+        }
         let signedAt = tokenClient.now()
         let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
             try request.requestObject(signedWith: key, audience: provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)

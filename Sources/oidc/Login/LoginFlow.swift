@@ -65,7 +65,7 @@ struct LoginFlow {
         let profile = self.profile
         if rp.provider.requiresSignedRequestObjects, rp.requestObjectKey == nil {
             throw ValidationError(
-                "\(rp.provider.issuer) takes only signed request objects (RFC 9101): give --private-key-file FILE (the key it has registered for this client) and --request-object")
+                "\(rp.provider.issuer) takes only signed request objects (RFC 9101): give --client-auth private_key_jwt --private-key-file FILE (the key it has registered for this client); --request-object then signs with it")
         }
         // Every clash of the settings is a usage error before a port is opened.
         _ = try Profile.checkedRequest {

@@ -93,7 +93,7 @@ extension Profile {
     /// - Throws: a usage error (exit 2) without a key file, or naming it when it cannot be used.
     func requestObjectKey() throws -> JWSSigningKey {
         guard let path = privateKeyFile else {
-            throw ValidationError("--request-object (or a provider that takes only signed request objects) needs --private-key-file FILE: the key the provider has registered for this client")
+            throw ValidationError("--request-object (or a provider that takes only signed request objects) needs --client-auth private_key_jwt --private-key-file FILE: the key the provider has registered for this client")
         }
         do {
             return try JWSSigningKey(contentsOfFile: path, algorithm: keyAlgorithm.flatMap(JWSAlgorithm.init(rawValue:)), keyID: keyID)

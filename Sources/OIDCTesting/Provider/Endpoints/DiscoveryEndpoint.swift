@@ -40,7 +40,7 @@ enum DiscoveryEndpoint {
                 "name", "email", "email_verified",
             ],
             "authorization_response_iss_parameter_supported": context.configuration.issuerParameterSupported,
-            "request_parameter_supported": true,
+            "request_parameter_supported": context.configuration.pushedAuthorizationRequests != .required,
             "request_object_signing_alg_values_supported": JWSAlgorithm.allCases.filter { !$0.isHMAC }.map(\.rawValue),
             "require_signed_request_object": context.configuration.signedRequestObjects == .required,
             "request_uri_parameter_supported": false,

@@ -52,6 +52,9 @@ enum PushedAuthorizationEndpoint {
     /// error page to show.
     static func resolve(_ given: [OAuthParameter], _ context: ProviderContext) async -> Result<[OAuthParameter], AuthorizeEndpoint.Refusal> {
         let mode = context.configuration.pushedAuthorizationRequests
+        if given["request_uri"] != nil, given["request"] != nil {
+            return .failure(.page("invalid_request", "A request cannot carry both request and request_uri (RFC 9101 §5)."))
+        }
         guard let uri = given["request_uri"] else {
             if mode == .required {
                 return .failure(.page("invalid_request", "This provider takes pushed authorization requests only (RFC 9126): push the request to /par first."))

@@ -21,7 +21,8 @@ enum RequestObjectCheck {
         } catch {
             throw Self.invalid("The request object is not a JWS signed by a key of the client (\((error as? OIDCError).map { "\($0.code)" } ?? "unreadable")).")
         }
-        guard jws.header["typ"]?.stringValue?.lowercased() == AuthorizationRequest.requestObjectType else {
+        let type = jws.header["typ"]?.stringValue?.lowercased()
+        guard type == AuthorizationRequest.requestObjectType || type == "application/" + AuthorizationRequest.requestObjectType else {
             throw Self.invalid("The request object's typ must be \(AuthorizationRequest.requestObjectType).")
         }
         guard claims["iss"]?.stringValue == clientID else { throw Self.invalid("The request object's iss must be the client id.") }
@@ -32,9 +33,12 @@ enum RequestObjectCheck {
         }
         let now = await context.state.now.timeIntervalSince1970
         guard let expiry = claims["exp"]?.numberValue, expiry > now else { throw Self.invalid("The request object has expired, or has no exp.") }
-        let notBefore = claims["nbf"]?.numberValue ?? now
-        guard notBefore <= now + 60, expiry - notBefore <= 3600 else {
-            throw Self.invalid("The request object is not valid yet, or for more than an hour.")
+        // FAPI 2.0 Message Signing: nbf is required, at most an hour before exp.
+        guard let notBefore = claims["nbf"]?.numberValue, notBefore <= now + 60, expiry - notBefore <= 3600 else {
+            throw Self.invalid("The request object has no nbf, is not valid yet, or is valid for more than an hour.")
+        }
+        if let name = ["request", "request_uri"].first(where: { claims[$0] != nil }) {
+            throw Self.invalid("A request object cannot carry '\(name)' (RFC 9101 §4).")
         }
         guard let jti = claims["jti"]?.stringValue, !jti.isEmpty,
             await context.state.useAssertionID("request-object " + jti, client: clientID, until: Date(timeIntervalSince1970: expiry))
@@ -44,8 +48,13 @@ enum RequestObjectCheck {
         for (name, value) in claims.sorted(by: { $0.key < $1.key }) where !["iss", "aud", "exp", "nbf", "iat", "jti", "client_id"].contains(name) {
             switch value {
             case .string(let text): parameters.append(OAuthParameter(name, text))
-            case .number(let number) where number == number.rounded(): parameters.append(OAuthParameter(name, String(Int64(number))))
-            default: throw Self.invalid("The request object's '\(name)' must be a string or a whole number.")
+            case .number(let number):
+                guard let whole = Int64(exactly: number) else { throw Self.invalid("The request object's '\(name)' must be a whole number.") }
+                parameters.append(OAuthParameter(name, String(whole)))
+            case .object, .array:
+                // claims (OIDC Core §5.5), authorization_details (RFC 9396): kept as the JSON they are.
+                parameters.append(OAuthParameter(name, value.jsonText))
+            default: throw Self.invalid("The request object's '\(name)' must be a string, a number, an object or an array.")
             }
         }
         return parameters
