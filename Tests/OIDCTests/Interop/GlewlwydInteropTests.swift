@@ -166,6 +166,42 @@ struct GlewlwydInteropTests {
         #expect(login.clientID == rp.clientID)
     }
 
+    @Test("JAR: a request object signed with the private_key_jwt client's key, by value and through PAR; glewlwyd verifies it, the test user signs in, the login completes")
+    func signedRequestObjects() async throws {
+        let key = try JWSSigningKey(contentsOfFile: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KEY_FILE"), keyID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KID"))
+        var authentication = ClientAuthentication.privateKeyJWT(key)
+        authentication.assertionAudience = .endpoint
+        let redirectURI = try Self.variable("REDIRECT_URI")
+        let recorder = FormRecorder()
+        var rp = try await RelyingParty.discover(
+            issuer: Self.issuer, clientID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_ID"), authentication: authentication, transport: recorder)
+        rp.requestObjectKey = key
+        for pushed in [false, true] {
+            rp.pushedAuthorization = pushed ? .always : .whenRequired
+            let request = try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["openid", Self.scope])
+            let url = try await rp.authorizationURL(for: request)
+            let names = Set(try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems).map(\.name))
+            #expect(names == (pushed ? ["client_id", "request_uri"] : ["client_id", "request"]), "\(names)")
+            if pushed {
+                let endpoint = try #require(rp.provider.pushedAuthorizationRequestEndpoint)
+                let form = try #require(recorder.forms(to: endpoint).last)
+                #expect(form.contains("request") && !form.contains("state"), "\(form)")
+            }
+            let agent = try await Agent.run(["authorize", url.absoluteString])
+            #expect(agent.status == 0, "pushed \(pushed): \(agent.output)")
+            let callback = try #require(agent.output.split(separator: "\n").map(String.init).first { $0.hasPrefix(redirectURI) }.flatMap(URL.init(string:)))
+            let login = try await rp.completeLogin(callback: callback, for: request)
+            #expect(login.idToken.claims.nonce == request.nonce)
+        }
+        // glewlwyd does check the signature: an object signed by another key (same kid) gets no code.
+        rp.pushedAuthorization = .whenRequired
+        rp.requestObjectKey = try JWSSigningKey.generate(.rs256, keyID: try Self.variable("PRIVATE_KEY_JWT_CLIENT_KID"))
+        let forged = try await rp.authorizationURL(for: try rp.authorizationRequest(redirectURI: redirectURI, scopes: ["openid", Self.scope]))
+        let refused = try await Agent.run(["authorize", forged.absoluteString])
+        #expect(refused.status != 0, "\(refused.output)")
+        #expect(!refused.output.contains("code="), "\(refused.output)")
+    }
+
     @Test("client credentials with client_secret_basic; introspection by the same client: active, then a made-up token inactive")
     func clientSecretBasic() async throws {
         let clientID = try Self.variable("CONFIDENTIAL_CLIENT_ID")
