@@ -133,24 +133,17 @@ public struct ProviderMetadata: Sendable {
         tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
         idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
         requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
-        switch object["authorization_response_iss_parameter_supported"] {
-        case nil, .null?: authorizationResponseIssParameterSupported = false
-        case .bool(let flag)?: authorizationResponseIssParameterSupported = flag
-        default:
-            throw OIDCError(.malformedResponse, "The provider's metadata member 'authorization_response_iss_parameter_supported' must be a boolean.")
+        /// A boolean member; absent or null is `false`.
+        func flag(_ name: String) throws(OIDCError) -> Bool {
+            switch object[name] {
+            case nil, .null?: return false
+            case .bool(let flag)?: return flag
+            default: throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be a boolean.")
+            }
         }
-        switch object["require_signed_request_object"] {
-        case nil, .null?: requireSignedRequestObject = false
-        case .bool(let flag)?: requireSignedRequestObject = flag
-        default:
-            throw OIDCError(.malformedResponse, "The provider's metadata member 'require_signed_request_object' must be a boolean.")
-        }
-        switch object["require_pushed_authorization_requests"] {
-        case nil, .null?: requirePushedAuthorizationRequests = false
-        case .bool(let flag)?: requirePushedAuthorizationRequests = flag
-        default:
-            throw OIDCError(.malformedResponse, "The provider's metadata member 'require_pushed_authorization_requests' must be a boolean.")
-        }
+        authorizationResponseIssParameterSupported = try flag("authorization_response_iss_parameter_supported")
+        requireSignedRequestObject = try flag("require_signed_request_object")
+        requirePushedAuthorizationRequests = try flag("require_pushed_authorization_requests")
         raw = object
         rawJSON = String(decoding: json, as: UTF8.self)
     }

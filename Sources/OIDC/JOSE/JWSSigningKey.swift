@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// A private key that signs JWS in compact form: the client assertions of `private_key_jwt`
 /// (RFC 7523, ``ClientAuthentication/privateKeyJWT(_:)``). RS256/384/512 and PS256/384/512 with an

@@ -83,8 +83,8 @@ extension RelyingParty {
         let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
             try request.requestObject(signedWith: key, audience: provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)
         }
-        guard pushesAuthorizationRequests else {
-            return (try request.url(requestObject: object ?? ""), signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
+        if !pushesAuthorizationRequests, let object {
+            return (try request.url(requestObject: object), signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
         }
         guard provider.pushedAuthorizationRequestEndpoint != nil else {
             let why = provider.requiresPushedAuthorizationRequests

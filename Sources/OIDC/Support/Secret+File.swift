@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 extension Secret {
     /// The largest secret file read: a client secret or a token, not a document.

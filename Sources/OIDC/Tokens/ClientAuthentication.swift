@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// How this client proves itself at the provider's endpoints (RFC 6749 §2.3, RFC 7523, OIDC Core §9):
 /// one value that every endpoint call uses (token, revocation, introspection, device

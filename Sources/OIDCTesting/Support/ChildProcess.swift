@@ -96,10 +96,7 @@ package final class ChildProcess: @unchecked Sendable {
     /// Waits for the child to end (once; later calls give the same answer).
     package func waitForTermination() -> Termination {
         if let reaped = lock.withLock({ reaped }) { return reaped }
-        var status: Int32 = 0
-        var result = waitpid(pid, &status, 0)
-        while result < 0, errno == EINTR { result = waitpid(pid, &status, 0) }
-        let termination: Termination = result < 0 ? .exited(-1) : status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+        let termination = Self.reap(pid)
         lock.withLock { reaped = termination }
         return termination
     }
@@ -156,12 +153,18 @@ package final class ChildProcess: @unchecked Sendable {
 
     /// The exit status of `pid`, or the signal's number when a signal ended it; -1 when it cannot be waited for.
     package static func waitForExit(_ pid: Int32) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return -1 }
+        switch reap(pid) {
+        case .exited(let code), .signalled(let code): code
         }
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : signal
+    }
+
+    /// Waits for `pid` to end: how it ended; `.exited(-1)` when it cannot be waited for.
+    private static func reap(_ pid: Int32) -> Termination {
+        var status: Int32 = 0
+        var result = waitpid(pid, &status, 0)
+        while result < 0, errno == EINTR { result = waitpid(pid, &status, 0) }
+        guard result >= 0 else { return .exited(-1) }
+        return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
     }
 
     /// A pipe whose ends are closed on exec (a child gets its copies through dup2 only).

@@ -97,6 +97,13 @@ struct Profile: Equatable {
             default: throw ProfileFormatError("'\(name)' is not a string")
             }
         }
+        func flag(_ name: String) throws(ProfileFormatError) -> Bool {
+            switch object[name] {
+            case nil, .null?: return false
+            case .bool(let flag)?: return flag
+            default: throw ProfileFormatError("'\(name)' is not true or false")
+            }
+        }
         func strings(_ name: String) throws(ProfileFormatError) -> [String] {
             switch object[name] {
             case nil, .null?: return []
@@ -147,16 +154,8 @@ struct Profile: Equatable {
             flow = kind
         }
         deviceAuthorizationEndpoint = try string("device_authorization_endpoint")
-        switch object["par"] {
-        case nil, .null?: pushedAuthorization = false
-        case .bool(let flag)?: pushedAuthorization = flag
-        default: throw ProfileFormatError("'par' is not true or false")
-        }
-        switch object["request_object"] {
-        case nil, .null?: signsRequestObjects = false
-        case .bool(let flag)?: signsRequestObjects = flag
-        default: throw ProfileFormatError("'request_object' is not true or false")
-        }
+        pushedAuthorization = try flag("par")
+        signsRequestObjects = try flag("request_object")
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")
         keyID = try string("key_id")

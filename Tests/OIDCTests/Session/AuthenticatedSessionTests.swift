@@ -319,6 +319,7 @@ extension AuthenticatedSessionTests {
 
     /// Through the deprecated setter, which took seconds: it still works, and still cannot trap.
     @Test("a delay that is not a finite number does not trap: the default 60 s is used", arguments: [Double.infinity, -Double.infinity, Double.nan, 1e300])
+    @available(*, deprecated, message: "tests the deprecated setter")
     func nonFiniteDelay(delay: Double) async throws {
         try await Self.withFixture { fixture in
             let host = HostTokens(fixture.provider)

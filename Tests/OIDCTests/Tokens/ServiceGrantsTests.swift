@@ -121,7 +121,7 @@ struct ServiceGrantsTests {
             await #expect(throws: OIDCError.self) { try await second.validTokens() }
             #expect(await provider.grantCount("refresh_token") == 0)
             #expect(await provider.requestCount(.protectedResource) == 0)
-            #expect(try await store.load(key) != nil)
+            #expect(await store.load(key) != nil)
         }
     }
 

@@ -34,7 +34,7 @@ enum AuthorizeEndpoint {
             return .html(HTML.errorPage("invalid_request", "The request has a broken percent-encoding."), status: 400)
         }
         let parameters: [OAuthParameter]
-        switch await PushedAuthorizationEndpoint.resolve(given, context) {
+        switch await resolveParameters(given, context) {
         case .success(let resolved): parameters = resolved
         case .failure(.page(let error, let description)): return .html(HTML.errorPage(error, description), status: 400)
         case .failure(.redirect(let uri, let state, let error)): return errorRedirect(to: uri, state: state, error, context)

@@ -49,8 +49,8 @@ enum ClientAssertionCheck {
                 guard jws.algorithm.isHMAC, let secret = client.secret else { throw OIDCError(.algorithmNotAllowed, "HMAC expected") }
                 try jws.verifySignature(with: JWK(hmacSecret: secret))
             case .privateKeyJWT:
-                guard !jws.algorithm.isHMAC, let jwks = client.jwks else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
-                try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
+                guard let jwks = client.jwks else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
+                try verify(jws, withKeysOf: jwks)
             default:
                 throw OIDCError(.invalidArgument, "not registered for assertions")
             }
@@ -59,10 +59,22 @@ enum ClientAssertionCheck {
         }
     }
 
+    /// Checks `jws` against a key of a client's registered JWKS: an asymmetric algorithm only (never
+    /// `none` or an HMAC), the key its `kid` and algorithm select.
+    static func verify(_ jws: CompactJWS, withKeysOf jwks: String) throws(OIDCError) {
+        guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
+        try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
+    }
+
+    /// A JWT's `aud`, a string or an array of strings, as a list.
+    static func audiences(_ value: JSONValue?) -> [String] {
+        value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
     /// `aud` (a string, or an array) must hold what the provider accepts: its issuer, or the URL of
     /// the endpoint the assertion came to.
     private static func checkAudience(_ value: JSONValue?, _ request: ProviderRequest, _ context: ProviderContext) throws(OAuthError) {
-        let audiences = value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? []
+        let audiences = audiences(value)
         let origin = String(context.issuer.dropLast(context.configuration.issuerPath.count))
         let endpoint = origin + request.path
         // RFC 9126 §2: the pushed authorization request endpoint also takes the token endpoint's URL.

@@ -16,8 +16,7 @@ enum RequestObjectCheck {
         do {
             jws = try CompactJWS(object)
             claims = try StrictJSON.parseObject(jws.payload)
-            guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "HMAC") }
-            try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
+            try ClientAssertionCheck.verify(jws, withKeysOf: jwks)
         } catch {
             throw Self.invalid("The request object is not a JWS signed by a key of the client (\((error as? OIDCError).map { "\($0.code)" } ?? "unreadable")).")
         }
@@ -26,8 +25,7 @@ enum RequestObjectCheck {
             throw Self.invalid("The request object's typ must be \(AuthorizationRequest.requestObjectType).")
         }
         guard claims["iss"]?.stringValue == clientID else { throw Self.invalid("The request object's iss must be the client id.") }
-        let audiences = claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        guard audiences.contains(context.issuer) else { throw Self.invalid("The request object's aud must be the issuer.") }
+        guard ClientAssertionCheck.audiences(claims["aud"]).contains(context.issuer) else { throw Self.invalid("The request object's aud must be the issuer.") }
         if let inside = claims["client_id"], inside.stringValue != clientID {
             throw Self.invalid("The request object's client_id is not the request's.")
         }
