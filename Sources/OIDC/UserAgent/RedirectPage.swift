@@ -35,7 +35,7 @@ struct RedirectPage: Sendable {
         var template = Array("\(parent)/oidc-login-XXXXXXXX".utf8CString)
         // mkdtemp makes the directory with mode 0700, under a name nobody could have taken first.
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw failure(parent, errno)
+            throw failure(parent, reason: String(cString: strerror(errno)))
         }
         let directory = String(cString: made)
         let path = directory + "/login.html"
@@ -43,25 +43,17 @@ struct RedirectPage: Sendable {
         guard descriptor >= 0 else {
             let code = errno
             rmdir(directory)
-            throw failure(parent, code)
+            throw failure(parent, reason: String(cString: strerror(code)))
         }
-        let bytes = Array(html(redirectingTo: target).utf8)
-        var written = 0
-        var code: Int32 = 0
-        if fchmod(descriptor, 0o600) != 0 { code = errno }
-        while code == 0, written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                written += count
-            } else if errno != EINTR {
-                code = errno
-            }
-        }
-        close(descriptor)
         let page = RedirectPage(directory: directory, path: path)
-        guard code == 0 else {
+        do throws(OIDCError) {
+            guard fchmod(descriptor, 0o600) == 0 else { throw KeychainIO.failure(errno, "writing", path) }
+            try KeychainIO.writeAll(descriptor, Array(html(redirectingTo: target).utf8), path)
+            close(descriptor)
+        } catch {
+            close(descriptor)
             page.remove()
-            throw failure(parent, code)
+            throw failure(parent, reason: error.context["reason"] ?? error.message)
         }
         return page
     }
@@ -123,21 +115,13 @@ struct RedirectPage: Sendable {
         return directory
     }
 
-    private static func failure(_ parent: String, _ code: Int32) -> OIDCError {
+    private static func failure(_ parent: String, reason: String) -> OIDCError {
         OIDCError(
             .invalidArgument,
-            "The browser's private sign-in page could not be written in \(UntrustedText.sanitized(parent, limit: 120)) (\(String(cString: strerror(code)))); open the URL yourself, or set OIDC_BROWSER_HANDOFF=url to give the browser the URL itself."
+            "The browser's private sign-in page could not be written in \(UntrustedText.sanitized(parent, limit: 120)) (\(reason)); open the URL yourself, or set OIDC_BROWSER_HANDOFF=url to give the browser the URL itself."
         )
     }
 }
-
-#if canImport(Glibc)
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.write(descriptor, buffer, count) }
-#elseif canImport(Musl)
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Musl.write(descriptor, buffer, count) }
-#else
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.write(descriptor, buffer, count) }
-#endif
 
 /// The private pages a ``SystemBrowser`` wrote and has not removed yet, by the URL each leads to:
 /// removed by ``SystemBrowser/loginEnded(_:)``, or when the last copy of the browser value is gone.
