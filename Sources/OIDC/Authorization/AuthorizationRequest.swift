@@ -9,7 +9,7 @@ public import Foundation
 ///
 /// ``url()`` writes the parameters in one stable order: `client_id`, `redirect_uri`,
 /// `response_type`, `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
-/// `login_hint`, `max_age`, `ui_locales`, the additional parameters in their order, `acr_values`,
+/// `login_hint`, `max_age`, `ui_locales`, `dpop_jkt`, the additional parameters in their order, `acr_values`,
 /// `prompt`. Every value is percent-encoded (a space is `%20`; `+ & = # / %` are escaped), and query
 /// items already in the endpoint are kept in front.
 public struct AuthorizationRequest: Sendable {
@@ -55,6 +55,11 @@ public struct AuthorizationRequest: Sendable {
     /// Authentication methods the ID token's `amr` must show (not sent; checked on the answer):
     /// the Schibsted preset sets it when multi-factor authentication is requested.
     public var requiredAMRValues: [String]?
+    /// The DPoP key of this login (RFC 9449), when its tokens are to be DPoP-bound: its thumbprint
+    /// is sent as `dpop_jkt` (§10), so the code is bound too, and the exchange proves possession
+    /// of it. ``RelyingParty/authorizationRequest(redirectURI:scopes:configure:)`` sets it when
+    /// ``RelyingParty/dpop`` is on. Printing the request never shows the key.
+    public var dpopKey: DPoPKey?
 
     /// A request to an explicit endpoint, with fresh random `state`, `nonce` and PKCE verifier.
     ///
@@ -110,6 +115,7 @@ public struct AuthorizationRequest: Sendable {
     public static let reservedParameterNames: Set<String> = [
         "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "login_hint", "max_age", "ui_locales", "acr_values", "prompt",
+        "dpop_jkt",
     ]
 
     /// The query parameters in the order ``url()`` writes them.
@@ -144,6 +150,7 @@ public struct AuthorizationRequest: Sendable {
             result.append(.init("max_age", String(maxAge)))
         }
         if let uiLocales, !uiLocales.isEmpty { result.append(.init("ui_locales", uiLocales)) }
+        if let dpopKey { result.append(.init("dpop_jkt", dpopKey.thumbprint)) }
 
         var extraNames = Set<String>()
         for parameter in additionalParameters {

@@ -26,6 +26,7 @@ extension ProviderConfiguration {
             metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
         merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects
         merged.requestObjectSigningAlgorithms = metadata.requestObjectSigningAlgValuesSupported ?? requestObjectSigningAlgorithms
+        merged.dpopSigningAlgorithms = metadata.dpopSigningAlgValuesSupported ?? dpopSigningAlgorithms
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported

@@ -38,6 +38,8 @@ public struct ProviderMetadata: Sendable {
     public let requireSignedRequestObject: Bool
     /// `request_object_signing_alg_values_supported` (OIDC Discovery, RFC 9101 §10.5), when advertised.
     public let requestObjectSigningAlgValuesSupported: [String]?
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1), when advertised.
+    public let dpopSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -133,6 +135,7 @@ public struct ProviderMetadata: Sendable {
         tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
         idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
         requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
+        dpopSigningAlgValuesSupported = try strings("dpop_signing_alg_values_supported")
         /// A boolean member; absent or null is `false`.
         func flag(_ name: String) throws(OIDCError) -> Bool {
             switch object[name] {
@@ -176,6 +179,7 @@ public struct ProviderMetadata: Sendable {
         configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
         configuration.requiresSignedRequestObjects = requireSignedRequestObject
         configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []
+        configuration.dpopSigningAlgorithms = dpopSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

@@ -75,6 +75,10 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// empty when it does not say. ``RelyingParty/authorizationURL(for:)`` refuses a
     /// ``RelyingParty/requestObjectKey`` of another algorithm before anything is sent.
     public var requestObjectSigningAlgorithms: [String]
+    /// The algorithms the provider takes for DPoP proofs (`dpop_signing_alg_values_supported`,
+    /// RFC 9449 §5.1); empty when it does not say. A ``RelyingParty/dpop`` key of another
+    /// algorithm is refused before anything is sent.
+    public var dpopSigningAlgorithms: [String]
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -116,6 +120,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.requiresPushedAuthorizationRequests = false
         self.requiresSignedRequestObjects = false
         self.requestObjectSigningAlgorithms = []
+        self.dpopSigningAlgorithms = []
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

@@ -32,6 +32,9 @@ public struct DeviceLogin: Sendable {
     public let authorization: DeviceAuthorization
     /// Told what happens while the login waits.
     public var onProgress: @Sendable (Progress) -> Void = { _ in }
+    /// The DPoP key the tokens will be bound to, when ``RelyingParty/dpop`` is on: every poll
+    /// carries a proof of it, and the login keeps it.
+    public internal(set) var dpopKey: DPoPKey?
 
     /// What the user enters at ``verificationURI``.
     public var userCode: String { authorization.userCode }
@@ -65,7 +68,7 @@ public struct DeviceLogin: Sendable {
     ///   failed polls in a row without a `Retry-After` (one with it is waited for, until the codes
     ///   expire); the ID token's checks.
     public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
-        let client = relyingParty.tokenClient
+        let client = relyingParty.tokenClient(proving: dpopKey)
         let keys = try relyingParty.requireKeys()
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(max(0, authorization.expiresAt.timeIntervalSince(client.now())) * 1000))
@@ -147,11 +150,14 @@ extension RelyingParty {
     ///   ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)`` throws.
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
         _ = try requireKeys()
+        let dpopKey = try makeDPoPKey()
         let asked = scopes ?? provider.defaultScopes
         let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
         let authorization = try await tokenClient.requestDeviceAuthorization(
             scopes: asked.contains("openid") ? asked : ["openid"] + asked, parameters: parameters, pkce: pkce
         )
-        return DeviceLogin(relyingParty: self, authorization: authorization)
+        var login = DeviceLogin(relyingParty: self, authorization: authorization)
+        login.dpopKey = dpopKey
+        return login
     }
 }

@@ -23,6 +23,7 @@ extension RelyingParty {
         let asked = scopes ?? provider.defaultScopes
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
+        request.dpopKey = try makeDPoPKey()
         try configure(&request)
         return request
     }
@@ -92,7 +93,7 @@ extension RelyingParty {
                 : "Pushed authorization requests were asked for, but the provider \(provider.issuer) names no pushed_authorization_request_endpoint"
             throw .invalidArgument(why + "; set ProviderConfiguration.pushedAuthorizationRequestEndpoint, or use discovery.")
         }
-        let pushed = try await tokenClient.pushAuthorizationRequest(request, requestObject: object)
+        let pushed = try await tokenClient(proving: request.dpopKey).pushAuthorizationRequest(request, requestObject: object)
         return (try request.url(requestURI: pushed.requestURI), pushed.expiresAt)
     }
 
@@ -142,6 +143,6 @@ extension RelyingParty {
     public func completeLogin(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError)
         -> VerifiedLogin
     {
-        try await tokenClient.completeLogin(response, for: request, keys: try requireKeys(), now: now)
+        try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now)
     }
 }

@@ -26,10 +26,18 @@ extension RelyingParty {
         scopes: [String] = [], parameters: [OAuthParameter] = [], allowlist: HostAllowlist, store: any TokenStore = InMemoryTokenStore(),
         key: TokenStoreKey? = nil, options: AuthenticatedSession.Options = AuthenticatedSession.Options()
     ) -> AuthenticatedSession {
-        AuthenticatedSession(
-            store: store, key: key ?? serviceSessionKey(scopes: scopes, parameters: parameters),
-            source: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters), transport: transport, allowlist: allowlist,
-            options: options, now: tokenClient.now, logger: logger
+        let relyingParty = self
+        var makeKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?
+        if dpop != .off {
+            makeKey = {
+                do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
+            }
+        }
+        let source = AuthenticatedSession.TokenSource(
+            kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: makeKey))
+        return AuthenticatedSession(
+            store: store, key: key ?? serviceSessionKey(scopes: scopes, parameters: parameters), source: source, transport: transport,
+            allowlist: allowlist, options: options, now: tokenClient.now, logger: logger
         )
     }
 

@@ -39,6 +39,13 @@ public struct RelyingParty: Sendable {
     /// inside that object, by value or through a pushed authorization request. The provider must
     /// have its public key (the client's registered JWKS). `nil` (the default) signs nothing.
     public var requestObjectKey: JWSSigningKey?
+    /// Whether logins get DPoP-bound tokens (RFC 9449), and with which key: ``DPoPUse/off`` by
+    /// default; ``DPoPUse/on`` makes a new ES256 key for each login, which the login keeps
+    /// (``StoredLogin/dpopKey``). The code is bound too (`dpop_jkt`), every token request carries a
+    /// proof, and a `Bearer` answer is refused.
+    public var dpop: DPoPUse = .off
+    /// The DPoP nonces of the provider and its APIs, shared by copies of this relying party.
+    let dpopNonces = DPoPNonces()
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.

@@ -133,8 +133,9 @@ extension AuthenticatedSession {
             return try await refreshWithToken(stored, foreignMark: foreignMark, client: client, stale: stale, reason: reason, startedIn: startedIn)
         case .host(let provide):
             return try await askHost(provide, stored: stored, reason: reason, startedIn: startedIn)
-        case .clientCredentials(let client, let scopes, let parameters):
-            return try await requestClientCredentials(client, scopes: scopes, parameters: parameters, stored: stored, reason: reason, startedIn: startedIn)
+        case .clientCredentials(let client, let scopes, let parameters, let dpopKey):
+            return try await requestClientCredentials(
+                client, scopes: scopes, parameters: parameters, dpopKey: dpopKey, stored: stored, reason: reason, startedIn: startedIn)
         }
     }
 
@@ -156,6 +157,9 @@ extension AuthenticatedSession {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new
         }
+        // A DPoP-bound login refreshes with its own key (its refresh token is bound too).
+        var client = client
+        client.dpop = try proofs(for: stored)
         let answer: TokenSet
         logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
         let started = ContinuousClock.now

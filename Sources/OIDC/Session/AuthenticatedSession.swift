@@ -67,6 +67,8 @@ public actor AuthenticatedSession {
     var refreshSavesOnly = false
     /// What the host application's token provider said last.
     var host = HostSourceState()
+    /// The DPoP nonces of the resource servers and the token endpoint, for DPoP-bound logins.
+    nonisolated let dpopNonces = DPoPNonces()
 
     /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
     /// were still returned. `nil` once a save succeeds.
@@ -149,18 +151,12 @@ public actor AuthenticatedSession {
             logger.notice("bearer token withheld from a host off the allowlist", metadata: ["url": .endpoint(request.url), "error": .code(error)])
             throw error
         }
-        let tokens = try await validTokens()
-        let response = try await transport.send(Self.authorized(request, tokens.accessToken), options: options.requestOptions)
-        logger.trace(
-            "resource answered", metadata: lineMetadata(["url": .endpoint(request.url), "status": .int(response.status), "attempt": .int(1)])
-        )
+        let login = try await validLogin()
+        let response = try await sendAuthorized(request, with: login, attempt: 1)
         guard response.status == 401 else { return response }
         logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(request.url)]))
-        let fresh = try await refresh(replacing: tokens.accessToken, reason: "unauthorized").tokens
-        let retried = try await transport.send(Self.authorized(request, fresh.accessToken), options: options.requestOptions)
-        logger.debug(
-            "resource answered the retry", metadata: lineMetadata(["url": .endpoint(request.url), "status": .int(retried.status), "attempt": .int(2)])
-        )
+        let fresh = try await refresh(replacing: login.tokens.accessToken, reason: "unauthorized")
+        let retried = try await sendAuthorized(request, with: fresh, attempt: 2)
         guard retried.status == 401 else { return retried }
         throw OIDCError(
             .unauthorized,
@@ -176,15 +172,20 @@ public actor AuthenticatedSession {
     ///   rejected refresh has logged the user out (``OIDCError/endsLogin`` is `true`), a transient
     ///   one has not.
     public func validTokens(forceRefresh: Bool = false) async throws(OIDCError) -> TokenSet {
+        try await validLogin(forceRefresh: forceRefresh).tokens
+    }
+
+    /// The login with tokens valid for ``Options/refreshMargin`` more, refreshed first when needed.
+    func validLogin(forceRefresh: Bool = false) async throws(OIDCError) -> StoredLogin {
         try await loadIfNeeded()
         if unsaved != nil, !refreshes.isRunning(0) {
             // Refreshed tokens the store could not keep: try again, under the lock, before anything else.
             _ = try? await refresh(replacing: nil, saveOnly: true)
         }
         if let current, !forceRefresh, !current.tokens.needsRefresh(at: now(), margin: options.refreshMargin.timeInterval) {
-            return current.tokens
+            return current
         }
-        return try await refresh(replacing: current?.tokens.accessToken, reason: forceRefresh ? "forced" : current == nil ? "not_loaded" : "expiring").tokens
+        return try await refresh(replacing: current?.tokens.accessToken, reason: forceRefresh ? "forced" : current == nil ? "not_loaded" : "expiring")
     }
 
     /// Asks for new tokens now: after the host's token provider said "unauthenticated" (another user
@@ -261,12 +262,6 @@ public actor AuthenticatedSession {
         let waited = ContinuousClock.now - asked
         let level: Logger.Level = waited > .milliseconds(5) ? .debug : .trace
         logger.log(level: level, "store lock held", metadata: lineMetadata(["wait_ms": .stringConvertible(LogRedaction.milliseconds(waited))]))
-    }
-
-    private static func authorized(_ request: HTTPRequest, _ token: Secret) -> HTTPRequest {
-        var request = request
-        request.headers.set("Authorization", "Bearer " + token.revealedValue)
-        return request
     }
 
     /// Runs a store operation; errors that are not ``OIDCError``s become `storageFailure` (or

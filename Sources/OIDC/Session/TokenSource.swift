@@ -11,7 +11,9 @@ extension AuthenticatedSession {
         enum Kind: Sendable {
             case refreshToken(TokenClient)
             case host(@Sendable () async -> TokenProviderOutcome)
-            case clientCredentials(TokenClient, scopes: [String], parameters: [OAuthParameter])
+            // `dpopKey` makes the key of each new grant (a relying party's ``DPoPUse``).
+            case clientCredentials(
+                TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)? = nil)
         }
 
         let kind: Kind
@@ -39,7 +41,7 @@ extension AuthenticatedSession {
         /// host application's source.
         public var tokenClient: TokenClient? {
             switch kind {
-            case .refreshToken(let client), .clientCredentials(let client, _, _): client
+            case .refreshToken(let client), .clientCredentials(let client, _, _, _): client
             case .host: nil
             }
         }
@@ -56,15 +58,19 @@ extension AuthenticatedSession {
     /// Under the lock: asks for the client's own tokens (client credentials), and keeps them. A
     /// refused request logs nobody out: there is no login to end, and the next call asks again.
     func requestClientCredentials(
-        _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], stored: StoredLogin?, reason: String, startedIn: Int
+        _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?,
+        stored: StoredLogin?, reason: String, startedIn: Int
     ) async throws(OIDCError) -> LockedRefresh {
+        var client = client
+        if let key = try dpopKey?().get() { client.dpop = DPoP(key: key, nonces: dpopNonces, now: now) }
         logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": "client_credentials", "reason": .string(reason)]))
         let tokens = try await client.clientCredentials(scopes: scopes, parameters: parameters)
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
-        let login = StoredLogin(
+        var login = StoredLogin(
             tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider,
             attributes: stored?.attributes ?? [:]
         )
+        login.dpopKey = client.dpop?.key
         await keep(login, replacing: nil)
         return .done(login)
     }

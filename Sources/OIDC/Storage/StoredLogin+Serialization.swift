@@ -42,6 +42,14 @@ extension StoredLogin {
         object["subject"] = subject
         object["provider"] = provider.map(Self.serialized)
         object["refresh_in_flight"] = refreshMark?.encoded
+        if let dpopThumbprint {
+            var dpop: [String: Any] = ["jkt": dpopThumbprint]
+            if let dpopKey {
+                dpop["alg"] = dpopKey.algorithm.rawValue
+                dpop["key"] = try dpopKey.privateKeyPEM()
+            }
+            object["dpop"] = dpop
+        }
         do {
             return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
         } catch {
@@ -114,6 +122,15 @@ extension StoredLogin {
             issuer: issuer, clientID: clientID, subject: try optionalString(object["subject"], "subject"), provider: provider,
             attributes: attributes
         )
+        if let dpop = object["dpop"] {
+            guard let members = dpop.objectValue, let thumbprint = members["jkt"]?.stringValue else { throw corrupt("dpop has no jkt") }
+            // A key that is missing or does not read is a lost key: the session asks to log in again.
+            let key = members["key"]?.stringValue.flatMap { pem in
+                try? DPoPKey(pem: pem, algorithm: members["alg"]?.stringValue.flatMap(JWSAlgorithm.init(rawValue:)))
+            }
+            dpopKey = key
+            dpopThumbprint = thumbprint
+        }
         // A mark that does not parse is no mark.
         refreshMark = (try optionalString(object["refresh_in_flight"], "refresh_in_flight") ?? legacyMark).flatMap(RefreshMark.init(encoded:))
     }

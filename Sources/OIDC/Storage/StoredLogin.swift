@@ -23,6 +23,16 @@ public struct StoredLogin: Sendable, Equatable {
     /// The refresh of this login marked in flight (stores whose lock can be lost,
     /// ``TokenStore/lockCanBeLost``); kept by the store, never shown by a session.
     package var refreshMark: RefreshMark?
+    /// The DPoP key the tokens are bound to (RFC 9449), kept with them: the session signs its
+    /// proofs with it, at the resource servers and at refresh. `nil` for bearer tokens. Setting
+    /// it sets ``dpopThumbprint``.
+    public var dpopKey: DPoPKey? {
+        didSet { dpopThumbprint = dpopKey?.thumbprint }
+    }
+    /// The RFC 7638 thumbprint (`jkt`) of the key the tokens are bound to, kept even when the key
+    /// itself is missing, so that a lost or different key is told apart from bearer tokens: the
+    /// session then asks to log in again instead of sending tokens nobody can prove.
+    public internal(set) var dpopThumbprint: String?
 
     /// A login from its parts.
     public init(
@@ -46,6 +56,8 @@ public struct StoredLogin: Sendable, Equatable {
             tokens: verified.tokens, issuer: verified.issuer, clientID: verified.clientID, subject: verified.idToken.claims.subject,
             provider: verified.provider, attributes: attributes
         )
+        self.dpopKey = verified.dpopKey
+        self.dpopThumbprint = verified.dpopKey?.thumbprint
     }
 
     /// The login to keep after a completed login, with the issuer the ID token names.

@@ -43,6 +43,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case tlsFailure, pinMismatch, hostNotAllowed
             case notLoggedIn, unauthorized
             case portInUse, loginTimedOut, startURLReused
+            case senderConstraintMissing, profileViolation
         }
 
         private let base: Base
@@ -65,7 +66,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .notLoggedIn, .unauthorized: .provider
             case .portInUse: .configuration
             case .loginTimedOut: .cancelled
-            case .startURLReused: .security
+            case .startURLReused, .senderConstraintMissing: .security
+            case .profileViolation: .configuration
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -138,6 +140,12 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// after its callback: another local program may have opened it first, to sign the user in to
         /// its own account. The login was aborted before the code was exchanged.
         public static let startURLReused = Code(.startURLReused)
+        /// A token came back unbound where a sender-constrained one was asked for: `token_type`
+        /// `Bearer` in answer to a DPoP proof (RFC 9449 §5), a downgrade refused.
+        public static let senderConstraintMissing = Code(.senderConstraintMissing)
+        /// A setting the chosen security profile forbids (FAPI 2.0); the message names the rule.
+        /// Nothing was sent.
+        public static let profileViolation = Code(.profileViolation)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.

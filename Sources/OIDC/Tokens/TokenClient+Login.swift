@@ -54,6 +54,8 @@ extension TokenClient {
             throw OIDCError(.missingParameter, "The token response has no ID token; the login needs the 'openid' scope.")
         }
         let verified = try await verifier.verify(idToken.revealedValue, keys: keys, now: now ?? self.now())
-        return VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: verifier.issuer, provider: provider)
+        var login = VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: verifier.issuer, provider: provider)
+        login.dpopKey = dpop?.key
+        return login
     }
 }

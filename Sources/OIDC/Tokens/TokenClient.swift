@@ -36,6 +36,11 @@ public struct TokenClient: Sendable {
     /// Where requests and their outcomes are logged (label `oidc.token` by convention); a logger
     /// that discards everything unless one was given.
     public var logger: Logger
+    /// Sender-constrains the tokens with DPoP (RFC 9449) when set: every token request and pushed
+    /// authorization request carries a fresh proof, one `use_dpop_nonce` challenge gets one retry
+    /// with the new nonce, and a token response must be of `token_type` `DPoP` (a `Bearer` answer
+    /// is a downgrade, refused). `nil` (the default): bearer tokens.
+    public var dpop: DPoP?
 
     /// A client of `provider`'s endpoints.
     ///
@@ -121,9 +126,19 @@ public struct TokenClient: Sendable {
         from response: HTTPResponse, requestedScopes: [String], grantType: String, acceptedTypes: [String] = ["Bearer"]
     ) throws(OIDCError) -> TokenSet {
         let tokens: TokenSet
+        // Asked for DPoP, only DPoP will do: a Bearer answer would send the token unbound (RFC 9449 §5).
+        let acceptedTypes = dpop == nil ? acceptedTypes : acceptedTypes.contains("N_A") ? ["DPoP", "N_A"] : ["DPoP"]
         do {
             tokens = try TokenSet(tokenResponse: response.body, requestedScopes: requestedScopes, receivedAt: now(), acceptedTypes: acceptedTypes)
         } catch {
+            var error = error
+            if dpop != nil, let type = error.context["token_type"] {
+                error = OIDCError(
+                    .senderConstraintMissing,
+                    "DPoP was asked for, and the provider answered with a token of type '\(type)': an unbound token is refused (RFC 9449 §5). Register the client for DPoP-bound tokens at the provider, or turn DPoP off.",
+                    context: ["token_type": type]
+                )
+            }
             logger.debug("token response unreadable", metadata: Logger.Metadata.failure(error).merging(["grant_type": .string(grantType)]) { $1 })
             throw error
         }
@@ -172,13 +187,18 @@ public struct TokenClient: Sendable {
     public func userinfo(accessToken: Secret, expectedSubject: String) async throws(OIDCError) -> [String: JSONValue] {
         let url = try endpoint(provider.userinfoEndpoint, "userinfo endpoint")
         var headers = HTTPHeaders()
-        headers.add("Authorization", "Bearer " + accessToken.revealedValue)
+        headers.add("Authorization", (dpop == nil ? "Bearer " : "DPoP ") + accessToken.revealedValue)
         headers.add("Accept", "application/json")
         logger.debug("requesting userinfo", metadata: ["endpoint": .endpoint(url)])
-        let response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: headers), options: requestOptions)
+        let request = HTTPRequest(method: "GET", url: url, headers: headers)
+        var response = try await transport.send(try dpop?.signing(request, accessToken: accessToken) ?? request, options: requestOptions)
+        if let dpop, dpop.nonceChallenged(response, to: url) {
+            response = try await transport.send(try dpop.signing(request, accessToken: accessToken), options: requestOptions)
+            _ = dpop.nonceChallenged(response, to: url)
+        }
         guard response.status == 200 else {
             logger.debug("userinfo refused", metadata: ["endpoint": .endpoint(url), "status": .int(response.status)])
-            if response.status == 401, let challenge = response.headers["WWW-Authenticate"], let error = Self.bearerError(challenge) {
+            if response.status == 401, let error = Self.challengeError(response) {
                 // RFC 6750 §3: the error comes in the challenge, not the body.
                 let details = OIDCError.ProviderError(error: error, errorDescription: nil)
                 throw OIDCError(
@@ -243,14 +263,7 @@ public struct TokenClient: Sendable {
         _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token",
         passing: (HTTPResponse) -> Bool = { _ in false }
     ) async throws(OIDCError) -> HTTPResponse {
-        var form = form
-        var headers = HTTPHeaders()
-        headers.add("Content-Type", "application/x-www-form-urlencoded")
-        headers.add("Accept", "application/json")
-        for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
-        try authentication.authenticate(&form, headers: &headers, clientID: clientID, endpoint: url, issuer: provider.issuer, now: now())
-        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
-        // What is logged is chosen here, by name, from what is not secret: never `form` or `headers`.
+        // What is logged is chosen here, by name, from what is not secret: never the form or the headers.
         // Built only inside the log calls' autoclosures, so only for a level the handler takes.
         let method = authentication.method
         func purpose() -> Logger.Metadata {
@@ -258,24 +271,50 @@ public struct TokenClient: Sendable {
             if let grantType { purpose["grant_type"] = .string(grantType) } else { purpose["request"] = .string(kind) }
             return purpose
         }
-        logger.debug("token endpoint request", metadata: purpose())
-        let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
-        let response: HTTPResponse
-        do { response = try await transport.send(request, options: requestOptions) } catch {
-            logger.debug("token endpoint unreachable", metadata: purpose().merging(.failure(error)) { $1 })
-            throw error
+        // Proofs go to the token endpoint and with pushed requests (RFC 9449 §5, §10.1), not to
+        // revocation or introspection, which RFC 9449 leaves alone.
+        let proving = grantType != nil || kind == "par" ? dpop : nil
+        var attempt = 1
+        while true {
+            var signed = form
+            let request = try authenticatedRequest(&signed, to: url, proving: proving)
+            logger.debug("token endpoint request", metadata: purpose())
+            let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
+            let response: HTTPResponse
+            do { response = try await transport.send(request, options: requestOptions) } catch {
+                logger.debug("token endpoint unreachable", metadata: purpose().merging(.failure(error)) { $1 })
+                throw error
+            }
+            if let proving, proving.nonceChallenged(response, to: url), attempt == 1 {
+                // A new nonce: the code or refresh token was not spent (RFC 9449 §8); once more with it.
+                logger.debug("token endpoint asked for a DPoP nonce; retrying once", metadata: purpose())
+                attempt += 1
+                continue
+            }
+            guard response.status == 200 || passing(response) else {
+                let secrets = signed.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
+                let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets, authentication: authentication)
+                logger.debug("token endpoint refused the request", metadata: purpose().merging(.failure(error)) { $1 })
+                throw error
+            }
+            if let start {
+                logger.trace(
+                    "token endpoint answered", metadata: purpose().merging(["status": .int(response.status), "duration_ms": .milliseconds(since: start)]) { $1 })
+            }
+            return response
         }
-        guard response.status == 200 || passing(response) else {
-            let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
-            let error = HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: what, secrets: secrets, authentication: authentication)
-            logger.debug("token endpoint refused the request", metadata: purpose().merging(.failure(error)) { $1 })
-            throw error
-        }
-        if let start {
-            logger.trace(
-                "token endpoint answered", metadata: purpose().merging(["status": .int(response.status), "duration_ms": .milliseconds(since: start)]) { $1 })
-        }
-        return response
+    }
+
+    /// The form POST of `form` (completed with the client's authentication: a fresh assertion on
+    /// each call) with the provider's headers and, when `proving`, a fresh DPoP proof.
+    private func authenticatedRequest(_ form: inout [OAuthParameter], to url: URL, proving: DPoP?) throws(OIDCError) -> HTTPRequest {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/x-www-form-urlencoded")
+        headers.add("Accept", "application/json")
+        for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
+        try authentication.authenticate(&form, headers: &headers, clientID: clientID, endpoint: url, issuer: provider.issuer, now: now())
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
+        return try proving?.signing(request) ?? request
     }
 
     /// Form parameters whose values are secrets.
@@ -284,11 +323,14 @@ public struct TokenClient: Sendable {
         "device_code",
     ]
 
-    /// The `error` of a `Bearer` challenge (RFC 6750 §3).
-    static func bearerError(_ challenge: String) -> String? {
-        guard challenge.lowercased().hasPrefix("bearer"), let range = challenge.range(of: "error=\"") else { return nil }
-        let rest = challenge[range.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return String(rest[..<end])
+    /// The `error` of a `Bearer` (RFC 6750 §3) or `DPoP` (RFC 9449 §7.1) challenge of a 401.
+    static func challengeError(_ response: HTTPResponse) -> String? {
+        for field in response.headers.values("WWW-Authenticate") {
+            for challenge in AuthenticationChallenge.parse(field) {
+                let scheme = challenge.scheme.lowercased()
+                if scheme == "bearer" || scheme == "dpop", let error = challenge.parameters["error"] { return error }
+            }
+        }
+        return nil
     }
 }

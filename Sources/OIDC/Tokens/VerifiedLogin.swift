@@ -15,6 +15,9 @@ public struct VerifiedLogin: Sendable {
     public let issuer: String
     /// The provider the tokens came from, as configured.
     public let provider: ProviderConfiguration
+    /// The DPoP key the tokens are bound to, when the login asked for DPoP (``RelyingParty/dpop``);
+    /// ``StoredLogin/init(_:attributes:)`` keeps it with them.
+    public var dpopKey: DPoPKey?
 
     /// A verified login from its parts (for code that verifies tokens itself, and for tests).
     public init(tokens: TokenSet, idToken: IDToken, clientID: String, issuer: String, provider: ProviderConfiguration) {

@@ -56,6 +56,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     )
     var requestObject: Bool?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Bind the tokens to a new key of this login (DPoP, RFC 9449): every request then carries a proof, and the key is stored with the tokens. Remembered."
+    )
+    var dpop: Bool?
+
     @OptionGroup var clientAuth: ClientAuthOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
@@ -122,6 +128,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let deviceAuthorizationEndpoint { profile.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint }
         if let par { profile.pushedAuthorization = par }
         if let requestObject { profile.signsRequestObjects = requestObject }
+        if let dpop { profile.dpop = dpop }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         return profile
     }

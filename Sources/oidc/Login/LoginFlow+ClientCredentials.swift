@@ -14,12 +14,15 @@ extension LoginFlow {
             )
         }
         let request = ClientCredentialsRequest(scopes: profile.scopes, parameters: profile.parameters)
-        let tokens = try await rp.tokenClient.clientCredentials(scopes: request.scopes, parameters: request.parameters)
-        let stored = StoredLogin(
+        let dpopKey = try rp.makeDPoPKey()
+        let tokens = try await rp.tokenClient(proving: dpopKey).clientCredentials(scopes: request.scopes, parameters: request.parameters)
+        var stored = StoredLogin(
             tokens: tokens, issuer: rp.provider.issuer, clientID: rp.clientID, subject: nil, provider: rp.provider,
             attributes: attributes.merging(request.attributes) { $1 }
         )
-        do { try await keychain.withLock(key) { try keychain.save(stored, for: key) } } catch let error as OIDCError { throw error } catch {
+        stored.dpopKey = dpopKey
+        let login = stored
+        do { try await keychain.withLock(key) { try keychain.save(login, for: key) } } catch let error as OIDCError { throw error } catch {
             throw OIDCError(.storageFailure, "The tokens could not be stored: \(error)")
         }
         return stored

@@ -96,7 +96,10 @@ struct ProfileLogin {
                 logger: CLILog.logger(.token)
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
-        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+        var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+        // A DPoP-bound client-credentials login asks for its next tokens bound to a new key too.
+        if login.dpopThumbprint != nil { rp.dpop = .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) }
+        return rp
     }
 
     /// A session over this login that refreshes through the provider's token endpoint and keeps

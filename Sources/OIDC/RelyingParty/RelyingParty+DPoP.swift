@@ -1,0 +1,46 @@
+internal import Foundation
+
+/// Whether a ``RelyingParty`` binds its tokens with DPoP (RFC 9449), and with which key.
+public enum DPoPUse: Sendable, Equatable {
+    /// Bearer tokens.
+    case off
+    /// A new key of this algorithm for each login (and each service session): the login keeps it,
+    /// so nothing outlives the tokens it binds. ES256, PS256 or EdDSA.
+    case newKeyPerLogin(JWSAlgorithm)
+    /// This one key for every login: for a server whose key lives in its own secret store.
+    case key(DPoPKey)
+
+    /// A new ES256 key for each login.
+    public static let on = DPoPUse.newKeyPerLogin(.es256)
+}
+
+extension RelyingParty {
+    /// A key for a new login, as ``dpop`` says; `nil` when DPoP is off.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider names the algorithms it
+    ///   takes for proofs and the key's is not one; what ``DPoPKey/generate(_:)`` throws.
+    public func makeDPoPKey() throws(OIDCError) -> DPoPKey? {
+        let key: DPoPKey
+        switch dpop {
+        case .off: return nil
+        case .newKeyPerLogin(let algorithm): key = try DPoPKey.generate(algorithm)
+        case .key(let given): key = given
+        }
+        let taken = provider.dpopSigningAlgorithms
+        guard taken.isEmpty || taken.contains(key.algorithm.rawValue) else {
+            throw .invalidArgument(
+                "The provider \(provider.issuer) takes DPoP proofs signed with \(taken.joined(separator: ", ")), and this key signs \(key.algorithm.rawValue); choose one of those (ES256 is the usual one)."
+            )
+        }
+        return key
+    }
+
+    /// The token client, proving possession of `key` when there is one (a key from
+    /// ``makeDPoPKey()``), with this relying party's nonces: for grants you call yourself.
+    public func tokenClient(proving key: DPoPKey?) -> TokenClient {
+        guard let key else { return tokenClient }
+        var client = tokenClient
+        client.dpop = DPoP(key: key, nonces: dpopNonces, now: tokenClient.now)
+        return client
+    }
+}

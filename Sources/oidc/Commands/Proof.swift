@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc proof`: a DPoP proof (RFC 9449) for one request, signed with the stored login's key.
+struct Proof: AsyncParsableCommand, LoggingCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a DPoP proof for one request, signed with the key of a DPoP-bound login (oidc login --dpop).",
+        discussion: """
+            For scripts that call APIs themselves: \
+            curl -H "Authorization: DPoP $(oidc token)" -H "DPoP: $(oidc proof --method GET --url URL)" URL. \
+            Run oidc token first: the proof's ath is the hash of the access token stored now, and \
+            oidc proof never refreshes (it reads the store, nothing is sent). Each proof is for one \
+            request: a server refuses a proof used twice. Give --nonce with the server's latest \
+            DPoP-Nonce when it asks for one (a 401 or 400 with use_dpop_nonce). \
+            Exit codes: 0; 2 for a login that is not DPoP-bound or whose key is missing; 4 when \
+            nobody is logged in.
+            """
+    )
+
+    @OptionGroup var logging: LoggingOptions
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(help: "The request's method (htm), such as GET or POST.")
+    var method: String
+
+    @Option(help: "The request's URL (htu); its query and fragment are left out of the proof.")
+    var url: String
+
+    @Option(help: "The server's latest DPoP-Nonce, when it asked for one.")
+    var nonce: String?
+
+    @Flag(help: "Leave out ath (the access token's hash): for a proof to the token endpoint, which gets no access token.")
+    var noAccessToken = false
+
+    func validate() throws {
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme), target.host != nil else {
+            throw ValidationError("--url must be an absolute http(s) URL, not '\(UntrustedText.sanitized(url))'")
+        }
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) else {
+            throw ValidationError("--method: '\(UntrustedText.sanitized(method))' is not an HTTP method")
+        }
+    }
+
+    func run() async throws {
+        guard let target = URL(string: url) else { throw ValidationError("--url is not a URL") }
+        let stored = try ProfileLogin.load(storeOptions)
+        let login = stored.login
+        guard let thumbprint = login.dpopThumbprint else {
+            throw OIDCError(
+                .invalidArgument,
+                "The login of profile '\(storeOptions.profileName)' is not DPoP-bound, so it needs no proof: log in with --dpop for DPoP-bound tokens.",
+                context: ["profile": storeOptions.profileName]
+            )
+        }
+        guard let key = login.dpopKey, key.thumbprint == thumbprint else {
+            throw OIDCError(
+                .invalidArgument,
+                "The DPoP key of profile '\(storeOptions.profileName)' is \(login.dpopKey == nil ? "missing" : "not the one its tokens are bound to"): log in again with --profile \(storeOptions.profileName).",
+                context: ["profile": storeOptions.profileName]
+            )
+        }
+        let proof = try key.proof(
+            method: method.uppercased(), url: target, accessToken: noAccessToken ? nil : login.tokens.accessToken, nonce: nonce)
+        Console.output(proof)
+    }
+}
