@@ -11,6 +11,8 @@ struct ValidatedAuthorization: Sendable {
     var nonce: String?
     /// The S256 `code_challenge`, if any.
     var codeChallenge: String?
+    /// `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a proof by this key.
+    var dpopJKT: String?
 }
 
 /// One login and everything descended from it: the code, then access and refresh tokens. Revoking
@@ -35,6 +37,8 @@ struct RefreshTokenRecord: Sendable {
     var familyID: String
     /// Replaced by a rotated successor: presenting it again is reuse.
     var spent = false
+    /// The DPoP key a public client's refresh token is bound to (RFC 9449 §5).
+    var jkt: String?
 }
 
 struct AccessTokenRecord: Sendable {
@@ -43,6 +47,8 @@ struct AccessTokenRecord: Sendable {
     var scope: String
     var expiresAt: Date
     var revoked = false
+    /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6); `nil` for a bearer token.
+    var jkt: String?
 }
 
 /// A successful token response.
@@ -54,7 +60,8 @@ struct IssuedTokens: Sendable {
     var scope: String
     /// RFC 8693's `issued_token_type`, for a token exchange's answer.
     var issuedTokenType: String?
-    /// `Bearer`; `N_A` for a token exchange's answer that is not an access token (RFC 8693 §2.2.1).
+    /// `Bearer`, `DPoP` for a bound token (RFC 9449 §5); `N_A` for a token exchange's answer that is
+    /// not an access token (RFC 8693 §2.2.1).
     var tokenType = "Bearer"
 
     var json: [String: Any] {

@@ -59,11 +59,18 @@ struct ProviderRequest: Sendable {
 
     /// The bearer token of an `Authorization: Bearer …` header (RFC 6750 §2.1).
     var bearerToken: String? {
+        guard let (scheme, token) = accessToken, scheme == "bearer" else { return nil }
+        return token
+    }
+
+    /// The scheme (lowercased) and token of an `Authorization: Bearer …` or `Authorization: DPoP …`
+    /// header (RFC 6750 §2.1, RFC 9449 §7.1); `nil` for anything else.
+    var accessToken: (scheme: String, token: String)? {
         guard let value = header("Authorization") else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        guard parts.count == 2, ["bearer", "dpop"].contains(parts[0].lowercased()) else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        return token.isEmpty ? nil : (parts[0].lowercased(), token)
     }
 }
 

@@ -3,12 +3,17 @@ internal import OIDC
 
 extension ProviderState {
     /// `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6). A code is spent by its first
-    /// redemption attempt; a second one revokes every token issued from it (RFC 6749 §4.1.2).
+    /// redemption attempt; a second one revokes every token issued from it (RFC 6749 §4.1.2). A code
+    /// bound with `dpop_jkt` is redeemed only with a proof by that key (`jkt`, RFC 9449 §10); any
+    /// other attempt is refused without spending it, so nobody without the key can spend or revoke it.
     func exchangeCode(
-        _ code: String, client: TestProvider.Client, redirectURI: String, codeVerifier: String?
+        _ code: String, client: TestProvider.Client, redirectURI: String, codeVerifier: String?, jkt: String? = nil
     ) throws(OAuthError) -> IssuedTokens {
         guard let record = codes[code] else {
             throw .invalidGrant("The authorization code is unknown.")
+        }
+        if let bound = record.authorization.dpopJKT, jkt.map({ ConstantTime.equals($0, bound) }) != true {
+            throw .invalidDPoPProof("The authorization code is bound to a DPoP key (dpop_jkt): send a proof signed by that key.")
         }
         if record.redeemed {
             revokeFamily(record.familyID)
@@ -38,18 +43,25 @@ extension ProviderState {
             }
         }
         return try issueTokens(
-            familyID: record.familyID, scope: authorization.scope, nonce: authorization.nonce, includeRefreshToken: true
+            familyID: record.familyID, scope: authorization.scope, nonce: authorization.nonce, includeRefreshToken: true, jkt: jkt
         )
     }
 
     /// `grant_type=refresh_token` (RFC 6749 §6). With rotation the presented token is spent and a
     /// new one issued; presenting a spent one is reuse and revokes the whole family (RFC 9700 §4.14.2).
-    func refresh(_ refreshToken: String, client: TestProvider.Client, scope requested: String?) throws(OAuthError) -> IssuedTokens {
+    /// A refresh token bound to a DPoP key (a public client's, RFC 9449 §5) is taken only with a proof
+    /// by that key (`jkt`); without one it is refused before anything is spent or revoked.
+    func refresh(_ refreshToken: String, client: TestProvider.Client, scope requested: String?, jkt: String? = nil) throws(OAuthError) -> IssuedTokens {
         guard let record = refreshTokens[refreshToken], let family = families[record.familyID] else {
             throw .invalidGrant("The refresh token is unknown.")
         }
         guard family.clientID == client.id else {
             throw .invalidGrant("The refresh token was issued to another client.")
+        }
+        if let bound = record.jkt, jkt.map({ ConstantTime.equals($0, bound) }) != true {
+            throw .invalidDPoPProof(
+                jkt == nil ? "The refresh token is DPoP-bound: send a proof signed by its key." : "The refresh token is bound to another DPoP key than the proof's."
+            )
         }
         guard !family.revoked else {
             throw .invalidGrant("The refresh token has been revoked.")
@@ -69,23 +81,27 @@ extension ProviderState {
         }
         let rotate = configuration.refreshTokenRotation
         if rotate { refreshTokens[refreshToken]?.spent = true }
-        return try issueTokens(familyID: record.familyID, scope: scope, nonce: nil, includeRefreshToken: rotate)
+        return try issueTokens(familyID: record.familyID, scope: scope, nonce: nil, includeRefreshToken: rotate, jkt: jkt)
     }
 
     /// A login without the browser: a new token family for `clientID` with the current user, as if
     /// the code flow had just completed (for tests that start already logged in).
-    func issueLogin(clientID: String, scope: String, nonce: String?) throws(OAuthError) -> IssuedTokens {
+    func issueLogin(clientID: String, scope: String, nonce: String?, jkt: String? = nil) throws(OAuthError) -> IssuedTokens {
         guard configuration.clients.contains(where: { $0.id == clientID }) else {
             throw OAuthError(code: "invalid_client", description: "The client '\(clientID)' is not registered.", status: 400)
         }
         let familyID = try Self.randomToken()
         families[familyID] = TokenFamily(clientID: clientID, user: user, authTime: now, scope: scope)
-        return try issueTokens(familyID: familyID, scope: scope, nonce: nonce, includeRefreshToken: true)
+        return try issueTokens(familyID: familyID, scope: scope, nonce: nonce, includeRefreshToken: true, jkt: jkt)
     }
 
     /// An access token, a refresh token (when asked and configured) and an ID token (when the
-    /// scope has `openid`) for the family.
-    func issueTokens(familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool) throws(OAuthError) -> IssuedTokens {
+    /// scope has `openid`) for the family. With `jkt` (a DPoP proof's key) the access token is bound
+    /// to it (`token_type` `DPoP`), and so is a public client's refresh token (RFC 9449 §5);
+    /// confidential clients' refresh tokens are bound by their client authentication instead.
+    func issueTokens(
+        familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool, jkt: String? = nil
+    ) throws(OAuthError) -> IssuedTokens {
         guard let family = families[familyID] else {
             throw OAuthError(code: "server_error", description: "The login is gone.", status: 500)
         }
@@ -93,12 +109,13 @@ extension ProviderState {
         let accessToken = try Self.randomToken()
         accessTokens[accessToken] = AccessTokenRecord(
             familyID: familyID, clientID: family.clientID, scope: scope,
-            expiresAt: issuedAt.addingTimeInterval(TimeInterval(configuration.accessTokenLifetime))
+            expiresAt: issuedAt.addingTimeInterval(TimeInterval(configuration.accessTokenLifetime)), jkt: jkt
         )
         var refreshToken: String?
         if includeRefreshToken, configuration.issuesRefreshTokens {
             let token = try Self.randomToken()
-            refreshTokens[token] = RefreshTokenRecord(familyID: familyID)
+            let isPublic = configuration.clients.first { $0.id == family.clientID }?.isPublic ?? true
+            refreshTokens[token] = RefreshTokenRecord(familyID: familyID, jkt: isPublic ? jkt : nil)
             refreshToken = token
         }
         var idToken: String?
@@ -107,10 +124,12 @@ extension ProviderState {
             issuedIDTokens[token] = family.clientID
             idToken = token
         }
-        return IssuedTokens(
+        var issued = IssuedTokens(
             accessToken: accessToken, expiresIn: configuration.accessTokenLifetime,
             refreshToken: refreshToken, idToken: idToken, scope: scope
         )
+        if jkt != nil { issued.tokenType = "DPoP" }
+        return issued
     }
 
     /// OIDC Core §2 claims: `iss`, `sub`, `aud`, `azp`, `exp`, `iat`, `auth_time`, `nonce` (when

@@ -6,7 +6,7 @@ internal import OIDC
 extension ProviderState {
     /// `grant_type=client_credentials`: an access token for the client itself (its `sub` is the
     /// client id), within its allowed scopes; no refresh token, no ID token (§4.4.3).
-    func clientCredentials(client: TestProvider.Client, scope requested: String?) throws(OAuthError) -> IssuedTokens {
+    func clientCredentials(client: TestProvider.Client, scope requested: String?, jkt: String? = nil) throws(OAuthError) -> IssuedTokens {
         guard !client.isPublic else {
             throw OAuthError(code: "unauthorized_client", description: "A public client cannot use client credentials.")
         }
@@ -17,7 +17,7 @@ extension ProviderState {
         let familyID = try Self.randomToken()
         let service = TestUser(subject: client.id, name: client.id)
         families[familyID] = TokenFamily(clientID: client.id, user: service, authTime: now, scope: asked.joined(separator: " "))
-        return try issueTokens(familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false)
+        return try issueTokens(familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false, jkt: jkt)
     }
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`: an active access token of this
@@ -26,7 +26,8 @@ extension ProviderState {
     /// for `client`, answered as RFC 8693 §2.2.1 says of a token that is no access token (in
     /// `access_token`, `token_type` `N_A`). Only access tokens are taken.
     func exchangeToken(
-        subject: String, subjectType: String, client: TestProvider.Client, scope requested: String?, requestedType: String?
+        subject: String, subjectType: String, client: TestProvider.Client, scope requested: String?, requestedType: String?,
+        jkt: String? = nil
     ) throws(OAuthError) -> IssuedTokens {
         let accessTokenType = TokenExchangeRequest.TokenType.accessToken
         guard subjectType == accessTokenType else {
@@ -51,32 +52,39 @@ extension ProviderState {
             issued.tokenType = "N_A"
             return issued
         }
-        var issued = try issueTokens(familyID: familyID, scope: asked.filter { $0 != "openid" }.joined(separator: " "), nonce: nil, includeRefreshToken: false)
+        var issued = try issueTokens(
+            familyID: familyID, scope: asked.filter { $0 != "openid" }.joined(separator: " "), nonce: nil, includeRefreshToken: false, jkt: jkt
+        )
         issued.issuedTokenType = accessTokenType
         return issued
     }
 
     /// RFC 7662 §2.2: what the provider knows of `token`, for `client`: an active access or refresh
     /// token of this client is described; anything else (unknown, expired, revoked, spent, another
-    /// client's) is `{"active": false}`, so nothing is revealed.
+    /// client's) is `{"active": false}`, so nothing is revealed. A DPoP-bound token shows its key's
+    /// thumbprint as `cnf.jkt` (RFC 9449 §6.2), and an access token `token_type` `DPoP`.
     func introspect(_ token: String, client: TestProvider.Client) -> ProviderResponse {
         .json(description(of: token, for: client), noStore: true)
     }
 
     private func description(of token: String, for client: TestProvider.Client) -> [String: Any] {
         if let (record, user) = validAccessToken(token), record.clientID == client.id {
-            return [
-                "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": "Bearer",
+            var description: [String: Any] = [
+                "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": record.jkt == nil ? "Bearer" : "DPoP",
                 "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.clientID, "iss": issuer,
             ]
+            if let jkt = record.jkt { description["cnf"] = ["jkt": jkt] }
+            return description
         }
         if let record = refreshTokens[token], !record.spent, let family = families[record.familyID], !family.revoked,
             family.clientID == client.id
         {
-            return [
+            var description: [String: Any] = [
                 "active": true, "scope": family.scope, "client_id": family.clientID, "token_type": "refresh_token",
                 "sub": family.user.subject, "iss": issuer,
             ]
+            if let jkt = record.jkt { description["cnf"] = ["jkt": jkt] }
+            return description
         }
         return ["active": false]
     }

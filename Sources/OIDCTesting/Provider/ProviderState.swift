@@ -34,6 +34,8 @@ actor ProviderState {
     var devicePollTimes: [Date] = []
     /// Client assertions' `jti`s seen, by client, each until its assertion expires.
     private var assertionIDs: [String: Date] = [:]
+    /// DPoP nonce, accepted proofs' `jti`s and the proofs received (`ProviderState+DPoP.swift`).
+    var dpop = DPoPLedger()
 
     init(configuration: TestProvider.Configuration, keys: KeyRing) {
         self.configuration = configuration
@@ -109,6 +111,7 @@ actor ProviderState {
         requestCounts = [:]
         grantCounts = [:]
         formRequests = [:]
+        dpop.received = [:]
     }
 
     // MARK: Authorization

@@ -31,13 +31,21 @@ struct Router: Sendable {
             for parameter in parameters where form[parameter.name] == nil { form[parameter.name] = parameter.value }
             formParameters = form
         }
-        if let fault = await state.recordRequest(endpoint, grantType: grantType, formParameters: formParameters) {
-            if case .delay(let duration) = fault {
-                try? await Task.sleep(for: duration)
-            } else {
-                return fault.response
-            }
+        let fault = await state.recordRequest(endpoint, grantType: grantType, formParameters: formParameters)
+        switch fault {
+        case .delay(let duration):
+            try? await Task.sleep(for: duration)
+        case .downgradeToBearer:
+            return Self.downgradingTokenType(await dispatch(request, to: endpoint))
+        case let fault?:
+            if let response = fault.response { return response }
+        case nil:
+            break
         }
+        return await dispatch(request, to: endpoint)
+    }
+
+    private func dispatch(_ request: ProviderRequest, to endpoint: TestProvider.Endpoint) async -> ProviderResponse {
         let context = ProviderContext(issuer: await state.issuer, configuration: configuration, state: state)
         switch endpoint {
         case .discovery: return DiscoveryEndpoint.handle(request, context)
@@ -55,6 +63,20 @@ struct Router: Sendable {
         }
     }
 
+    /// `response` with its JSON body's `token_type`, if any, made `Bearer` (``TestProvider/Fault/downgradeToBearer``).
+    static func downgradingTokenType(_ response: ProviderResponse) -> ProviderResponse {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any], object["token_type"] != nil else {
+            return response
+        }
+        object["token_type"] = "Bearer"
+        guard let body = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return response
+        }
+        var downgraded = response
+        downgraded.body = Array(body)
+        return downgraded
+    }
+
     /// RFC 9110 §5.6.7 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
     static func httpDate(_ date: Date) -> String {
         let formatter = DateFormatter()
@@ -66,8 +88,9 @@ struct Router: Sendable {
 }
 
 extension TestProvider.Fault {
-    /// The canned answer of a fault (``delay(_:)`` has none: it answers normally, later).
-    var response: ProviderResponse {
+    /// The canned answer of a fault; `nil` for those that answer normally (``delay(_:)`` later,
+    /// ``downgradeToBearer`` altered).
+    var response: ProviderResponse? {
         switch self {
         case .serviceUnavailable:
             return .text("Service Unavailable", status: 503, extraHeaders: [("Retry-After", "1")])
@@ -75,8 +98,8 @@ extension TestProvider.Fault {
             return .oauthError(.invalidGrant("Injected fault: the grant is invalid."))
         case .oauthError(let code, let status):
             return .oauthError(OAuthError(code: code, description: "Injected fault.", status: status))
-        case .delay:
-            return .text("Service Unavailable", status: 503)
+        case .delay, .downgradeToBearer:
+            return nil
         case .problemJSON(let status):
             let object: [String: Any] = [
                 "type": "https://example.com/problems/injected", "title": "Injected problem",

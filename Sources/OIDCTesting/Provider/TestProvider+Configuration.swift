@@ -55,6 +55,8 @@ extension TestProvider {
         /// Whether authorization requests must come as signed request objects (RFC 9101); they are
         /// accepted by default, from clients with a registered JWKS.
         public var signedRequestObjects: SignedRequestObjects = .accepted
+        /// DPoP (RFC 9449): accepted without nonces by default (see ``DPoP``).
+        public var dpop = DPoP()
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -99,9 +101,10 @@ extension TestProvider {
         ///
         /// - Throws: ``OIDCError/Code/invalidArgument`` for a non-loopback host, a port outside
         ///   0...65535, an issuer path that is not `""` or `/segment…` without a trailing slash, query
-        ///   or fragment, duplicate client ids, a confidential client without a secret, or a
-        ///   non-positive lifetime or size.
+        ///   or fragment, duplicate client ids, a confidential client without a secret, a
+        ///   non-positive lifetime or size, or a DPoP policy ``DPoP`` refuses.
         func validate() throws(OIDCError) {
+            try dpop.validate()
             guard Self.loopbackHosts.contains(host) else {
                 throw OIDCError(
                     .invalidArgument,

@@ -21,6 +21,10 @@ extension TestProvider {
         case oversizedBody(byteCount: Int = 4 * 1024 * 1024)
         /// Close the connection without answering.
         case dropConnection
+        /// Answer normally, except that a token response says `"token_type": "Bearer"` even when it
+        /// issued a DPoP-bound token: the silent downgrade RFC 9449 §5 lets a client detect, and a
+        /// client that asked for DPoP must refuse. The token stays bound at the provider.
+        case downgradeToBearer
     }
 
     /// The provider's endpoints, for request counters and faults.

@@ -4,7 +4,7 @@ public import OIDC
 /// A small OpenID provider for tests, running in-process on a loopback address with an ephemeral
 /// port: discovery, JWKS (an RSA and an EC key), authorization code flow with PKCE, refresh-token
 /// rotation with reuse detection, userinfo, revocation, end-session and a protected resource
-/// (`/api/me`), plus fault injection and request counters.
+/// (`/api/me`), DPoP-bound tokens (``Configuration/dpop``), plus fault injection and request counters.
 ///
 /// ```swift
 /// try await withTestProvider { provider in
@@ -156,19 +156,23 @@ public final class TestProvider: Sendable {
     /// Logs the current user in for `clientID` without a browser and returns real tokens: the
     /// provider accepts the access token at ``protectedResourceURL`` and ``userinfoEndpoint``, and the
     /// refresh token at its token endpoint, exactly as after a code flow. The ID token carries
-    /// `nonce` when one is given.
+    /// `nonce` when one is given. With `dpopKeyThumbprint` (the RFC 7638 thumbprint of a DPoP key,
+    /// such as `JWSSigningKey.thumbprint()`) the tokens are bound to that key as after a DPoP token
+    /// request: `token_type` `DPoP`, the access token taken only with proofs by that key, and a public
+    /// client's refresh token too.
     ///
     /// - Throws: `OIDCError` (`invalidArgument`) when the client is not registered.
     public func issueTokens(
-        clientID: String = Client.default.id, scope: String = "openid offline_access", nonce: String? = nil
+        clientID: String = Client.default.id, scope: String = "openid offline_access", nonce: String? = nil,
+        dpopKeyThumbprint: String? = nil
     ) async throws -> TokenSet {
         let issued: IssuedTokens
-        do { issued = try await state.issueLogin(clientID: clientID, scope: scope, nonce: nonce) } catch {
+        do { issued = try await state.issueLogin(clientID: clientID, scope: scope, nonce: nonce, jkt: dpopKeyThumbprint) } catch {
             throw OIDCError(.invalidArgument, error.description ?? "The provider could not issue tokens.")
         }
         let received = await state.now
         return TokenSet(
-            accessToken: Secret(issued.accessToken), tokenType: "Bearer", refreshToken: issued.refreshToken.map(Secret.init),
+            accessToken: Secret(issued.accessToken), tokenType: issued.tokenType, refreshToken: issued.refreshToken.map(Secret.init),
             idToken: issued.idToken.map(Secret.init), expiresAt: received.addingTimeInterval(TimeInterval(issued.expiresIn)),
             scopes: issued.scope.split(separator: " ").map(String.init), receivedAt: received
         )

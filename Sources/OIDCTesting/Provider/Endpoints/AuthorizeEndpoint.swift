@@ -143,10 +143,17 @@ enum AuthorizeEndpoint {
                 return refuse("invalid_request", "code_challenge must be BASE64URL(SHA-256(verifier)): 43 characters.")
             }
         }
+        var dpopJKT: String?
+        if context.configuration.dpop.support != .notOffered, let jkt = parameters["dpop_jkt"] {
+            guard jkt.utf8.count == 43, Base64URL.decode(jkt)?.count == 32 else {
+                return refuse("invalid_request", "dpop_jkt must be a JWK SHA-256 thumbprint (RFC 9449 §10): 43 base64url characters.")
+            }
+            dpopJKT = jkt
+        }
         return .success(
             ValidatedAuthorization(
                 client: client, redirectURI: redirectURI, scope: scope.joined(separator: " "), state: state,
-                nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge
+                nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge, dpopJKT: dpopJKT
             )
         )
     }

@@ -52,6 +52,9 @@ enum DiscoveryEndpoint {
             document["pushed_authorization_request_endpoint"] = issuer + ProviderPaths.pushedAuthorization
             document["require_pushed_authorization_requests"] = context.configuration.pushedAuthorizationRequests == .required
         }
+        if context.configuration.dpop.support != .notOffered {
+            document["dpop_signing_alg_values_supported"] = context.configuration.dpop.algorithms.map(\.rawValue)
+        }
         if context.configuration.deviceFlow.advertised {
             document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization
         }

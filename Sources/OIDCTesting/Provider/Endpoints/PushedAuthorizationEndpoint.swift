@@ -4,11 +4,27 @@ internal import OIDC
 /// RFC 9126: `/par` takes an authorization request's parameters from an authenticated client and
 /// answers `201` with a single-use `request_uri`; `/authorize` then resolves it
 /// (`AuthorizeEndpoint.resolveParameters`), and takes nothing else when pushed requests are required.
+///
+/// A DPoP proof sent with the push binds the code to its key, as `dpop_jkt` does (RFC 9449 §10.1);
+/// both together must name the same key. The proof is checked first, so a nonce challenge spends
+/// no client assertion.
 enum PushedAuthorizationEndpoint {
     static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
 
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
         guard context.configuration.pushedAuthorizationRequests != .notOffered else { return .notFound }
+        var proof: DPoPProofCheck.Accepted?
+        if context.configuration.dpop.support != .notOffered {
+            do { proof = try await DPoPProofCheck.check(request, endpoint: .pushedAuthorization, context) } catch {
+                return error.tokenEndpointResponse
+            }
+        }
+        var response = await push(request, boundTo: proof?.thumbprint, context)
+        response.headers += proof?.headers ?? []
+        return response
+    }
+
+    private static func push(_ request: ProviderRequest, boundTo jkt: String?, _ context: ProviderContext) async -> ProviderResponse {
         let checked: ClientRequest
         switch await ClientRequest.read(request, context, what: "The pushed authorization request") {
         case .success(let read): checked = read
@@ -30,6 +46,12 @@ enum PushedAuthorizationEndpoint {
         }
         parameters.removeAll { $0.name == "client_id" }
         parameters.insert(OAuthParameter("client_id", checked.client.id), at: 0)
+        if let jkt {
+            if let sent = parameters["dpop_jkt"], sent != jkt {
+                return .oauthError(.invalidDPoPProof("dpop_jkt is not the thumbprint of the DPoP proof's key (RFC 9449 §10.1)."))
+            }
+            if parameters["dpop_jkt"] == nil { parameters.append(OAuthParameter("dpop_jkt", jkt)) }
+        }
         // The checks /authorize makes, answered as an error response instead of a page or redirect.
         switch AuthorizeEndpoint.validate(parameters, context) {
         case .success:

@@ -4,18 +4,35 @@ internal import OIDC
 /// `refresh_token`, `client_credentials` and token exchange.
 /// Errors are RFC 6749 §5.2 JSON with `Cache-Control: no-store`; `invalid_client` is a 401 with
 /// `WWW-Authenticate: Basic`.
+///
+/// A DPoP proof (RFC 9449 §5) is checked before anything else, so a refused proof or a nonce
+/// challenge spends no code, refresh token or client assertion; every grant then binds its tokens
+/// to the proof's key.
 enum TokenEndpoint {
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
         guard request.method == "POST" else { return .methodNotAllowed("POST") }
+        var proof: DPoPProofCheck.Accepted?
+        switch context.configuration.dpop.support {
+        case .notOffered:
+            break
+        case .accepted, .required:
+            do { proof = try await DPoPProofCheck.check(request, endpoint: .token, context) } catch {
+                return error.tokenEndpointResponse
+            }
+            if proof == nil, context.configuration.dpop.support == .required {
+                return .oauthError(.invalidDPoPProof("This provider issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)."))
+            }
+        }
+        let headers = proof?.headers ?? []
         do {
-            let tokens = try await grant(request, context)
-            return .json(tokens.json, noStore: true)
+            let tokens = try await grant(request, jkt: proof?.thumbprint, context)
+            return .json(tokens.json, noStore: true, extraHeaders: headers)
         } catch {
-            return .oauthError(error)
+            return .oauthError(error, extraHeaders: headers)
         }
     }
 
-    private static func grant(_ request: ProviderRequest, _ context: ProviderContext) async throws(OAuthError) -> IssuedTokens {
+    private static func grant(_ request: ProviderRequest, jkt: String?, _ context: ProviderContext) async throws(OAuthError) -> IssuedTokens {
         guard request.hasFormBody else {
             throw .invalidRequest("The token request must be application/x-www-form-urlencoded.")
         }
@@ -37,18 +54,18 @@ enum TokenEndpoint {
                 throw .invalidRequest("redirect_uri is missing.")
             }
             return try await context.state.exchangeCode(
-                code, client: client, redirectURI: redirectURI, codeVerifier: parameters["code_verifier"]
+                code, client: client, redirectURI: redirectURI, codeVerifier: parameters["code_verifier"], jkt: jkt
             )
         case "refresh_token":
             guard let refreshToken = parameters.nonEmpty("refresh_token") else {
                 throw .invalidRequest("refresh_token is missing.")
             }
-            return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"))
+            return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"), jkt: jkt)
         case "urn:ietf:params:oauth:grant-type:device_code":
             guard let deviceCode = parameters.nonEmpty("device_code") else { throw .invalidRequest("device_code is missing.") }
-            return try await context.state.pollDevice(deviceCode, client: client, codeVerifier: parameters["code_verifier"])
+            return try await context.state.pollDevice(deviceCode, client: client, codeVerifier: parameters["code_verifier"], jkt: jkt)
         case "client_credentials":
-            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"))
+            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"), jkt: jkt)
         case "urn:ietf:params:oauth:grant-type:token-exchange":
             guard let subject = parameters.nonEmpty("subject_token"), let type = parameters.nonEmpty("subject_token_type") else {
                 throw .invalidRequest("subject_token and subject_token_type are required.")
@@ -58,7 +75,7 @@ enum TokenEndpoint {
             }
             return try await context.state.exchangeToken(
                 subject: subject, subjectType: type, client: client, scope: parameters.nonEmpty("scope"),
-                requestedType: parameters.nonEmpty("requested_token_type")
+                requestedType: parameters.nonEmpty("requested_token_type"), jkt: jkt
             )
         default:
             throw OAuthError(
