@@ -38,6 +38,11 @@ public struct ProviderMetadata: Sendable {
     public let requireSignedRequestObject: Bool
     /// `request_object_signing_alg_values_supported` (OIDC Discovery, RFC 9101 §10.5), when advertised.
     public let requestObjectSigningAlgValuesSupported: [String]?
+    /// `response_modes_supported` (OIDC Discovery; `query.jwt`, `jwt`, … for JARM), when advertised.
+    public let responseModesSupported: [String]?
+    /// `authorization_signing_alg_values_supported` (JARM §3): the algorithms of its signed
+    /// authorization responses, when advertised.
+    public let authorizationSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -133,6 +138,8 @@ public struct ProviderMetadata: Sendable {
         tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
         idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
         requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
+        responseModesSupported = try strings("response_modes_supported")
+        authorizationSigningAlgValuesSupported = try strings("authorization_signing_alg_values_supported")
         /// A boolean member; absent or null is `false`.
         func flag(_ name: String) throws(OIDCError) -> Bool {
             switch object[name] {
@@ -176,6 +183,8 @@ public struct ProviderMetadata: Sendable {
         configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
         configuration.requiresSignedRequestObjects = requireSignedRequestObject
         configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []
+        configuration.responseModesSupported = responseModesSupported
+        configuration.authorizationSigningAlgorithms = authorizationSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

@@ -75,6 +75,14 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// empty when it does not say. ``RelyingParty/authorizationURL(for:)`` refuses a
     /// ``RelyingParty/requestObjectKey`` of another algorithm before anything is sent.
     public var requestObjectSigningAlgorithms: [String]
+    /// The response modes the provider names (`response_modes_supported`); `nil` when it does not
+    /// say. ``RelyingParty/authorizationURL(for:)`` refuses a request whose
+    /// ``AuthorizationRequest/responseMode`` is not among them before anything is sent.
+    public var responseModesSupported: [String]?
+    /// The algorithms the provider signs JARM responses with
+    /// (`authorization_signing_alg_values_supported`, JARM §3); empty when it does not say, and then
+    /// only RS256 is accepted (``JARMVerifier/init(provider:clientID:)``).
+    public var authorizationSigningAlgorithms: [String]
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -116,6 +124,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.requiresPushedAuthorizationRequests = false
         self.requiresSignedRequestObjects = false
         self.requestObjectSigningAlgorithms = []
+        self.responseModesSupported = nil
+        self.authorizationSigningAlgorithms = []
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

@@ -43,6 +43,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case tlsFailure, pinMismatch, hostNotAllowed
             case notLoggedIn, unauthorized
             case portInUse, loginTimedOut, startURLReused
+            case unsecuredResponse
         }
 
         private let base: Base
@@ -65,7 +66,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .notLoggedIn, .unauthorized: .provider
             case .portInUse: .configuration
             case .loginTimedOut: .cancelled
-            case .startURLReused: .security
+            case .startURLReused, .unsecuredResponse: .security
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -138,6 +139,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// after its callback: another local program may have opened it first, to sign the user in to
         /// its own account. The login was aborted before the code was exchanged.
         public static let startURLReused = Code(.startURLReused)
+        /// A signed authorization response (JARM, ``AuthorizationResponseMode/jwt``) was asked for
+        /// and the callback carries plain parameters (`code`, `state`, `error`, …) instead of, or
+        /// beside, the signed `response`: a downgrade, refused before anything in it is used.
+        public static let unsecuredResponse = Code(.unsecuredResponse)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.
