@@ -11,6 +11,9 @@ struct ValidatedAuthorization: Sendable {
     var nonce: String?
     /// The S256 `code_challenge`, if any.
     var codeChallenge: String?
+    /// The client its response is signed for (JARM), when it asked for `response_mode=jwt` or
+    /// `query.jwt`; `nil` for a plain response.
+    var signedResponseClient: String?
 }
 
 /// One login and everything descended from it: the code, then access and refresh tokens. Revoking

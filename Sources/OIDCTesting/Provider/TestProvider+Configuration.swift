@@ -55,6 +55,12 @@ extension TestProvider {
         /// Whether authorization requests must come as signed request objects (RFC 9101); they are
         /// accepted by default, from clients with a registered JWKS.
         public var signedRequestObjects: SignedRequestObjects = .accepted
+        /// Whether `/authorize` answers `response_mode=jwt` and `query.jwt` with a signed response
+        /// (JARM), and advertises them: offered by default.
+        public var signedResponses: SignedResponses = .offered
+        /// A broken signed response (JARM) `/authorize` sends instead of a correct one, for tests of
+        /// a client's refusals; `nil` (the default) sends correct ones.
+        public var signedResponseFault: SignedResponseFault?
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
