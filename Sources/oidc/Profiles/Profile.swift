@@ -41,6 +41,8 @@ struct Profile: Equatable {
     var pushedAuthorization = false
     /// `--request-object`: sign every browser login's request with the profile's private key (RFC 9101).
     var signsRequestObjects = false
+    /// `--jarm`: ask for signed authorization responses (`response_mode=jwt`) and verify them.
+    var signedResponses = false
     /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
     var clientAuth: String?
     /// `--private-key-file`: the path of the key that signs `private_key_jwt` assertions.
@@ -74,6 +76,7 @@ struct Profile: Equatable {
         object["device_authorization_endpoint"] = deviceAuthorizationEndpoint
         if pushedAuthorization { object["par"] = true }
         if signsRequestObjects { object["request_object"] = true }
+        if signedResponses { object["jarm"] = true }
         object["client_auth"] = clientAuth
         object["private_key_file"] = privateKeyFile
         object["key_id"] = keyID
@@ -156,6 +159,7 @@ struct Profile: Equatable {
         deviceAuthorizationEndpoint = try string("device_authorization_endpoint")
         pushedAuthorization = try flag("par")
         signsRequestObjects = try flag("request_object")
+        signedResponses = try flag("jarm")
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")
         keyID = try string("key_id")
