@@ -201,4 +201,21 @@ struct JARMTests {
             #expect(await provider.grantCount("authorization_code") == 0)
         }
     }
+
+    @Test("a server's pending login ends with the signed callback carrying its state (read from the response), not with another login's, and completes")
+    func pendingAuthorizations() async throws {
+        try await withTestProvider { provider in
+            let rp = try await Self.relyingParty(provider)
+            let pending = PendingAuthorizations()
+            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
+            let id = try await pending.begin(request)
+            let other = try rp.authorizationRequest(redirectURI: Self.redirectURI)
+            let otherCallback = try await RelyingPartyTests.callback(for: try await rp.authorizationURL(for: other), rp.transport)
+            #expect(await pending.end(id, callback: otherCallback) == nil)
+            let callback = try await RelyingPartyTests.callback(for: try await rp.authorizationURL(for: request), rp.transport)
+            let ended = try #require(await pending.end(id, callback: callback))
+            _ = try await rp.completeLogin(callback: callback, for: ended)
+            #expect(await provider.grantCount("authorization_code") == 1)
+        }
+    }
 }
