@@ -218,4 +218,24 @@ struct JARMTests {
             #expect(await provider.grantCount("authorization_code") == 1)
         }
     }
+
+    @Test("FAPI 2.0 Message Signing's combination: a signed request object carrying response_mode=jwt, pushed, with private_key_jwt; the signed response completes the login", arguments: [false, true])
+    func withRequestObject(_ pushed: Bool) async throws {
+        let (configuration, client, key) = try RequestObjectTests.setUp(pushed: pushed ? .required : .offered, objects: .required)
+        try await withTestProvider(configuration) { provider in
+            var rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            rp.requestObjectKey = key
+            rp.responseMode = .jwt
+            let request = try rp.authorizationRequest(redirectURI: RequestObjectTests.redirectURI)
+            let url = try await rp.authorizationURL(for: request)
+            #expect(Set(Self.names(url)) == (pushed ? ["client_id", "request_uri"] : ["client_id", "request"]))
+            let object = try #require(pushed ? await provider.requestParameters(.pushedAuthorization).first?["request"] : PushedAuthorizationTests.query(url)["request"])
+            #expect(try UnverifiedJWT(object).claims["response_mode"] == .string("jwt"))
+            let callback = try await RelyingPartyTests.callback(for: url, rp.transport)
+            #expect(Self.names(callback) == ["response"])
+            let login = try await rp.completeLogin(callback: callback, for: request)
+            #expect(login.clientID == "fapi-client")
+        }
+    }
 }
+
