@@ -131,7 +131,7 @@ BASE_PLUGIN_PARAMETERS = {
     "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:",
     "prompt-continue-client-property": "", "restrict-scope-client-property": "",
     "oauth-ciba-allowed": False,
-    "oauth-fapi-check-all": False, "oauth-fapi-allow-jarm": False, "oauth-fapi-add-s_hash": False,
+    "oauth-fapi-check-all": False, "oauth-fapi-allow-jarm": True, "oauth-fapi-add-s_hash": False,
     "oauth-fapi-verify-nbf": False, "oauth-fapi-allow-restrict-alg": False, "oauth-fapi-restrict-alg": [],
     "oauth-fapi-allow-multiple-kid": False, "oauth-fapi-ciba-confidential-client": False,
     "oauth-fapi-ciba-push-forbidden": False,

@@ -8,7 +8,7 @@ public import Foundation
 /// ``redirectURI``.
 ///
 /// ``url()`` writes the parameters in one stable order: `client_id`, `redirect_uri`,
-/// `response_type`, `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
+/// `response_type`, `response_mode`, `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
 /// `login_hint`, `max_age`, `ui_locales`, `dpop_jkt`, the additional parameters in their order, `acr_values`,
 /// `prompt`. Every value is percent-encoded (a space is `%20`; `+ & = # / %` are escaped), and query
 /// items already in the endpoint are kept in front.
@@ -52,6 +52,14 @@ public struct AuthorizationRequest: Sendable {
     /// Whether a callback without `iss` is rejected (the provider advertises
     /// `authorization_response_iss_parameter_supported`).
     public var requiresIssuerInResponse: Bool
+    /// `response_mode`: how the provider returns its answer; `nil` (the default) sends none, which
+    /// means `query` for the code flow. ``AuthorizationResponseMode/jwt`` or
+    /// ``AuthorizationResponseMode/queryJWT`` asks for a signed response (JARM): the callback must
+    /// then carry only `response`, a JWT the provider signed, and is read with
+    /// ``AuthorizationResponse/init(callbackURL:request:verifier:keys:now:)`` (which
+    /// ``RelyingParty/completeLogin(callback:for:now:)`` and ``LoopbackLogin`` use); a plain `code`
+    /// is refused as a downgrade.
+    public var responseMode: AuthorizationResponseMode?
     /// Authentication methods the ID token's `amr` must show (not sent; checked on the answer):
     /// the Schibsted preset sets it when multi-factor authentication is requested.
     public var requiredAMRValues: [String]?
@@ -113,7 +121,7 @@ public struct AuthorizationRequest: Sendable {
 
     /// Parameters the library sets itself; additional parameters may not use these names.
     public static let reservedParameterNames: Set<String> = [
-        "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge",
+        "client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "login_hint", "max_age", "ui_locales", "acr_values", "prompt",
         "dpop_jkt",
     ]
@@ -134,6 +142,7 @@ public struct AuthorizationRequest: Sendable {
             .init("redirect_uri", redirectURI),
             .init("response_type", "code"),
         ]
+        if let responseMode { result.append(.init("response_mode", responseMode.rawValue)) }
         if !scope.isEmpty { result.append(.init("scope", scope)) }
         result.append(.init("state", state))
         if let nonce {

@@ -16,15 +16,36 @@ public struct AuthorizationResponse: Sendable {
 
     /// Parses and checks a callback URL against the request that started the flow.
     ///
-    /// - Throws: ``OIDCError/Code/duplicateParameter``, ``OIDCError/Code/malformedURL``,
+    /// A request that asked for a signed response (JARM, ``AuthorizationRequest/responseMode``)
+    /// needs the provider's keys: use ``init(callbackURL:request:verifier:keys:now:)`` (or
+    /// ``RelyingParty/completeLogin(callback:for:now:)``), which this initializer refuses to stand in for.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a request that asked for a signed response;
+    ///   ``OIDCError/Code/duplicateParameter``, ``OIDCError/Code/malformedURL``,
     ///   ``OIDCError/Code/stateMissing``, ``OIDCError/Code/stateMismatch`` (possible CSRF),
     ///   ``OIDCError/Code/issuerMismatch`` / ``OIDCError/Code/issuerMissing`` (mix-up defence),
     ///   ``OIDCError/Code/providerError`` with the provider's `error` and description,
     ///   ``OIDCError/Code/missingParameter`` when there is no code.
     public init(callbackURL: URL, request: AuthorizationRequest) throws(OIDCError) {
-        let query = URLComponents(url: callbackURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        let parameters = try FormEncoding.decode(query)
+        if let mode = request.responseMode, mode.isJWTSecured {
+            throw .invalidArgument(
+                "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): read its callback with AuthorizationResponse(callbackURL:request:verifier:keys:), or RelyingParty.completeLogin(callback:for:), which verify it first."
+            )
+        }
+        try self.init(checking: try Self.queryParameters(of: callbackURL), request: request)
+    }
 
+    /// The callback's query parameters.
+    ///
+    /// - Throws: ``OIDCError/Code/duplicateParameter``, ``OIDCError/Code/malformedURL``.
+    static func queryParameters(of callbackURL: URL) throws(OIDCError) -> [OAuthParameter] {
+        let query = URLComponents(url: callbackURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        return try FormEncoding.decode(query)
+    }
+
+    /// Checks the parameters of a callback (its query, or a verified JARM response's claims) against
+    /// the request: state, RFC 9207 `iss`, a provider error, the code.
+    init(checking parameters: [OAuthParameter], request: AuthorizationRequest) throws(OIDCError) {
         guard let state = parameters["state"] else {
             throw OIDCError(
                 .stateMissing,

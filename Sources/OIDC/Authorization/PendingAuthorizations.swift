@@ -74,17 +74,28 @@ public actor PendingAuthorizations {
 
     /// The request kept under `id`, removed, if `callback` carries its `state` (exactly once,
     /// compared in constant time); otherwise `nil`, and the login stays in progress.
+    ///
+    /// For a request that asked for a signed response (JARM), whose callback has the state only
+    /// inside its `response` JWT, that state is read here without verification: like a plain
+    /// state, it only decides which login the callback may end; ``RelyingParty/completeLogin(callback:for:now:)``
+    /// then verifies the response before anything in it is used.
     public func end(_ id: String, callback: URL) -> AuthorizationRequest? {
         guard let entry = entries[id], entry.expires > now() else {
             entries[id] = nil
             return nil
         }
         let query = URLComponents(url: callback, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        guard let parameters = try? FormEncoding.decode(query), let state = parameters["state"],
+        guard let parameters = try? FormEncoding.decode(query), let state = parameters["state"] ?? Self.signedState(parameters, entry.request),
             ConstantTime.equals(state, entry.request.state)
         else { return nil }
         entries[id] = nil
         return entry.request
+    }
+
+    /// The `state` claim of a JARM callback's `response`, unverified; `nil` for a plain request.
+    private static func signedState(_ parameters: [OAuthParameter], _ request: AuthorizationRequest) -> String? {
+        guard request.responseMode?.isJWTSecured == true, let response = parameters["response"] else { return nil }
+        return (try? UnverifiedJWT(response))?.claims["state"]?.stringValue
     }
 
     private func removeExpired() {

@@ -4,7 +4,7 @@ extension ProviderConfiguration {
     /// This configuration (a preset such as ``swan``) with the provider's discovered metadata laid
     /// under it: the metadata's issuer and endpoints (authorization, token, JWKS, userinfo,
     /// revocation, end-session, device authorization, introspection, pushed authorization requests),
-    /// its RFC 9207 promise and whether it requires pushed requests, each endpoint falling back to this
+    /// its RFC 9207 promise, whether it requires pushed requests, its response modes and JARM algorithms, each endpoint falling back to this
     /// configuration's where the metadata has none; this configuration's quirks kept (client
     /// authentication method, extra token-request headers, issuer matching, default scopes).
     ///
@@ -27,6 +27,8 @@ extension ProviderConfiguration {
         merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects
         merged.requestObjectSigningAlgorithms = metadata.requestObjectSigningAlgValuesSupported ?? requestObjectSigningAlgorithms
         merged.dpopSigningAlgorithms = metadata.dpopSigningAlgValuesSupported ?? dpopSigningAlgorithms
+        merged.responseModesSupported = metadata.responseModesSupported ?? responseModesSupported
+        merged.authorizationSigningAlgorithms = metadata.authorizationSigningAlgValuesSupported ?? authorizationSigningAlgorithms
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported

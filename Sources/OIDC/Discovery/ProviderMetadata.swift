@@ -40,6 +40,11 @@ public struct ProviderMetadata: Sendable {
     public let requestObjectSigningAlgValuesSupported: [String]?
     /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1), when advertised.
     public let dpopSigningAlgValuesSupported: [String]?
+    /// `response_modes_supported` (OIDC Discovery; `query.jwt`, `jwt`, … for JARM), when advertised.
+    public let responseModesSupported: [String]?
+    /// `authorization_signing_alg_values_supported` (JARM §3): the algorithms of its signed
+    /// authorization responses, when advertised.
+    public let authorizationSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
     /// `response_types_supported`; a document without the member is refused.
@@ -136,6 +141,8 @@ public struct ProviderMetadata: Sendable {
         idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
         requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
         dpopSigningAlgValuesSupported = try strings("dpop_signing_alg_values_supported")
+        responseModesSupported = try strings("response_modes_supported")
+        authorizationSigningAlgValuesSupported = try strings("authorization_signing_alg_values_supported")
         /// A boolean member; absent or null is `false`.
         func flag(_ name: String) throws(OIDCError) -> Bool {
             switch object[name] {
@@ -180,6 +187,8 @@ public struct ProviderMetadata: Sendable {
         configuration.requiresSignedRequestObjects = requireSignedRequestObject
         configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []
         configuration.dpopSigningAlgorithms = dpopSigningAlgValuesSupported ?? []
+        configuration.responseModesSupported = responseModesSupported
+        configuration.authorizationSigningAlgorithms = authorizationSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         return configuration

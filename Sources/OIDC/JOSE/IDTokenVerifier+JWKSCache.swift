@@ -11,7 +11,9 @@ extension IDTokenVerifier {
     /// - Throws: what ``verify(_:keys:now:)`` throws, and what ``JWKSCache/keys()`` throws.
     public func verify(_ token: String, keys cache: JWKSCache, now: Date = Date()) async throws(OIDCError) -> IDToken {
         let verified: IDToken
-        do { verified = try await verifyRefetchingOnce(token, keys: cache, now: now) } catch {
+        do {
+            verified = try await cache.verifyRefetchingOnce("ID token") { keys throws(OIDCError) in try verify(token, keys: keys, now: now) }
+        } catch {
             cache.logger.debug("ID token rejected", metadata: .failure(error))
             throw error
         }
@@ -20,16 +22,5 @@ extension IDTokenVerifier {
             metadata: ["kid": .untrusted(verified.keyID ?? "none"), "alg": .string(verified.algorithm.rawValue), "issuer": .issuer(issuer)]
         )
         return verified
-    }
-
-    private func verifyRefetchingOnce(_ token: String, keys cache: JWKSCache, now: Date) async throws(OIDCError) -> IDToken {
-        let keys = try await cache.keys()
-        do {
-            return try verify(token, keys: keys, now: now)
-        } catch where error.code == .keyNotFound {
-            cache.logger.debug("ID token names a key the cached JWKS lacks")
-            guard let fresher = try await cache.keysAfterUnknownKey() else { throw error }
-            return try verify(token, keys: fresher, now: now)
-        }
     }
 }

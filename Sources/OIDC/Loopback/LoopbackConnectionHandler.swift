@@ -24,8 +24,23 @@ final class LoopbackConnectionHandler: ChannelInboundHandler {
         guard case .head(let head) = unwrapInboundIn(data), !hasAnswered else { return }
         hasAnswered = true
         state.connections.headReceived(on: context.channel)
-        let response = state.respond(to: head)
-        write(response, bodyless: head.method == .HEAD, context: context)
+        let bodyless = head.method == .HEAD
+        switch state.respond(to: head) {
+        case .now(let response):
+            write(response, bodyless: bodyless, context: context)
+        case .later(let produce):
+            // Answered on the event loop once made; the listener waits for it before it stops the loop.
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let loop = context.eventLoop
+            state.trackDeferredAnswer(
+                Task {
+                    let response = await produce()
+                    loop.execute {
+                        let (handler, context) = bound.value
+                        handler.write(response, bodyless: bodyless, context: context)
+                    }
+                })
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

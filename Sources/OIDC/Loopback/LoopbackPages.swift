@@ -40,6 +40,17 @@ enum LoopbackPage {
         return page(400, title: "Sign-in failed", escapedParagraphs: paragraphs)
     }
 
+    /// A signed callback (JARM) that failed its verification: ignored, the login still waits.
+    static func refused(_ error: OIDCError) -> LoopbackResponse {
+        page(
+            400, title: "Sign-in response refused",
+            escapedParagraphs: [
+                "The signed sign-in response could not be verified (<code>\(escaped(error.code.description))</code>), so it was not used.",
+                "The login keeps waiting until its time limit; return to the terminal for details.",
+            ]
+        )
+    }
+
     /// A callback with a missing, repeated or wrong state, or an unreadable query: ignored.
     static func foreign() -> LoopbackResponse {
         page(

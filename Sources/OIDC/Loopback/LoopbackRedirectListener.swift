@@ -165,9 +165,34 @@ public final class LoopbackRedirectListener: Sendable {
     ///   here, when another request is already served, or after ``close()``;
     ///   ``OIDCError/Code/insecureEndpoint`` for a `location` that is not https (or http on loopback).
     public func serve(_ request: AuthorizationRequest, redirectingTo location: URL) throws(OIDCError) {
+        if let mode = request.responseMode, mode.isJWTSecured {
+            throw .invalidArgument(
+                "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): serve it with serve(_:redirectingTo:verifier:keys:), so that its callback can be verified.")
+        }
         try checkRedirectURI(of: request)
         try EndpointPolicy.validate(location, role: "authorization URL")
         try state.beginWait(for: request, location: location.absoluteString, awaiting: false)
+    }
+
+    /// ``serve(_:redirectingTo:)`` for a request that asked for a signed response (JARM,
+    /// ``AuthorizationRequest/responseMode``): a callback's `response` is verified with `verifier`
+    /// and `keys` (which may be fetched) before its state is even looked at, then checked as a
+    /// plain callback is. A response that fails its verification is answered with a refusal page
+    /// and ignored, as a wrong state is (it proves nothing, not even which login it is for); if no
+    /// callback passes before the timeout, ``waitForAuthorization(_:timeout:)`` throws that
+    /// refusal (`issuerMismatch`, `invalidSignature`, …). Plain parameters with this login's
+    /// state, instead of `response`, end the login with ``OIDCError/Code/unsecuredResponse``.
+    ///
+    /// - Throws: as ``serve(_:redirectingTo:)``; ``OIDCError/Code/invalidArgument`` for a request
+    ///   that did not ask for a signed response.
+    public func serve(_ request: AuthorizationRequest, redirectingTo location: URL, verifier: JARMVerifier, keys: JWKSCache) throws(OIDCError) {
+        guard request.responseMode?.isJWTSecured == true else {
+            throw .invalidArgument("The request did not ask for a signed response (JARM); serve it with serve(_:redirectingTo:).")
+        }
+        try checkRedirectURI(of: request)
+        try EndpointPolicy.validate(location, role: "authorization URL")
+        try state.beginWait(
+            for: request, location: location.absoluteString, awaiting: false, jarm: LoopbackJARMCheck(verifier: verifier, keys: keys))
     }
 
     /// Points the ``startURL`` at `location` instead, as long as nobody has opened it yet: a pushed
@@ -201,7 +226,9 @@ public final class LoopbackRedirectListener: Sendable {
     ///   second time (category `security`: treat it as an attack, store nothing);
     ///   ``OIDCError/Code/loginTimedOut`` when `timeout` passes;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled or ``close()`` is called;
-    ///   ``OIDCError/Code/invalidArgument`` when called twice or after ``close()``, for a request whose
+    ///   ``OIDCError/Code/invalidArgument`` when called twice or after ``close()``, for a request that
+    ///   asked for a signed response (JARM) and was not served with
+    ///   ``serve(_:redirectingTo:verifier:keys:)``, for a request whose
     ///   redirect URI does not lead here or a timeout that is not positive; what ``AuthorizationRequest/url()``
     ///   throws.
     public func waitForAuthorization(_ request: AuthorizationRequest, timeout: Duration? = nil) async throws(OIDCError)
@@ -209,6 +236,10 @@ public final class LoopbackRedirectListener: Sendable {
     {
         let location: String
         do throws(OIDCError) {
+            if let mode = request.responseMode, mode.isJWTSecured, state.isReady {
+                throw .invalidArgument(
+                    "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): serve it with serve(_:redirectingTo:verifier:keys:) before waiting, so that its callback can be verified.")
+            }
             try checkRedirectURI(of: request)
             if let timeout, timeout <= .zero { throw .invalidArgument("The login timeout must be positive.") }
             location = try request.url().absoluteString
@@ -239,7 +270,8 @@ public final class LoopbackRedirectListener: Sendable {
     }
 
     /// Closes the listener: a wait in progress throws ``OIDCError/Code/cancelled``; connections close
-    /// once their answer is flushed (at most 2 seconds later); the sockets and the thread are released.
+    /// once their answer is flushed (at most 2 seconds later; a signed callback still being verified
+    /// is let finish); the sockets and the thread are released.
     /// Idempotent; safe to call from any task, and returns when everything is closed.
     public func close() async {
         let closing = state.closingTask {
@@ -248,6 +280,7 @@ public final class LoopbackRedirectListener: Sendable {
                 let connections = state.connections.stopAdmitting()
                 for server in servers { try? await server.close() }
                 guard let loop = connections.first?.eventLoop else {
+                    for answer in state.takeDeferredAnswers() { await answer.value }
                     try? await group.shutdownGracefully()
                     return
                 }
@@ -257,6 +290,8 @@ public final class LoopbackRedirectListener: Sendable {
                 }
                 for connection in connections { try? await connection.closeFuture.get() }
                 forced.cancel()
+                // A signed callback still being verified answers on the loop: let it finish first.
+                for answer in state.takeDeferredAnswers() { await answer.value }
                 try? await group.shutdownGracefully()
             }
         }

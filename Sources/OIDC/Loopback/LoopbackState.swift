@@ -46,6 +46,13 @@ final class LoopbackState: @unchecked Sendable {
     private var outcome: Result<AuthorizationResponse, OIDCError>?
     private var continuation: CheckedContinuation<Void, Never>?
     private var closing: Task<Void, Never>?
+    /// How a signed callback (JARM) is verified, when the served request asked for one.
+    private var jarm: LoopbackJARMCheck?
+    /// The last signed callback (JARM) that failed its verification: the timeout reports it.
+    private var lastRefusal: OIDCError?
+    /// Answers being made after an asynchronous check (a signed callback's verification); the
+    /// listener waits for them before it stops its thread.
+    private var deferredAnswers: [Task<Void, Never>] = []
     /// Never given a query or the start path: see ``LoopbackRequestTarget/loggablePath(startPath:)``.
     let logger: Logger
 
@@ -111,12 +118,13 @@ final class LoopbackState: @unchecked Sendable {
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when another request is served, a wait has
     ///   already started, or the listener is closed.
-    func beginWait(for request: AuthorizationRequest, location: String, awaiting: Bool) throws(OIDCError) {
+    func beginWait(for request: AuthorizationRequest, location: String, awaiting: Bool, jarm: LoopbackJARMCheck? = nil) throws(OIDCError) {
         let started = lock.withLock { () -> Bool in
             guard closing == nil, !awaited else { return false }
             switch phase {
             case .ready:
                 phase = .waiting(request: request, location: location)
+                self.jarm = jarm
             case .waiting(let served, _):
                 guard served.state == request.state, served.redirectURI == request.redirectURI else { return false }
             case .holding(let served, _):
@@ -158,12 +166,18 @@ final class LoopbackState: @unchecked Sendable {
     }
 
     /// Ends the login with `error` when its time is up, unless a valid callback is being held: the
-    /// hold is short, and the callback came in time.
-    /// Ends the wait with `error`, told whether the start URL was ever opened.
+    /// hold is short, and the callback came in time. `error` is told whether the start URL was ever
+    /// opened; when a signed callback (JARM) was refused meanwhile, its refusal is the outcome instead.
     func timeOut(_ error: (_ startOpened: Bool) -> OIDCError) {
         let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             if case .holding = phase { return nil }
-            return decideLocked(.failure(error(startServed))).waiting
+            let outcome = lastRefusal.map { refusal in
+                OIDCError(
+                    refusal.code, refusal.message + " The login waited until its time limit for a signed response that passes; none came.",
+                    context: refusal.context
+                )
+            }
+            return decideLocked(.failure(outcome ?? error(startServed))).waiting
         }
         waiting?.resume()
     }
@@ -192,48 +206,52 @@ final class LoopbackState: @unchecked Sendable {
 
     // MARK: Requests
 
-    /// The answer to one request head; a valid callback also decides the login's outcome.
-    func respond(to head: HTTPRequestHead) -> LoopbackResponse {
+    /// The answer to one request head, now or after an asynchronous check; a valid callback also
+    /// decides the login's outcome.
+    func respond(to head: HTTPRequestHead) -> LoopbackAnswer {
         let target = LoopbackRequestTarget(head.uri)
-        let response = answer(head, target: target)
-        logger.trace(
-            "loopback request answered",
-            metadata: [
-                "method": .string(head.method.rawValue), "path": .string(target.loggablePath(startPath: startPath)),
-                "status": .int(response.status),
-            ]
-        )
-        return response
+        let metadata: Logger.Metadata = ["method": .string(head.method.rawValue), "path": .string(target.loggablePath(startPath: startPath))]
+        switch answer(head, target: target) {
+        case .now(let response):
+            logger.trace("loopback request answered", metadata: metadata.merging(["status": .int(response.status)]) { $1 })
+            return .now(response)
+        case .later(let produce):
+            return .later { [logger] in
+                let response = await produce()
+                logger.trace("loopback request answered", metadata: metadata.merging(["status": .int(response.status)]) { $1 })
+                return response
+            }
+        }
     }
 
-    private func answer(_ head: HTTPRequestHead, target: LoopbackRequestTarget) -> LoopbackResponse {
-        guard head.uri.utf8.count <= Self.maximumTargetLength else { return LoopbackPage.uriTooLong() }
-        guard head.version == .http1_1 else { return LoopbackPage.versionNotSupported() }
+    private func answer(_ head: HTTPRequestHead, target: LoopbackRequestTarget) -> LoopbackAnswer {
+        guard head.uri.utf8.count <= Self.maximumTargetLength else { return .now(LoopbackPage.uriTooLong()) }
+        guard head.version == .http1_1 else { return .now(LoopbackPage.versionNotSupported()) }
         let hostFields = head.headers["Host"]
         let allowed = lock.withLock { allowedHosts }
         guard hostFields.count == 1, let host = hostFields.first, allowed.contains(host.lowercased()) else {
             logger.notice(
                 "loopback request refused: Host is not the listener's", metadata: ["host": .untrusted(hostFields.joined(separator: ","))]
             )
-            return LoopbackPage.badRequest()  // DNS rebinding: another name pointing at 127.0.0.1
+            return .now(LoopbackPage.badRequest())  // DNS rebinding: another name pointing at 127.0.0.1
         }
         if let authority = target.authority, !allowed.contains(authority) {
             logger.notice("loopback request refused: its absolute-form target names another host", metadata: ["host": .untrusted(authority)])
-            return LoopbackPage.badRequest()
+            return .now(LoopbackPage.badRequest())
         }
-        guard head.method == .GET || head.method == .HEAD else { return LoopbackPage.methodNotAllowed() }
+        guard head.method == .GET || head.method == .HEAD else { return .now(LoopbackPage.methodNotAllowed()) }
         let lengths = head.headers["Content-Length"]
         guard head.headers["Transfer-Encoding"].isEmpty, lengths.allSatisfy({ $0 == "0" }) else {
-            return LoopbackPage.badRequest()  // GET and HEAD carry no body here
+            return .now(LoopbackPage.badRequest())  // GET and HEAD carry no body here
         }
 
         let path = target.path
         if path == startPath {
             // Only a GET uses the one-time link: a HEAD (a link checker) would reveal it without opening it.
-            guard head.method == .GET else { return LoopbackPage.methodNotAllowed(allow: "GET") }
-            return openStart()
+            guard head.method == .GET else { return .now(LoopbackPage.methodNotAllowed(allow: "GET")) }
+            return .now(openStart())
         }
-        guard path == callbackPath else { return LoopbackPage.notFound() }
+        guard path == callbackPath else { return .now(LoopbackPage.notFound()) }
         return callback(target: target, host: host.lowercased())
     }
 
@@ -275,15 +293,16 @@ final class LoopbackState: @unchecked Sendable {
     /// The callback path: requests that are not this login's are answered and ignored; the first one
     /// with the right state ends the wait, whatever else it carries (after the callback grace when
     /// the start URL was opened).
-    private func callback(target: LoopbackRequestTarget, host: String) -> LoopbackResponse {
-        let request = lock.withLock { () -> AuthorizationRequest? in
-            if case .waiting(let request, _) = phase { return request }
-            return nil
+    private func callback(target: LoopbackRequestTarget, host: String) -> LoopbackAnswer {
+        let (request, jarm) = lock.withLock { () -> (AuthorizationRequest?, LoopbackJARMCheck?) in
+            if case .waiting(let request, _) = phase { return (request, self.jarm) }
+            return (nil, nil)
         }
-        guard let request else { return leftoverPage() }
+        guard let request else { return .now(leftoverPage()) }
+        if let jarm { return signedCallback(query: target.query, request: request, check: jarm) }
         guard Self.carriesState(of: request, query: target.query) else {
             logger.notice("callback without this login's state ignored (missing, repeated or wrong)")
-            return LoopbackPage.foreign()
+            return .now(LoopbackPage.foreign())
         }
 
         let result: Result<AuthorizationResponse, OIDCError>
@@ -292,9 +311,15 @@ final class LoopbackState: @unchecked Sendable {
         } else {
             result = .failure(OIDCError(.malformedURL, "The callback URL is malformed; the provider's answer cannot be read."))
         }
+        return .now(conclude(result, for: request))
+    }
+
+    /// A callback of `request` with its state checked: its result becomes the login's outcome
+    /// (after the callback grace when the start URL was opened), unless the login ended meanwhile.
+    func conclude(_ result: Result<AuthorizationResponse, OIDCError>, for request: AuthorizationRequest) -> LoopbackResponse {
         var waiting: CheckedContinuation<Void, Never>?
         let (accepted, held) = lock.withLock { () -> (Bool, Bool) in
-            guard case .waiting = phase else { return (false, false) }  // decided meanwhile
+            guard case .waiting(let served, _) = phase, served.state == request.state else { return (false, false) }  // decided meanwhile
             if startServed, callbackGrace > .zero {
                 phase = .holding(request: request, result: result)
                 return (true, true)
@@ -317,6 +342,24 @@ final class LoopbackState: @unchecked Sendable {
         }
     }
 
+    /// Remembers a signed callback's failed verification, for the timeout to report.
+    func rememberRefusal(_ error: OIDCError) {
+        lock.withLock { lastRefusal = error }
+    }
+
+    /// Keeps `task`, an answer being made, until ``takeDeferredAnswers()``.
+    func trackDeferredAnswer(_ task: Task<Void, Never>) {
+        lock.withLock { deferredAnswers.append(task) }
+    }
+
+    /// The answers still being made, for the listener to wait for before it stops its thread.
+    func takeDeferredAnswers() -> [Task<Void, Never>] {
+        lock.withLock {
+            defer { deferredAnswers = [] }
+            return deferredAnswers
+        }
+    }
+
     /// The answer to a callback when no login waits for one: the abort page after an abort.
     private func leftoverPage() -> LoopbackResponse {
         lock.withLock { aborted } ? LoopbackPage.aborted() : LoopbackPage.notWaiting()
@@ -328,7 +371,7 @@ final class LoopbackState: @unchecked Sendable {
     }
 
     /// Whether the query is readable and has exactly one `state`, equal to the request's (constant time).
-    private static func carriesState(of request: AuthorizationRequest, query: Substring) -> Bool {
+    static func carriesState(of request: AuthorizationRequest, query: Substring) -> Bool {
         guard let parameters = try? FormEncoding.decode(query, allowDuplicates: true) else { return false }
         let states = parameters.filter { $0.name == "state" }
         guard states.count == 1, let state = states.first else { return false }

@@ -79,6 +79,14 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// RFC 9449 §5.1); empty when it does not say. A ``RelyingParty/dpop`` key of another
     /// algorithm is refused before anything is sent.
     public var dpopSigningAlgorithms: [String]
+    /// The response modes the provider names (`response_modes_supported`); `nil` when it does not
+    /// say. ``RelyingParty/authorizationURL(for:)`` refuses a request whose
+    /// ``AuthorizationRequest/responseMode`` is not among them before anything is sent.
+    public var responseModesSupported: [String]?
+    /// The algorithms the provider signs JARM responses with
+    /// (`authorization_signing_alg_values_supported`, JARM §3); empty when it does not say, and then
+    /// only RS256 is accepted (``JARMVerifier/init(provider:clientID:)``).
+    public var authorizationSigningAlgorithms: [String]
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]
@@ -121,6 +129,8 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.requiresSignedRequestObjects = false
         self.requestObjectSigningAlgorithms = []
         self.dpopSigningAlgorithms = []
+        self.responseModesSupported = nil
+        self.authorizationSigningAlgorithms = []
         self.codeChallengeMethodsSupported = []
         self.defaultScopes = defaultScopes
         self.clientAuthentication = clientAuthentication

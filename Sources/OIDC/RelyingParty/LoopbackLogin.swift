@@ -72,16 +72,24 @@ public struct LoopbackLogin: Sendable {
     ///   and ignored); `startURLReused` when the start URL was opened a second time (nothing is
     ///   exchanged); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
     ///   what ``RelyingParty/authorizationURL(for:)`` throws (a refused pushed authorization
-    ///   request, no pushed authorization request endpoint); what
+    ///   request, no pushed authorization request endpoint, a response mode the provider does not
+    ///   offer); with ``RelyingParty/responseMode`` a JWT one (JARM), what
+    ///   ``LoopbackRedirectListener/serve(_:redirectingTo:verifier:keys:)`` says a wait throws (a
+    ///   response that fails its verification is ignored, and reported if the login times out); what
     ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
-        _ = try relyingParty.requireKeys()
+        let keys = try relyingParty.requireKeys()
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
         var opened: (any BrowserLauncher)?
         do throws(OIDCError) {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
             let target = try await relyingParty.authorizationTarget(for: request)
-            try listener.serve(request, redirectingTo: target.url)
+            if request.responseMode?.isJWTSecured == true {
+                // JARM: the listener verifies a callback's signed response before it looks at its state.
+                try listener.serve(request, redirectingTo: target.url, verifier: relyingParty.jarmVerifier(for: request), keys: keys)
+            } else {
+                try listener.serve(request, redirectingTo: target.url)
+            }
             let renewal = target.expiresAt.map { expiresAt in
                 Task { [relyingParty, logger] in
                     await Self.renewAuthorizationURL(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger ?? relyingParty.logger)

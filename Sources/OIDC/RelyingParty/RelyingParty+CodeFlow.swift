@@ -6,7 +6,7 @@ public import Foundation
 /// the browser came back to. Keep the request in between (``PendingAuthorizations`` on a server).
 extension RelyingParty {
     /// A new authorization request: fresh `state`, `nonce` and PKCE verifier (S256), this client's
-    /// id, the provider's endpoint, issuer and RFC 9207 promise.
+    /// id, the provider's endpoint, issuer and RFC 9207 promise, and ``responseMode``.
     ///
     /// - Parameters:
     ///   - redirectURI: the redirect URI exactly as registered with the provider.
@@ -24,6 +24,7 @@ extension RelyingParty {
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
         request.dpopKey = try makeDPoPKey()
+        request.responseMode = responseMode
         try configure(&request)
         return request
     }
@@ -47,7 +48,8 @@ extension RelyingParty {
     /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
     ///   endpoint that is not https); ``OIDCError/Code/invalidArgument`` when
     ///   the provider names no pushed authorization request endpoint (for a pushed request),
-    ///   requires signed request objects and no ``requestObjectKey`` is set, takes request objects of
+    ///   requires signed request objects and no ``requestObjectKey`` is set, lists
+    ///   `response_modes_supported` without the request's ``AuthorizationRequest/responseMode``, takes request objects of
     ///   other algorithms than the key's, or the request is another client's (before anything is
     ///   signed or sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
@@ -60,6 +62,12 @@ extension RelyingParty {
     /// ``authorizationURL(for:)``, with when its URL stops working: a pushed request's URI expires,
     /// or a request object by value; `nil` for a plain URL.
     func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
+        if let mode = request.responseMode, let supported = provider.responseModesSupported, !supported.contains(mode.rawValue) {
+            throw .invalidArgument(
+                "The provider \(provider.issuer) does not offer response_mode=\(mode.rawValue) (its response_modes_supported: \(supported.joined(separator: ", "))); \(mode.isJWTSecured ? "it cannot sign its authorization responses (JARM), so do not ask for them" : "leave the response mode unset").",
+                context: ["response_mode": mode.rawValue]
+            )
+        }
         if provider.requiresSignedRequestObjects, requestObjectKey == nil {
             throw .invalidArgument(
                 "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); set RelyingParty.requestObjectKey to the client's private key."
@@ -103,7 +111,9 @@ extension RelyingParty {
     }
 
     /// Completes a login from the URL the browser came back to: the callback is checked (a
-    /// repeated parameter, then `state` first, then RFC 9207 `iss`, then a provider error), the code
+    /// repeated parameter, then `state` first, then RFC 9207 `iss`, then a provider error; for a
+    /// request that asked for a signed response (JARM), its `response` is verified with ``keys``
+    /// before all that, and plain parameters are refused as a downgrade), the code
     /// exchanged with the request's PKCE verifier, and the ID token verified with ``keys`` (OIDC
     /// Core §3.1.3.7) before anything is returned.
     ///
@@ -116,10 +126,19 @@ extension RelyingParty {
     ///   is an intermediate one (a path with `bankId`: keep waiting; the context's `redirect` says
     ///   `intermediate`); ``OIDCError/Code/cancelled`` for a cancel redirect;
     ///   ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri` (before the
-    ///   code is spent); what ``AuthorizationResponse/init(callbackURL:request:)`` and
-    ///   ``completeLogin(_:for:now:)`` throw.
+    ///   code is spent); what ``AuthorizationResponse/init(callbackURL:request:)`` (or, for a request
+    ///   that asked for a signed response, ``AuthorizationResponse/init(callbackURL:request:verifier:keys:now:)``)
+    ///   and ``completeLogin(_:for:now:)`` throw.
     public func completeLogin(callback: URL, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError) -> VerifiedLogin {
-        switch try request.handleRedirect(callback) {
+        let outcome: AuthorizationRequest.RedirectOutcome
+        if request.responseMode?.isJWTSecured == true, try RedirectMatcher(redirectURI: request.redirectURI).match(callback) == .authorizationResponse {
+            let verifier = jarmVerifier(for: request)
+            outcome = .authorized(
+                try await AuthorizationResponse(callbackURL: callback, request: request, verifier: verifier, keys: try requireKeys(), now: now ?? tokenClient.now()))
+        } else {
+            outcome = try request.handleRedirect(callback)
+        }
+        switch outcome {
         case .authorized(let response):
             return try await completeLogin(response, for: request, now: now)
         case .ignored:
@@ -144,5 +163,13 @@ extension RelyingParty {
         -> VerifiedLogin
     {
         try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now)
+    }
+
+    /// How this relying party verifies `request`'s signed responses (JARM): the request's issuer
+    /// and client, the provider's `authorization_signing_alg_values_supported` (RS256 when it names none).
+    func jarmVerifier(for request: AuthorizationRequest) -> JARMVerifier {
+        var verifier = JARMVerifier(provider: provider, clientID: request.clientID)
+        if let issuer = request.issuer { verifier.issuer = issuer }
+        return verifier
     }
 }

@@ -46,6 +46,13 @@ public struct RelyingParty: Sendable {
     public var dpop: DPoPUse = .off
     /// The DPoP nonces of the provider and its APIs, shared by copies of this relying party.
     let dpopNonces = DPoPNonces()
+    /// The `response_mode` of every login's request (``authorizationRequest(redirectURI:scopes:configure:)``):
+    /// `nil` (the default) sends none. ``AuthorizationResponseMode/jwt`` asks for signed responses
+    /// (JARM), which ``completeLogin(callback:for:now:)`` and ``LoopbackLogin`` verify with the
+    /// provider's keys before anything in them is used, refusing a plain `code` as a downgrade.
+    /// FAPI 2.0 Message Signing needs it; the plain Security Profile does not. Set it before the
+    /// relying party is shared.
+    public var responseMode: AuthorizationResponseMode?
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.

@@ -44,6 +44,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case notLoggedIn, unauthorized
             case portInUse, loginTimedOut, startURLReused
             case senderConstraintMissing, profileViolation
+            case unsecuredResponse
         }
 
         private let base: Base
@@ -66,7 +67,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .notLoggedIn, .unauthorized: .provider
             case .portInUse: .configuration
             case .loginTimedOut: .cancelled
-            case .startURLReused, .senderConstraintMissing: .security
+            case .startURLReused, .senderConstraintMissing, .unsecuredResponse: .security
             case .profileViolation: .configuration
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
@@ -146,6 +147,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// A setting the chosen security profile forbids (FAPI 2.0); the message names the rule.
         /// Nothing was sent.
         public static let profileViolation = Code(.profileViolation)
+        /// A signed authorization response (JARM, ``AuthorizationResponseMode/jwt``) was asked for
+        /// and the callback carries plain parameters (`code`, `state`, `error`, …) instead of, or
+        /// beside, the signed `response`: a downgrade, refused before anything in it is used.
+        public static let unsecuredResponse = Code(.unsecuredResponse)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.

@@ -13,6 +13,9 @@ struct ValidatedAuthorization: Sendable {
     var codeChallenge: String?
     /// `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a proof by this key.
     var dpopJKT: String?
+    /// The client its response is signed for (JARM), when it asked for `response_mode=jwt` or
+    /// `query.jwt`; `nil` for a plain response.
+    var signedResponseClient: String?
 }
 
 /// One login and everything descended from it: the code, then access and refresh tokens. Revoking

@@ -57,6 +57,12 @@ extension TestProvider {
         public var signedRequestObjects: SignedRequestObjects = .accepted
         /// DPoP (RFC 9449): accepted without nonces by default (see ``DPoP``).
         public var dpop = DPoP()
+        /// Whether `/authorize` answers `response_mode=jwt` and `query.jwt` with a signed response
+        /// (JARM), and advertises them: offered by default.
+        public var signedResponses: SignedResponses = .offered
+        /// A broken signed response (JARM) `/authorize` sends instead of a correct one, for tests of
+        /// a client's refusals; `nil` (the default) sends correct ones.
+        public var signedResponseFault: SignedResponseFault?
 
         /// A configuration; each parameter's default is the one its property names.
         public init(

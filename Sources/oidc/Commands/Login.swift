@@ -62,6 +62,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     )
     var dpop: Bool?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Browser flow: ask for a signed authorization response (JARM, response_mode=jwt) and verify it with the provider's keys before the code is used; a plain code is refused. Remembered."
+    )
+    var jarm: Bool?
+
     @OptionGroup var clientAuth: ClientAuthOptions
 
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
@@ -129,6 +135,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let par { profile.pushedAuthorization = par }
         if let requestObject { profile.signsRequestObjects = requestObject }
         if let dpop { profile.dpop = dpop }
+        if let jarm { profile.signedResponses = jarm }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         return profile
     }

@@ -43,6 +43,8 @@ struct Profile: Equatable {
     var signsRequestObjects = false
     /// `--dpop`: bind each login's tokens to a new DPoP key (RFC 9449).
     var dpop = false
+    /// `--jarm`: ask for signed authorization responses (`response_mode=jwt`) and verify them.
+    var signedResponses = false
     /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
     var clientAuth: String?
     /// `--private-key-file`: the path of the key that signs `private_key_jwt` assertions.
@@ -77,6 +79,7 @@ struct Profile: Equatable {
         if pushedAuthorization { object["par"] = true }
         if signsRequestObjects { object["request_object"] = true }
         if dpop { object["dpop"] = true }
+        if signedResponses { object["jarm"] = true }
         object["client_auth"] = clientAuth
         object["private_key_file"] = privateKeyFile
         object["key_id"] = keyID
@@ -160,6 +163,7 @@ struct Profile: Equatable {
         pushedAuthorization = try flag("par")
         signsRequestObjects = try flag("request_object")
         dpop = try flag("dpop")
+        signedResponses = try flag("jarm")
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")
         keyID = try string("key_id")

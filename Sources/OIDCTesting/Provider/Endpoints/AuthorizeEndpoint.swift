@@ -37,8 +37,9 @@ enum AuthorizeEndpoint {
         switch await resolveParameters(given, context) {
         case .success(let resolved): parameters = resolved
         case .failure(.page(let error, let description)): return .html(HTML.errorPage(error, description), status: 400)
-        case .failure(.redirect(let uri, let state, let error)): return errorRedirect(to: uri, state: state, error, context)
+        case .failure(.redirect(let uri, let state, let error)): return await errorRedirect(to: uri, state: state, error, context)
         }
+        let signedFor = signedResponseClient(parameters, context)
 
         let authorization: ValidatedAuthorization
         switch validate(parameters, context) {
@@ -47,48 +48,78 @@ enum AuthorizeEndpoint {
         case .failure(.page(let error, let description)):
             return .html(HTML.errorPage(error, description), status: 400)
         case .failure(.redirect(let uri, let state, let error)):
-            return errorRedirect(to: uri, state: state, error, context)
+            return await errorRedirect(to: uri, state: state, error, context, signedFor: signedFor)
         }
 
         switch context.configuration.authorizeBehaviour {
         case .signIn:
             return await signIn(authorization, context)
         case .error(let code, let description):
-            return errorRedirect(
+            return await errorRedirect(
                 to: authorization.redirectURI, state: authorization.state, OAuthError(code: code, description: description),
-                context
+                context, signedFor: authorization.signedResponseClient
             )
         case .loginPage:
             do {
                 let id = try await context.state.parkLogin(authorization)
                 return LoginPage.page(requestID: id, user: await context.state.user, authorization, context)
             } catch {
-                return errorRedirect(to: authorization.redirectURI, state: authorization.state, error, context)
+                return await errorRedirect(
+                    to: authorization.redirectURI, state: authorization.state, error, context, signedFor: authorization.signedResponseClient)
             }
         }
     }
 
-    /// Issues a code for the configured user and redirects with `code`, `state` and `iss`.
+    /// Issues a code for the configured user and redirects with `code`, `state` and `iss` (signed,
+    /// when the request asked for JARM).
     static func signIn(_ authorization: ValidatedAuthorization, _ context: ProviderContext) async -> ProviderResponse {
         do {
             let code = try await context.state.issueCode(for: authorization)
             var parameters = [OAuthParameter("code", code)]
             if let state = authorization.state { parameters.append(OAuthParameter("state", state)) }
             if context.configuration.issuerParameterSupported { parameters.append(OAuthParameter("iss", context.issuer)) }
-            return .redirect(to: authorization.redirectURI, adding: parameters)
+            return await redirect(to: authorization.redirectURI, parameters, signedFor: authorization.signedResponseClient, context)
         } catch {
-            return errorRedirect(to: authorization.redirectURI, state: authorization.state, error, context)
+            return await errorRedirect(
+                to: authorization.redirectURI, state: authorization.state, error, context, signedFor: authorization.signedResponseClient)
         }
     }
 
-    /// RFC 6749 §4.1.2.1: `error`, `error_description`, `state`, and `iss` (RFC 9207).
-    static func errorRedirect(to uri: String, state: String?, _ error: OAuthError, _ context: ProviderContext) -> ProviderResponse {
+    /// RFC 6749 §4.1.2.1: `error`, `error_description`, `state`, and `iss` (RFC 9207); signed for
+    /// `signedFor`, the client, when the request asked for JARM.
+    static func errorRedirect(
+        to uri: String, state: String?, _ error: OAuthError, _ context: ProviderContext, signedFor clientID: String? = nil
+    ) async -> ProviderResponse {
         var parameters = [OAuthParameter("error", error.code)]
         if let description = error.description { parameters.append(OAuthParameter("error_description", description)) }
         if let state { parameters.append(OAuthParameter("state", state)) }
         if context.configuration.issuerParameterSupported { parameters.append(OAuthParameter("iss", context.issuer)) }
-        return .redirect(to: uri, adding: parameters)
+        return await redirect(to: uri, parameters, signedFor: clientID, context)
     }
+
+    /// A redirect with `parameters` in the query, or, for `clientID`'s request that asked for JARM,
+    /// with only `response`, the signed response (JARM §2.1).
+    static func redirect(to uri: String, _ parameters: [OAuthParameter], signedFor clientID: String?, _ context: ProviderContext) async -> ProviderResponse {
+        guard let clientID else { return .redirect(to: uri, adding: parameters) }
+        do {
+            return .redirect(to: uri, adding: try await context.state.signedResponse(parameters, clientID: clientID))
+        } catch {
+            return .html(HTML.errorPage("server_error", "The provider could not sign its response."), status: 500)
+        }
+    }
+
+    /// The client a signed response (JARM) is for: the request's, when it asked for
+    /// `response_mode=jwt` or `query.jwt` and the provider offers them.
+    static func signedResponseClient(_ parameters: [OAuthParameter], _ context: ProviderContext) -> String? {
+        guard context.configuration.signedResponses == .offered, let mode = parameters["response_mode"],
+            signedResponseModes.contains(mode), !parameters.isRepeated("client_id"), let clientID = parameters.nonEmpty("client_id"),
+            context.client(clientID) != nil
+        else { return nil }
+        return clientID
+    }
+
+    /// The response modes of JARM §2.3 whose answer goes in the query.
+    static let signedResponseModes: Set<String> = ["jwt", "query.jwt"]
 
     /// The checks, in the order that decides between an error page and an error redirect.
     static func validate(_ parameters: [OAuthParameter], _ context: ProviderContext) -> Result<ValidatedAuthorization, Refusal> {
@@ -117,8 +148,14 @@ enum AuthorizeEndpoint {
         guard responseType == "code" else {
             return refuse("unsupported_response_type", "Only response_type=code is supported.")
         }
-        if let mode = parameters["response_mode"], mode != "query" {
-            return refuse("invalid_request", "Only response_mode=query is supported.")
+        let responseMode = parameters["response_mode"]
+        if let mode = responseMode, mode != "query" {
+            guard context.configuration.signedResponses == .offered, signedResponseModes.contains(mode) else {
+                return refuse(
+                    "invalid_request",
+                    context.configuration.signedResponses == .offered
+                        ? "Only response_mode=query, jwt and query.jwt are supported." : "Only response_mode=query is supported.")
+            }
         }
         let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         if let allowed = client.allowedScopes, let refused = scope.first(where: { !allowed.contains($0) }) {
@@ -153,7 +190,8 @@ enum AuthorizeEndpoint {
         return .success(
             ValidatedAuthorization(
                 client: client, redirectURI: redirectURI, scope: scope.joined(separator: " "), state: state,
-                nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge, dpopJKT: dpopJKT
+                nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge, dpopJKT: dpopJKT,
+                signedResponseClient: responseMode.map(signedResponseModes.contains) == true ? clientID : nil
             )
         )
     }

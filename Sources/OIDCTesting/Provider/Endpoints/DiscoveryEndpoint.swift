@@ -22,7 +22,7 @@ enum DiscoveryEndpoint {
             "introspection_endpoint": issuer + ProviderPaths.introspection,
             "end_session_endpoint": issuer + ProviderPaths.endSession,
             "response_types_supported": ["code"],
-            "response_modes_supported": ["query"],
+            "response_modes_supported": context.configuration.signedResponses == .offered ? ["query", "jwt", "query.jwt"] : ["query"],
             "grant_types_supported": [
                 "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
                 "urn:ietf:params:oauth:grant-type:device_code",
@@ -54,6 +54,9 @@ enum DiscoveryEndpoint {
         }
         if context.configuration.dpop.support != .notOffered {
             document["dpop_signing_alg_values_supported"] = context.configuration.dpop.algorithms.map(\.rawValue)
+        }
+        if context.configuration.signedResponses == .offered {
+            document["authorization_signing_alg_values_supported"] = [context.configuration.idTokenAlgorithm.rawValue]
         }
         if context.configuration.deviceFlow.advertised {
             document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization

@@ -33,9 +33,10 @@ enum LoginPage {
         if parameters["action"] == "sign_in" {
             return await AuthorizeEndpoint.signIn(authorization, context)
         }
-        return AuthorizeEndpoint.errorRedirect(
+        return await AuthorizeEndpoint.errorRedirect(
             to: authorization.redirectURI, state: authorization.state,
-            OAuthError(code: "access_denied", description: "The user cancelled the sign-in."), context
+            OAuthError(code: "access_denied", description: "The user cancelled the sign-in."), context,
+            signedFor: authorization.signedResponseClient
         )
     }
 }
