@@ -37,6 +37,11 @@ public struct TokenClient: Sendable {
     /// that discards everything unless one was given.
     public var logger: Logger
 
+    /// Whether this client uses mutual TLS (RFC 8705): its transport presents a client certificate
+    /// (``HTTPTransport/presentsClientCertificate``), or it authenticates with `tls_client_auth` or
+    /// `self_signed_tls_client_auth`. Its requests then go to the provider's mTLS endpoint aliases.
+    public var usesMutualTLS: Bool { authentication.method.isMutualTLS || transport.presentsClientCertificate }
+
     /// A client of `provider`'s endpoints.
     ///
     /// - Parameters:
@@ -63,6 +68,10 @@ public struct TokenClient: Sendable {
     /// A client of `provider`'s endpoints that authenticates with `authentication` (its method
     /// becomes the configuration's ``ProviderConfiguration/clientAuthentication``).
     ///
+    /// When the client uses mutual TLS (``usesMutualTLS``), its ``provider`` is `provider` with the
+    /// `mtls_endpoint_aliases` in place of the ordinary endpoints (RFC 8705 §5,
+    /// ``ProviderConfiguration/usingMutualTLSEndpointAliases()``).
+    ///
     /// - Parameters:
     ///   - provider: the provider's endpoints and headers.
     ///   - clientID: this client's `client_id`.
@@ -77,7 +86,8 @@ public struct TokenClient: Sendable {
         logger: Logger? = nil
     ) {
         self.logger = logger ?? OIDCLog.token
-        self.provider = provider
+        let mutualTLS = authentication.method.isMutualTLS || transport.presentsClientCertificate
+        self.provider = mutualTLS ? provider.usingMutualTLSEndpointAliases() : provider
         self.provider.clientAuthentication = authentication.method
         self.clientID = clientID
         self.authentication = authentication
@@ -243,6 +253,11 @@ public struct TokenClient: Sendable {
         _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token",
         passing: (HTTPResponse) -> Bool = { _ in false }
     ) async throws(OIDCError) -> HTTPResponse {
+        if authentication.method.isMutualTLS, !transport.presentsClientCertificate {
+            throw .invalidArgument(
+                "The client authenticates with \(authentication.method.rawValue), and its transport presents no TLS client certificate; give one (NIOHTTPTransport.Configuration.clientCertificate, oidc --client-certificate and --client-key)."
+            )
+        }
         var form = form
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/x-www-form-urlencoded")
