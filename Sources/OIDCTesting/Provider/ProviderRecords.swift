@@ -43,6 +43,8 @@ struct AccessTokenRecord: Sendable {
     var scope: String
     var expiresAt: Date
     var revoked = false
+    /// `x5t#S256` of the client certificate the token is bound to (RFC 8705 §3), if it is.
+    var certificateThumbprint: String?
 }
 
 /// A successful token response.

@@ -65,10 +65,12 @@ extension ProviderState {
 
     private func description(of token: String, for client: TestProvider.Client) -> [String: Any] {
         if let (record, user) = validAccessToken(token), record.clientID == client.id {
-            return [
+            var description: [String: Any] = [
                 "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": "Bearer",
                 "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.clientID, "iss": issuer,
             ]
+            if let thumbprint = record.certificateThumbprint { description["cnf"] = ["x5t#S256": thumbprint] }
+            return description
         }
         if let record = refreshTokens[token], !record.spent, let family = families[record.familyID], !family.revoked,
             family.clientID == client.id

@@ -1,3 +1,5 @@
+internal import OIDC
+
 /// Bearer access tokens at the userinfo endpoint and the protected resource (RFC 6750).
 enum BearerAuthentication {
     /// The access token's record and user, or the 401 to send: `WWW-Authenticate: Bearer` when no
@@ -16,6 +18,16 @@ enum BearerAuthentication {
                 ["error": "invalid_token", "error_description": "The access token is unknown, expired or revoked."],
                 status: 401, noStore: true, extraHeaders: [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
             )))
+        }
+        if let bound = valid.record.certificateThumbprint {
+            // RFC 8705 §3: a certificate-bound token is taken only over a connection with that certificate.
+            let presented = request.clientCertificate.flatMap { try? ClientCertificateCheck.thumbprint(der: $0) }
+            guard let presented, Secret(presented) == Secret(bound) else {
+                return .failure(Unauthorized(response: .json(
+                    ["error": "invalid_token", "error_description": "The access token is bound to a client certificate this connection did not present."],
+                    status: 401, noStore: true, extraHeaders: [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
+                )))
+            }
         }
         return .success(valid)
     }
