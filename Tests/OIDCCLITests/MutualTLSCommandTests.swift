@@ -22,7 +22,7 @@ struct MutualTLSCommandTests {
             + (ca.map { ["--ca-file", $0.certificateFile] } ?? [])
     }
 
-    @Test("tls_client_auth: login through the mtls alias; the profile remembers the three paths, not the PEM; oidc request sends the bound token over the certificate; oidc token --force-refresh asks again through the alias")
+    @Test("tls_client_auth: login through the mtls alias; the profile remembers the three paths, not the PEM; oidc request sends the bound token over the certificate; oidc introspect shows the binding; oidc token --force-refresh asks again through the alias")
     func tlsClientAuthRemembered() async throws {
         let certificates = try await Self.certificates.value
         let client = TestProvider.Client.tlsClientAuth(id: "bank-daemon", subjectDN: certificates.client.subjectDN)
@@ -41,6 +41,12 @@ struct MutualTLSCommandTests {
             let request = try await sandbox.run(["request", "--profile", "bank", provider.protectedResource.absoluteString])
             #expect(request.status == 0, "\(request.stderr)")
             #expect(request.stderr.contains("HTTP 200") && request.stdout.contains("bank-daemon"), "\(request.stdout) \(request.stderr)")
+
+            // Introspection through its alias, with the profile's certificate: the token is bound to it.
+            let introspect = try await sandbox.run(["introspect", "--profile", "bank"])
+            #expect(introspect.status == 0, "\(introspect.stderr)")
+            #expect(introspect.stdout.contains(certificates.client.thumbprint), "\(introspect.stdout)")
+            #expect(await provider.mutualTLSRequestCount(.introspection) == 1)
 
             let token = try await sandbox.run(["token", "--profile", "bank", "--force-refresh"])
             #expect(token.status == 0, "\(token.stderr)")
