@@ -24,12 +24,13 @@
 #
 # Environment: GLEWLWYD_PORT (port), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG),
 # GLEWLWYD_DEVICE_INTERVAL (device flow polling interval in seconds, default 2), GLEWLWYD_BIN
-# (default: glewlwyd on PATH).
+# (default: glewlwyd on PATH), GLEWLWYD_STATE_DIR (default .build-glewlwyd: another directory runs
+# a second instance beside the first, as `make test-package` does for --tls).
 # Files: .build-glewlwyd/{glewlwyd.pid,glewlwyd.log,port,mode,datadir,env.sh,env.json,secrets/,tls/}.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-state="$root/.build-glewlwyd"
+state="${GLEWLWYD_STATE_DIR:-$root/.build-glewlwyd}"
 pid_file="$state/glewlwyd.pid"
 log_file="$state/glewlwyd.log"
 port_file="$state/port"

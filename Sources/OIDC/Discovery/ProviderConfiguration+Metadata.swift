@@ -3,8 +3,10 @@ internal import Foundation
 extension ProviderConfiguration {
     /// This configuration (a preset such as ``swan``) with the provider's discovered metadata laid
     /// under it: the metadata's issuer and endpoints (authorization, token, JWKS, userinfo,
-    /// revocation, end-session, device authorization, introspection, pushed authorization requests),
-    /// its RFC 9207 promise, whether it requires pushed requests, its response modes and JARM algorithms, each endpoint falling back to this
+    /// revocation, end-session, device authorization, introspection, pushed authorization requests,
+    /// and their mutual-TLS aliases, RFC 8705 §5), its RFC 9207 promise, whether it requires pushed
+    /// requests and whether it binds tokens to client certificates, its response modes and JARM
+    /// algorithms, each endpoint falling back to this
     /// configuration's where the metadata has none; this configuration's quirks kept (client
     /// authentication method, extra token-request headers, issuer matching, default scopes).
     ///
@@ -32,6 +34,9 @@ extension ProviderConfiguration {
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
+        merged.mutualTLSEndpointAliases = metadata.mutualTLSEndpointAliases.isEmpty ? mutualTLSEndpointAliases : metadata.mutualTLSEndpointAliases
+        merged.tlsClientCertificateBoundAccessTokens =
+            metadata.tlsClientCertificateBoundAccessTokens || tlsClientCertificateBoundAccessTokens
         return merged
     }
 }

@@ -60,6 +60,12 @@ public struct ProviderMetadata: Sendable {
     public let idTokenSigningAlgValuesSupported: [String]?
     /// RFC 9207: the provider promises `iss` in every authorization response.
     public let authorizationResponseIssParameterSupported: Bool
+    /// `mtls_endpoint_aliases` (RFC 8705 §5): the endpoints for clients that use mutual TLS, each
+    /// held to the same policy as the ordinary endpoints; empty when not advertised.
+    public let mutualTLSEndpointAliases: MutualTLSEndpointAliases
+    /// `tls_client_certificate_bound_access_tokens` (RFC 8705 §3.3): the provider binds access
+    /// tokens issued over mutual TLS to the client's certificate.
+    public let tlsClientCertificateBoundAccessTokens: Bool
     /// The whole document, as parsed.
     public let raw: [String: JSONValue]
     /// The document as received (UTF-8 JSON).
@@ -154,6 +160,11 @@ public struct ProviderMetadata: Sendable {
         authorizationResponseIssParameterSupported = try flag("authorization_response_iss_parameter_supported")
         requireSignedRequestObject = try flag("require_signed_request_object")
         requirePushedAuthorizationRequests = try flag("require_pushed_authorization_requests")
+        tlsClientCertificateBoundAccessTokens = try flag("tls_client_certificate_bound_access_tokens")
+        switch object["mtls_endpoint_aliases"] {
+        case nil, .null?: mutualTLSEndpointAliases = MutualTLSEndpointAliases()
+        case let value?: mutualTLSEndpointAliases = try MutualTLSEndpointAliases(metadata: value)
+        }
         raw = object
         rawJSON = String(decoding: json, as: UTF8.self)
     }
@@ -191,6 +202,8 @@ public struct ProviderMetadata: Sendable {
         configuration.authorizationSigningAlgorithms = authorizationSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+        configuration.mutualTLSEndpointAliases = mutualTLSEndpointAliases
+        configuration.tlsClientCertificateBoundAccessTokens = tlsClientCertificateBoundAccessTokens
         return configuration
     }
 }

@@ -69,6 +69,8 @@ enum HTTPErrorMapping {
         switch authentication.method {
         case .none: return "registration as a public client (this one sent no credentials)"
         case .clientSecretBasic, .clientSecretPost: return "secret (\(authentication.method.rawValue))"
+        case .tlsClientAuth: return "TLS client certificate (tls_client_auth: issued by a CA the provider trusts, with the subject it registered)"
+        case .selfSignedTLSClientAuth: return "TLS client certificate (self_signed_tls_client_auth: the one the provider registered)"
         case .clientSecretJWT, .privateKeyJWT:
             let audience = authentication.assertionAudience == .issuer
                 ? "the issuer; servers that follow OIDC Core §9's older text want the endpoint's URL: assertionAudience .endpoint, oidc --assertion-audience endpoint"

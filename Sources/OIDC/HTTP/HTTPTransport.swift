@@ -15,9 +15,18 @@ public protocol HTTPTransport: Sendable {
     ///
     /// - Throws: only ``OIDCError``, with the codes the protocol's overview lists.
     func send(_ request: HTTPRequest, options: HTTPRequestOptions) async throws(OIDCError) -> HTTPResponse
+
+    /// Whether the transport presents a TLS client certificate to servers that ask (mutual TLS, RFC
+    /// 8705): a ``TokenClient`` then uses the provider's `mtls_endpoint_aliases`, and the provider
+    /// may bind the access tokens it issues to that certificate. `false` unless the transport says
+    /// otherwise; a transport that wraps another should forward it.
+    var presentsClientCertificate: Bool { get }
 }
 
 extension HTTPTransport {
+    /// `false`: a transport presents no client certificate unless it says so.
+    public var presentsClientCertificate: Bool { false }
+
     /// Sends `request` with the default ``HTTPRequestOptions``: 30 seconds, 1 MiB, no redirects.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
         try await send(request, options: HTTPRequestOptions())

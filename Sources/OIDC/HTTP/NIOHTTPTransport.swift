@@ -46,34 +46,47 @@ public final class NIOHTTPTransport: HTTPTransport {
         /// How many idle keep-alive connections are kept per scheme, host and port (2 by default;
         /// 0 closes every connection after its response). Idle connections are dropped after 30 s.
         public var maximumIdleConnectionsPerHost: Int
+        /// The certificate and key presented to every https server that asks for one (mutual TLS,
+        /// RFC 8705): `tls_client_auth` or `self_signed_tls_client_auth` at the provider, and
+        /// certificate-bound access tokens at the APIs. `nil` (the default) presents none.
+        public var clientCertificate: TLSClientCertificate?
 
         /// A configuration; by default the system roots are trusted, nothing is pinned, the user agent is
-        /// `swift-oidc` and up to 2 idle connections per host are kept.
+        /// `swift-oidc`, up to 2 idle connections per host are kept and no client certificate is presented.
         public init(
             trustsSystemRoots: Bool = true,
             additionalTrustRootsPEM: [String] = [],
             pins: [PublicKeyPin] = [],
             userAgent: String = "swift-oidc",
-            maximumIdleConnectionsPerHost: Int = 2
+            maximumIdleConnectionsPerHost: Int = 2,
+            clientCertificate: TLSClientCertificate? = nil
         ) {
             self.trustsSystemRoots = trustsSystemRoots
             self.additionalTrustRootsPEM = additionalTrustRootsPEM
             self.pins = pins
             self.userAgent = userAgent
             self.maximumIdleConnectionsPerHost = maximumIdleConnectionsPerHost
+            self.clientCertificate = clientCertificate
         }
 
-        /// Checks the pins, the trust roots and the user agent without connecting anywhere.
+        /// Checks the pins, the trust roots, the client certificate and its key, and the user agent
+        /// without connecting anywhere.
         ///
-        /// - Throws: ``OIDCError/Code/invalidArgument`` naming what is wrong.
+        /// - Throws: ``OIDCError/Code/invalidArgument`` naming what is wrong (never showing key material).
         public func validate() throws(OIDCError) {
+            try validateNonTLS()
+            _ = try TLSSetup(
+                trustsSystemRoots: trustsSystemRoots, additionalTrustRootsPEM: additionalTrustRootsPEM, pins: pins, clientCertificate: clientCertificate)
+        }
+
+        /// The user agent and the idle-connection count (``TLSSetup`` checks the rest).
+        func validateNonTLS() throws(OIDCError) {
             guard HTTPRequestWriter.isValidFieldValue(userAgent) else {
                 throw .invalidArgument("The user agent must not contain line breaks or control characters.")
             }
             guard maximumIdleConnectionsPerHost >= 0 else {
                 throw .invalidArgument("maximumIdleConnectionsPerHost must not be negative.")
             }
-            _ = try TLSSetup(trustsSystemRoots: trustsSystemRoots, additionalTrustRootsPEM: additionalTrustRootsPEM, pins: pins)
         }
     }
 
@@ -83,6 +96,8 @@ public final class NIOHTTPTransport: HTTPTransport {
 
     /// The configuration the transport was made with.
     public let configuration: Configuration
+    /// Whether the transport presents ``Configuration/clientCertificate`` to servers that ask.
+    public var presentsClientCertificate: Bool { configuration.clientCertificate != nil }
     private let group: any EventLoopGroup
     private let pool: ConnectionPool
     /// Built at `init`; a configuration error surfaces at the first request (see ``Configuration/validate()``).
@@ -111,11 +126,12 @@ public final class NIOHTTPTransport: HTTPTransport {
         self.pool = ConnectionPool(maximumPerHost: configuration.maximumIdleConnectionsPerHost)
         self.isShared = isShared
         do throws(OIDCError) {
-            try configuration.validate()
+            try configuration.validateNonTLS()
             self.tls = .success(
                 try TLSSetup(
                     trustsSystemRoots: configuration.trustsSystemRoots,
-                    additionalTrustRootsPEM: configuration.additionalTrustRootsPEM, pins: configuration.pins
+                    additionalTrustRootsPEM: configuration.additionalTrustRootsPEM, pins: configuration.pins,
+                    clientCertificate: configuration.clientCertificate
                 )
             )
         } catch {

@@ -22,6 +22,8 @@ final class X509ChainVerifier: @unchecked Sendable {
     /// `X509_PURPOSE_SSL_SERVER` and `X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS` from `openssl/x509v3.h`,
     /// which the COpenSSL shim does not include (stable values of the OpenSSL 3 ABI).
     private static let purposeSSLServer: Int32 = 2
+    /// `X509_PURPOSE_SSL_CLIENT`.
+    private static let purposeSSLClient: Int32 = 1
     private static let noPartialWildcards: UInt32 = 0x4
 
     /// Largest number of certificates read from one PEM string and accepted in one presented chain.
@@ -65,8 +67,10 @@ final class X509ChainVerifier: @unchecked Sendable {
     deinit { X509_STORE_free(store) }
 
     /// Verifies `chain` (DER, leaf first, as the server presented it; the others are untrusted
-    /// intermediates) for `host` (a DNS name or an IP literal, without brackets) at the current time.
-    func verify(chain: [[UInt8]], host: String) -> Outcome {
+    /// intermediates) for `host` (a DNS name or an IP literal, without brackets) at the current time;
+    /// with `host` `nil`, for a TLS client (the client-authentication purpose, no name), as a server
+    /// checks a `tls_client_auth` certificate (RFC 8705 §2.1).
+    func verify(chain: [[UInt8]], host: String?) -> Outcome {
         defer { ERR_clear_error() }
         guard !chain.isEmpty else { return .untrusted("the server presented no certificate") }
         guard chain.count <= Self.maximumChainLength else {
@@ -88,17 +92,19 @@ final class X509ChainVerifier: @unchecked Sendable {
         defer { X509_STORE_CTX_free(context) }
         return withExtendedLifetime(certificates) { () -> Outcome in
             guard X509_STORE_CTX_init(context, store, certificates[0].pointer, untrusted) == 1,
-                X509_STORE_CTX_set_purpose(context, Self.purposeSSLServer) == 1,
+                X509_STORE_CTX_set_purpose(context, host == nil ? Self.purposeSSLClient : Self.purposeSSLServer) == 1,
                 let parameters = X509_STORE_CTX_get0_param(context)
             else { return .untrusted("OpenSSL could not set up the verification: \(LibCrypto.drainErrorQueue())") }
             let nameSet: Bool
-            if Self.isIPAddress(host) {
+            if let host = host, Self.isIPAddress(host) {
                 nameSet = X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1
-            } else {
+            } else if let host {
                 X509_VERIFY_PARAM_set_hostflags(parameters, Self.noPartialWildcards)
                 nameSet = X509_VERIFY_PARAM_set1_host(parameters, host, 0) == 1
+            } else {
+                nameSet = true
             }
-            guard nameSet else { return .untrusted("'\(host)' is not a host name or IP address OpenSSL can check") }
+            guard nameSet else { return .untrusted("'\(host ?? "")' is not a host name or IP address OpenSSL can check") }
             guard X509_verify_cert(context) == 1 else {
                 let code = X509_STORE_CTX_get_error(context)
                 return .untrusted(String(cString: X509_verify_cert_error_string(Int(code))))
@@ -161,7 +167,7 @@ final class X509ChainVerifier: @unchecked Sendable {
 }
 
 /// One OpenSSL `X509`, freed on `deinit`; lives only inside a verification or a PEM read.
-private final class X509Certificate {
+final class X509Certificate {
     let pointer: OpaquePointer
 
     private init(pointer: OpaquePointer) { self.pointer = pointer }
@@ -176,6 +182,25 @@ private final class X509Certificate {
     }
 
     deinit { X509_free(pointer) }
+
+    /// `XN_FLAG_RFC2253` from `openssl/x509.h` (a macro of macros): RFC 2253 escaping, `,`
+    /// separators, most significant name last reversed into first, short names.
+    private static let rfc2253Flags: UInt = 0x0111_0317
+
+    /// The subject name as RFC 4514 (RFC 2253) text, as RFC 8705 §2.1.2 compares it: `CN=client,O=Example`.
+    var subjectDN: String? {
+        guard let name = X509_get_subject_name(pointer), let bio = BIO_new(BIO_s_mem()) else { return nil }
+        defer { BIO_free(bio) }
+        guard X509_NAME_print_ex(bio, name, 0, Self.rfc2253Flags) >= 0 else { return nil }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            let read = buffer.withUnsafeMutableBytes { BIO_read(bio, $0.baseAddress, Int32($0.count)) }
+            guard read > 0 else { break }
+            bytes += buffer[0..<Int(read)]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Every certificate of a PEM string, at least one.
     static func readAll(pem: String) throws(OIDCError) -> [X509Certificate] {

@@ -13,6 +13,16 @@ public enum ClientAuthenticationMethod: String, Sendable, Hashable, CaseIterable
     case clientSecretJWT = "client_secret_jwt"
     /// A JWT assertion signed with the client's private key (RFC 7523, OIDC Core §9).
     case privateKeyJWT = "private_key_jwt"
+    /// Mutual TLS with a certificate from a certificate authority the provider trusts, matched to the
+    /// client by a registered subject name (RFC 8705 §2.1); only `client_id` in the body.
+    case tlsClientAuth = "tls_client_auth"
+    /// Mutual TLS with a self-signed certificate the provider has registered for the client (its
+    /// JWKS or the certificate itself, RFC 8705 §2.2); only `client_id` in the body.
+    case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
+
+    /// Whether the client proves itself with its TLS client certificate (RFC 8705 §2): the
+    /// transport must present one.
+    public var isMutualTLS: Bool { self == .tlsClientAuth || self == .selfSignedTLSClientAuth }
 }
 
 /// How an issuer found in a response or token is compared with the expected one.
@@ -101,6 +111,13 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// Whether the provider promises `iss` in authorization responses (RFC 9207); when `true`, a
     /// callback without `iss` is rejected.
     public var authorizationResponseIssParameterSupported: Bool
+    /// The endpoints a client that uses mutual TLS calls instead of the ordinary ones (RFC 8705 §5,
+    /// `mtls_endpoint_aliases`); none unless discovery or the caller names them.
+    public var mutualTLSEndpointAliases: MutualTLSEndpointAliases = MutualTLSEndpointAliases()
+    /// Whether the provider binds the access tokens it issues over mutual TLS to the client's
+    /// certificate (RFC 8705 §3.3, `tls_client_certificate_bound_access_tokens`): such a token is
+    /// accepted only over a connection that presents the same certificate.
+    public var tlsClientCertificateBoundAccessTokens: Bool = false
 
     /// A provider from explicit endpoints.
     ///

@@ -10,6 +10,10 @@ package import Foundation
 ///   (RFC 7523 §2.2): `iss` and `sub` the client id, `aud` the issuer (``AssertionAudience``), a
 ///   fresh 256-bit `jti`, `iat` now and `exp` ``assertionLifetime`` later; HMAC with the secret, or
 ///   the client's private key through OpenSSL. The secret or key never leaves the process.
+/// - ``tlsClientAuth``, ``selfSignedTLSClientAuth``: mutual TLS (RFC 8705 §2); only `client_id` in
+///   the body, the proof is the TLS client certificate of the transport
+///   (``NIOHTTPTransport/Configuration/clientCertificate``), without which requests are refused
+///   before anything is sent.
 ///
 /// Printing it shows the method, never the secret or the key.
 public struct ClientAuthentication: Sendable, CustomStringConvertible {
@@ -67,6 +71,14 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
         ClientAuthentication(method: .privateKeyJWT, secret: nil, signingKey: key)
     }
 
+    /// Mutual TLS with a certificate issued by a certificate authority the provider trusts (RFC 8705
+    /// §2.1, `tls_client_auth`): only `client_id` in the body; the transport presents the certificate.
+    public static let tlsClientAuth = ClientAuthentication(method: .tlsClientAuth, secret: nil, signingKey: nil)
+
+    /// Mutual TLS with a self-signed certificate the provider has registered (RFC 8705 §2.2,
+    /// `self_signed_tls_client_auth`): only `client_id` in the body; the transport presents the certificate.
+    public static let selfSignedTLSClientAuth = ClientAuthentication(method: .selfSignedTLSClientAuth, secret: nil, signingKey: nil)
+
     /// The authentication a provider configuration's method names, with `secret`: what a
     /// ``TokenClient`` made from a ``ProviderConfiguration`` and a secret uses. A method that needs a
     /// private key gets none here: requests then fail, saying so, before anything is sent.
@@ -98,7 +110,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
         _ form: inout [OAuthParameter], headers: inout HTTPHeaders, clientID: String, endpoint: URL, issuer: String, now: Date
     ) throws(OIDCError) {
         switch method {
-        case .none:
+        case .none, .tlsClientAuth, .selfSignedTLSClientAuth:
             form.insert(OAuthParameter("client_id", clientID), at: 0)
         case .clientSecretBasic:
             let secret = try requireSecret()

@@ -42,6 +42,11 @@ public struct TokenClient: Sendable {
     /// is a downgrade, refused). `nil` (the default): bearer tokens.
     public var dpop: DPoP?
 
+    /// Whether this client uses mutual TLS (RFC 8705): its transport presents a client certificate
+    /// (``HTTPTransport/presentsClientCertificate``), or it authenticates with `tls_client_auth` or
+    /// `self_signed_tls_client_auth`. Its requests then go to the provider's mTLS endpoint aliases.
+    public var usesMutualTLS: Bool { authentication.method.isMutualTLS || transport.presentsClientCertificate }
+
     /// A client of `provider`'s endpoints.
     ///
     /// - Parameters:
@@ -68,6 +73,10 @@ public struct TokenClient: Sendable {
     /// A client of `provider`'s endpoints that authenticates with `authentication` (its method
     /// becomes the configuration's ``ProviderConfiguration/clientAuthentication``).
     ///
+    /// When the client uses mutual TLS (``usesMutualTLS``), its ``provider`` is `provider` with the
+    /// `mtls_endpoint_aliases` in place of the ordinary endpoints (RFC 8705 §5,
+    /// ``ProviderConfiguration/usingMutualTLSEndpointAliases()``).
+    ///
     /// - Parameters:
     ///   - provider: the provider's endpoints and headers.
     ///   - clientID: this client's `client_id`.
@@ -82,7 +91,8 @@ public struct TokenClient: Sendable {
         logger: Logger? = nil
     ) {
         self.logger = logger ?? OIDCLog.token
-        self.provider = provider
+        let mutualTLS = authentication.method.isMutualTLS || transport.presentsClientCertificate
+        self.provider = mutualTLS ? provider.usingMutualTLSEndpointAliases() : provider
         self.provider.clientAuthentication = authentication.method
         self.clientID = clientID
         self.authentication = authentication
@@ -263,6 +273,11 @@ public struct TokenClient: Sendable {
         _ form: [OAuthParameter], to url: URL, what: String, grantType: String? = nil, request kind: String = "token",
         passing: (HTTPResponse) -> Bool = { _ in false }
     ) async throws(OIDCError) -> HTTPResponse {
+        if authentication.method.isMutualTLS, !transport.presentsClientCertificate {
+            throw .invalidArgument(
+                "The client authenticates with \(authentication.method.rawValue), and its transport presents no TLS client certificate; give one (NIOHTTPTransport.Configuration.clientCertificate, oidc --client-certificate and --client-key)."
+            )
+        }
         // What is logged is chosen here, by name, from what is not secret: never the form or the headers.
         // Built only inside the log calls' autoclosures, so only for a level the handler takes.
         let method = authentication.method

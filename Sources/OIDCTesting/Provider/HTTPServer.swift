@@ -33,9 +33,10 @@ actor HTTPServer {
 
     /// Binds `host:port` (the caller has checked that `host` is a loopback IP literal) and serves.
     static func start(
-        host: String, port: Int, limits: Limits, tls: TestProvider.TLS? = nil, handler: @escaping Handler
+        host: String, port: Int, limits: Limits, tls: TestProvider.TLS? = nil, requestsClientCertificates: Bool = false,
+        handler: @escaping Handler
     ) async throws -> HTTPServer {
-        let sslContext = try tls.map { tls throws(OIDCError) in try makeSSLContext(tls) }
+        let sslContext = try tls.map { tls throws(OIDCError) in try makeSSLContext(tls, requestsClientCertificates: requestsClientCertificates) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: NIOAsyncChannel<Connection, Never>
         do {
@@ -45,7 +46,12 @@ actor HTTPServer {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if let sslContext {
+                        if let sslContext, requestsClientCertificates {
+                            // Any certificate passes the handshake (which still proves its key is held):
+                            // the endpoints decide what it is worth, as RFC 8705 §2.2 needs for self-signed ones.
+                            let handler = NIOSSLServerHandler(context: sslContext) { _, promise in promise.succeed(.certificateVerified) }
+                            try channel.pipeline.syncOperations.addHandler(handler)
+                        } else if let sslContext {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -66,14 +72,16 @@ actor HTTPServer {
     }
 
     /// The server side of https from a PEM chain and key.
-    private static func makeSSLContext(_ tls: TestProvider.TLS) throws(OIDCError) -> NIOSSLContext {
+    /// With `requestsClientCertificates`, the server asks for a client certificate (optional).
+    private static func makeSSLContext(_ tls: TestProvider.TLS, requestsClientCertificates: Bool) throws(OIDCError) -> NIOSSLContext {
         do {
             let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
             let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
             guard !chain.isEmpty else { throw OIDCError(.invalidArgument, "empty chain") }
-            let configuration = TLSConfiguration.makeServerConfiguration(
+            var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)
             )
+            if requestsClientCertificates { configuration.certificateVerification = .optionalVerification }
             return try NIOSSLContext(configuration: configuration)
         } catch {
             throw OIDCError(
@@ -111,8 +119,11 @@ actor HTTPServer {
 
     /// One connection: requests in order, keep-alive honoured, oversized requests refused and closed.
     private static func serve(_ connection: Connection, limits: Limits, handler: @escaping Handler) async {
+        let channel = connection.channel
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
+            // The TLS client certificate (DER), read once the handshake is done: at the first request.
+            var peerCertificate: [UInt8]??
             var body: [UInt8] = []
             for try await part in inbound {
                 switch part {
@@ -138,12 +149,13 @@ actor HTTPServer {
                 case .end:
                     guard let request = head else { return }
                     head = nil
-                    let response = await handler(
-                        ProviderRequest(
-                            method: request.method.rawValue, target: request.uri,
-                            headers: request.headers.map { (name: $0.name, value: $0.value) }, body: body
-                        )
+                    if peerCertificate == nil { peerCertificate = .some(await clientCertificate(of: channel)) }
+                    var providerRequest = ProviderRequest(
+                        method: request.method.rawValue, target: request.uri,
+                        headers: request.headers.map { (name: $0.name, value: $0.value) }, body: body
                     )
+                    providerRequest.clientCertificate = peerCertificate ?? nil
+                    let response = await handler(providerRequest)
                     if response.dropsConnection || Task.isCancelled { return }
                     let keepAlive = request.isKeepAlive
                     try await write(response, keepAlive: keepAlive, to: outbound)
@@ -151,6 +163,12 @@ actor HTTPServer {
                 }
             }
         }
+    }
+
+    /// The DER of the certificate the TLS client presented; `nil` without TLS or without one.
+    private static func clientCertificate(of channel: any Channel) async -> [UInt8]? {
+        guard let certificate = try? await channel.nioSSL_peerCertificate().get() else { return nil }
+        return try? certificate.toDERBytes()
     }
 
     private static func write(

@@ -30,6 +30,22 @@ enum ProviderPaths {
     static let pushedAuthorization = "/par"
     static let protectedResource = "/api/me"
 
+    /// The metadata members an mTLS alias exists for (RFC 8705 §5), with their paths.
+    static let mutualTLSAliased: [(member: String, path: String)] = [
+        ("token_endpoint", token), ("revocation_endpoint", revocation), ("introspection_endpoint", introspection),
+        ("device_authorization_endpoint", deviceAuthorization), ("pushed_authorization_request_endpoint", pushedAuthorization),
+        ("userinfo_endpoint", userinfo),
+    ]
+
+    /// The endpoint an mTLS alias path addresses (`{issuerPath}{prefix}/token`), given the issuer's
+    /// path and the aliases' prefix; `nil` for anything else.
+    static func aliasedEndpoint(for path: String, issuerPath: String, prefix: String?) -> TestProvider.Endpoint? {
+        guard let prefix, path.hasPrefix(issuerPath + prefix + "/") else { return nil }
+        let rest = String(path.dropFirst(issuerPath.count + prefix.count))
+        guard mutualTLSAliased.contains(where: { $0.path == rest }) else { return nil }
+        return endpoint(for: issuerPath + rest, issuerPath: issuerPath)
+    }
+
     /// The endpoint a request path addresses, given the issuer's path; `nil` for anything else.
     /// RFC 8414 metadata is served both at `/.well-known/oauth-authorization-server{issuerPath}` and
     /// below the issuer.

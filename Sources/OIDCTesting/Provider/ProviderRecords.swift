@@ -52,6 +52,8 @@ struct AccessTokenRecord: Sendable {
     var revoked = false
     /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6); `nil` for a bearer token.
     var jkt: String?
+    /// `x5t#S256` of the client certificate the token is bound to (RFC 8705 §3), if it is.
+    var certificateThumbprint: String?
 }
 
 /// A successful token response.

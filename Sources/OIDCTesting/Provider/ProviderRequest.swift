@@ -12,6 +12,8 @@ struct ProviderRequest: Sendable {
     /// Header fields in the order received; names as sent.
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// The DER of the TLS client certificate of the connection (RFC 8705), when one was presented.
+    var clientCertificate: [UInt8]?
 
     init(method: String, target: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.method = method

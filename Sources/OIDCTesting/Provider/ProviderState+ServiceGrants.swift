@@ -73,7 +73,10 @@ extension ProviderState {
                 "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": record.jkt == nil ? "Bearer" : "DPoP",
                 "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.clientID, "iss": issuer,
             ]
-            if let jkt = record.jkt { description["cnf"] = ["jkt": jkt] }
+            var confirmation: [String: String] = [:]
+            if let jkt = record.jkt { confirmation["jkt"] = jkt }
+            if let thumbprint = record.certificateThumbprint { confirmation["x5t#S256"] = thumbprint }
+            if !confirmation.isEmpty { description["cnf"] = confirmation }
             return description
         }
         if let record = refreshTokens[token], !record.spent, let family = families[record.familyID], !family.revoked,

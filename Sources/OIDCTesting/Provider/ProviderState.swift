@@ -16,6 +16,8 @@ actor ProviderState {
     private var grantCounts: [String: Int] = [:]
     private var formRequests: [TestProvider.Endpoint: [[String: String]]] = [:]
     private var faults: [TestProvider.Endpoint: [TestProvider.Fault]] = [:]
+    /// Requests that came through an mTLS endpoint alias (RFC 8705 §5), by endpoint.
+    var aliasRequestCounts: [TestProvider.Endpoint: Int] = [:]
 
     var codes: [String: AuthorizationCodeRecord] = [:]
     var pendingLogins: [String: (authorization: ValidatedAuthorization, expiresAt: Date)] = [:]

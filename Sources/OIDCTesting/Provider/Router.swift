@@ -14,9 +14,12 @@ struct Router: Sendable {
     }
 
     private func route(_ request: ProviderRequest) async -> ProviderResponse {
-        guard let endpoint = ProviderPaths.endpoint(for: request.path, issuerPath: configuration.issuerPath) else {
+        let alias = ProviderPaths.aliasedEndpoint(
+            for: request.path, issuerPath: configuration.issuerPath, prefix: configuration.mutualTLS?.aliasPathPrefix)
+        guard let endpoint = alias ?? ProviderPaths.endpoint(for: request.path, issuerPath: configuration.issuerPath) else {
             return .notFound
         }
+        if alias != nil { await state.recordAliasRequest(endpoint) }
         var grantType: String?
         var formParameters: [String: String]?
         if request.method == "GET", endpoint == .authorize, request.path.hasSuffix(ProviderPaths.authorize),

@@ -63,6 +63,10 @@ extension TestProvider {
         /// A broken signed response (JARM) `/authorize` sends instead of a correct one, for tests of
         /// a client's refusals; `nil` (the default) sends correct ones.
         public var signedResponseFault: SignedResponseFault?
+        /// Mutual TLS (RFC 8705), with ``tls``: client certificates asked for, `tls_client_auth` and
+        /// `self_signed_tls_client_auth`, certificate-bound access tokens, endpoint aliases. `nil`
+        /// (the default) asks for no client certificate.
+        public var mutualTLS: MutualTLS?
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -132,6 +136,9 @@ extension TestProvider {
                     )
                 }
             }
+            if mutualTLS != nil, tls == nil {
+                throw OIDCError(.invalidArgument, "Mutual TLS needs TLS: set the configuration's tls (a server certificate and key) too.")
+            }
             var ids = Set<String>()
             for client in clients {
                 guard !client.id.isEmpty, ids.insert(client.id).inserted else {
@@ -140,6 +147,8 @@ extension TestProvider {
                 switch client.authentication {
                 case .none:
                     break
+                case .tlsClientAuth, .selfSignedTLSClientAuth:
+                    try client.validateMutualTLS(mutualTLS)
                 case .privateKeyJWT:
                     guard let jwks = client.jwks, (try? JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false))?.keys.isEmpty == false else {
                         throw OIDCError(
@@ -199,6 +208,12 @@ extension TestProvider {
         public var postLogoutRedirectURIs: [String]
         /// Scope values the client may request; `nil` allows any.
         public var allowedScopes: Set<String>?
+        /// The subject its certificate must have, for ``ClientAuthentication/tlsClientAuth`` (RFC
+        /// 8705 §2.1.2, `tls_client_auth_subject_dn`), as RFC 4514 text: `CN=client,O=Example`.
+        public var tlsClientAuthSubjectDN: String?
+        /// Its registered self-signed certificates (PEM), for
+        /// ``ClientAuthentication/selfSignedTLSClientAuth``; the `x5c` certificates of ``jwks`` count too.
+        public var tlsClientCertificatesPEM: [String] = []
 
         /// A client; a public one (no secret, ``ClientAuthentication/none``) unless told otherwise.
         public init(
@@ -263,6 +278,11 @@ extension TestProvider {
         case clientSecretJWT = "client_secret_jwt"
         /// A client assertion (RFC 7523) signed with a private key of the client's registered JWKS.
         case privateKeyJWT = "private_key_jwt"
+        /// A TLS client certificate issued by one of ``MutualTLS/clientCertificateAuthoritiesPEM``
+        /// with the registered ``Client/tlsClientAuthSubjectDN`` (RFC 8705 §2.1).
+        case tlsClientAuth = "tls_client_auth"
+        /// A TLS client certificate equal to one the client registered (RFC 8705 §2.2).
+        case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
     }
 
     /// Which `aud` a client assertion may carry (RFC 7523 §3 item 3).

@@ -47,6 +47,7 @@ public final class TestProvider: Sendable {
         let server = try await HTTPServer.start(
             host: configuration.host, port: configuration.port,
             limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize), tls: configuration.tls,
+            requestsClientCertificates: configuration.mutualTLS != nil,
             handler: { request in await router.handle(request) }
         )
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host

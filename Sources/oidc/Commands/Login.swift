@@ -70,6 +70,8 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var clientAuth: ClientAuthOptions
 
+    @OptionGroup var tls: TLSOptions
+
     @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
     var clientSecret: String?
 
@@ -137,6 +139,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let dpop { profile.dpop = dpop }
         if let jarm { profile.signedResponses = jarm }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
+        profile = tls.applied(to: profile, absolute: Self.absolute)
         return profile
     }
 
@@ -170,8 +173,11 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.countdown = logging.level == nil
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser)
         let login = flow
+        let transportConfiguration = try profile.transportConfiguration()
         let stored = try await Interrupt.run {
-            try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await login.login(transport: transport) }
+            try await withNIOHTTPTransport(configuration: transportConfiguration, logger: CLILog.logger(.transport)) { transport in
+                try await login.login(transport: transport)
+            }
         }
         try profiles.save(profile, as: storeOptions.profileName)
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")

@@ -27,9 +27,14 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     func validate() throws {
         if all, clientSecretFile != nil {
             throw ValidationError("--client-secret-file goes with one profile, not --all: a secret must not reach another provider")
+        }
+        if all, tls.clientCertificate != nil || tls.caFile != nil {
+            throw ValidationError("--client-certificate, --client-key and --ca-file go with one profile, not --all (each profile's own are used)")
         }
     }
 
@@ -75,7 +80,15 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
                     note = "not revoked (\(reason)), so the tokens stay valid at the provider until they expire"
                 } else {
                     do {
-                        note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+                        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+                        if configuration.clientCertificate == nil, configuration.additionalTrustRootsPEM.isEmpty {
+                            note = await Self.revoke(login, client: try stored.tokenClient(transport: transport, clientSecretFile: secretFile))
+                        } else {
+                            // The profile's own certificate and authority: mutual TLS at the revocation endpoint's alias.
+                            note = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { own in
+                                await Self.revoke(login, client: try stored.tokenClient(transport: own, clientSecretFile: secretFile))
+                            }
+                        }
                     } catch let error as OIDCError {
                         // Logging out must not depend on a secret file that is gone: delete, and say so.
                         note = "not revoked (\(error.message)), so the tokens stay valid at the provider until they expire"

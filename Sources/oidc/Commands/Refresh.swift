@@ -19,6 +19,8 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
@@ -28,7 +30,8 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
                 context: ["profile": storeOptions.profileName]
             )
         }
-        let (login, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        let (login, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
             let tokens = try await session.validTokens(forceRefresh: true)
             var login = try await session.login ?? stored.login

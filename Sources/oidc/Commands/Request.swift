@@ -36,6 +36,8 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     @Option(help: "Also allow the token to go to this host for this call (.example.com: with its subdomains); repeat for several.")
     var allowHost: [String] = []
 
@@ -85,7 +87,8 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         let allowlist = try AllowedHosts.allowlist(
             for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
         )
-        let (response, problem) = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        let (response, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(
                 transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist,
                 options: AuthenticatedSession.Options(

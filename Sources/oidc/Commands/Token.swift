@@ -46,6 +46,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     static let margin: TimeInterval = 60
 
     func validate() throws {
@@ -63,7 +65,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             return
         }
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
-        let transport = NIOHTTPTransport(logger: CLILog.logger(.transport))
+        let transport = NIOHTTPTransport(configuration: try tls.transportConfiguration(over: stored.boundProfile), logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
             let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))

@@ -41,6 +41,13 @@ extension Profile {
         case .privateKeyJWT:
             guard privateKeyFile != nil else { throw ValidationError("--client-auth private_key_jwt needs --private-key-file FILE") }
             if hasSecret { throw ValidationError("private_key_jwt signs with --private-key-file: leave out the client secret") }
+        case .tlsClientAuth, .selfSignedTLSClientAuth:
+            guard clientCertificateFile != nil, clientKeyFile != nil else {
+                throw ValidationError("--client-auth \(method.rawValue) needs --client-certificate FILE and --client-key FILE")
+            }
+            if hasSecret || privateKeyFile != nil {
+                throw ValidationError("\(method.rawValue) proves the client with its TLS certificate: leave out the client secret and --private-key-file")
+            }
         }
         if let supported, method != .none, !supported.contains(method.rawValue) {
             Console.error(
@@ -84,6 +91,7 @@ extension Profile {
         switch method {
         case .none: true
         case .privateKeyJWT: privateKeyFile != nil
+        case .tlsClientAuth, .selfSignedTLSClientAuth: clientCertificateFile != nil && clientKeyFile != nil
         default: clientSecretFile != nil
         }
     }

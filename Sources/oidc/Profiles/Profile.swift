@@ -55,6 +55,12 @@ struct Profile: Equatable {
     var keyAlgorithm: String?
     /// `--assertion-audience`: `issuer` (`nil`) or `endpoint`.
     var assertionAudience: String?
+    /// `--client-certificate`: the path of the TLS client certificate (mutual TLS, RFC 8705).
+    var clientCertificateFile: String?
+    /// `--client-key`: the path of its private key.
+    var clientKeyFile: String?
+    /// `--ca-file`: the path of a certificate authority trusted besides the system's.
+    var caFile: String?
 
     func serialized() throws -> [UInt8] {
         var object: [String: Any] = ["version": Self.formatVersion, "provider": provider.rawValue]
@@ -85,6 +91,9 @@ struct Profile: Equatable {
         object["key_id"] = keyID
         object["key_algorithm"] = keyAlgorithm
         object["assertion_audience"] = assertionAudience
+        object["client_certificate_file"] = clientCertificateFile
+        object["client_key_file"] = clientKeyFile
+        object["ca_file"] = caFile
         return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
     }
 
@@ -169,6 +178,9 @@ struct Profile: Equatable {
         keyID = try string("key_id")
         keyAlgorithm = try string("key_algorithm")
         assertionAudience = try string("assertion_audience")
+        clientCertificateFile = try string("client_certificate_file")
+        clientKeyFile = try string("client_key_file")
+        caFile = try string("ca_file")
     }
 
     init() {}

@@ -69,7 +69,7 @@ struct ProfileLogin {
     func tokenClient(transport: any HTTPTransport, clientSecretFile: String?) throws -> TokenClient? {
         guard let provider = StoredProvider.configuration(of: login) else { return nil }
         let method = provider.clientAuthentication
-        let secret = method == .none || method == .privateKeyJWT ? nil : try clientSecret(file: clientSecretFile)
+        let secret = method == .none || method == .privateKeyJWT || method.isMutualTLS ? nil : try clientSecret(file: clientSecretFile)
         let authentication = try (boundProfile ?? Profile()).clientAuthentication(method: method, secret: secret)
         return TokenClient(
             provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, logger: CLILog.logger(.token)
@@ -82,6 +82,7 @@ struct ProfileLogin {
         switch StoredProvider.authenticationMethod(of: login) {
         case .none: false
         case .privateKeyJWT: boundProfile?.privateKeyFile == nil
+        case .tlsClientAuth, .selfSignedTLSClientAuth: false
         default: override == nil && profileSecretFile == nil
         }
     }

@@ -14,9 +14,12 @@ struct TLSSetup: Sendable {
     /// Present when there are pins: NIOSSL's custom callback replaces all of BoringSSL's checks.
     private let verifier: X509ChainVerifier?
 
-    /// - Throws: ``OIDCError/Code/invalidArgument`` for a malformed pin or trust root;
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a malformed pin, trust root, client
+    ///   certificate or key, or a key that is not the certificate's;
     ///   ``OIDCError/Code/tlsFailure`` when NIOSSL refuses the configuration.
-    init(trustsSystemRoots: Bool, additionalTrustRootsPEM: [String], pins: [PublicKeyPin]) throws(OIDCError) {
+    init(
+        trustsSystemRoots: Bool, additionalTrustRootsPEM: [String], pins: [PublicKeyPin], clientCertificate: TLSClientCertificate? = nil
+    ) throws(OIDCError) {
         for pin in pins { try pin.validate() }
         var roots: [NIOSSLCertificate] = []
         for (index, pem) in additionalTrustRootsPEM.enumerated() {
@@ -40,10 +43,46 @@ struct TLSSetup: Sendable {
         } else {
             configuration.trustRoots = .certificates(roots)
         }
+        if let clientCertificate {
+            let (chain, key) = try Self.read(clientCertificate)
+            configuration.certificateChain = chain.map { .certificate($0) }
+            configuration.privateKey = .privateKey(key)
+        }
         self.context = LazySSLContext(configuration: configuration)
+        if clientCertificate != nil {
+            // Made now, so that a key that is not the certificate's is a configuration error, not a failed handshake.
+            do { _ = try context.get() } catch {
+                throw OIDCError(
+                    .invalidArgument,
+                    "The TLS client certificate and private key do not go together (NIOSSL refused them): give the key of the certificate's leaf."
+                )
+            }
+        }
         self.pins = pins
         self.verifier = pins.isEmpty
             ? nil : try X509ChainVerifier(trustsSystemRoots: trustsSystemRoots, additionalRootsPEM: additionalTrustRootsPEM)
+    }
+
+    /// The client certificate chain and key, parsed; the error never shows key material.
+    private static func read(_ certificate: TLSClientCertificate) throws(OIDCError) -> ([NIOSSLCertificate], NIOSSLPrivateKey) {
+        let chain: [NIOSSLCertificate]
+        do { chain = try NIOSSLCertificate.fromPEMBytes(Array(certificate.chainPEM.utf8)) } catch { chain = [] }
+        guard !chain.isEmpty else {
+            throw OIDCError(
+                .invalidArgument,
+                "The TLS client certificate is not a PEM certificate chain (-----BEGIN CERTIFICATE-----): give the certificate the provider registered, leaf first."
+            )
+        }
+        var keyBytes = Array(certificate.privateKeyPEM.revealedValue.utf8)
+        defer { LibCrypto.cleanse(&keyBytes) }
+        do {
+            return (chain, try NIOSSLPrivateKey(bytes: keyBytes, format: .pem))
+        } catch {
+            throw OIDCError(
+                .invalidArgument,
+                "The TLS client private key is not an unencrypted PEM private key (PKCS#8, SEC1 or PKCS#1): give the certificate's key, without a passphrase."
+            )
+        }
     }
 
     /// Makes NIOSSL's context now (call before connecting, off the event loop's critical path).

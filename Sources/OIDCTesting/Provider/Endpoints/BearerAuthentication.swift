@@ -1,7 +1,8 @@
 internal import OIDC
 
 /// Access tokens at the userinfo endpoint and the protected resource: bearer tokens (RFC 6750) and
-/// DPoP-bound ones (RFC 9449 §7), each under its own scheme.
+/// DPoP-bound ones (RFC 9449 §7), each under its own scheme; certificate-bound ones (RFC 8705 §3)
+/// only over a connection with their certificate.
 enum BearerAuthentication {
     /// A request whose token was accepted.
     struct Authenticated {
@@ -41,6 +42,16 @@ enum BearerAuthentication {
                 ["error": "invalid_token", "error_description": description],
                 status: 401, noStore: true, extraHeaders: [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
             )))
+        }
+        if let bound = valid.record.certificateThumbprint {
+            // RFC 8705 §3: a certificate-bound token is taken only over a connection with that certificate.
+            let presented = request.clientCertificate.flatMap { try? ClientCertificateCheck.thumbprint(der: $0) }
+            guard let presented, Secret(presented) == Secret(bound) else {
+                return .failure(Unauthorized(response: .json(
+                    ["error": "invalid_token", "error_description": "The access token is bound to a client certificate this connection did not present."],
+                    status: 401, noStore: true, extraHeaders: [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
+                )))
+            }
         }
         switch (scheme, valid.record.jkt) {
         case ("bearer", nil):

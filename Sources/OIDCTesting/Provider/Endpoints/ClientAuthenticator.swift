@@ -45,10 +45,15 @@ enum ClientAuthenticator {
         }
         guard let bodyID, !bodyID.isEmpty else { throw .invalidClient("The request carries no client authentication.") }
         let client = try registered(bodyID, context)
-        guard client.authentication == .none else {
+        switch client.authentication {
+        case .none:
+            return client
+        case .tlsClientAuth, .selfSignedTLSClientAuth:
+            try MutualTLSClientCheck.authenticate(client, certificate: request.clientCertificate, context)
+            return client
+        default:
             throw .invalidClient("This client must authenticate with its secret (\(client.authentication.rawValue)).")
         }
-        return client
     }
 
     static func registered(_ id: String, _ context: ProviderContext) throws(OAuthError) -> TestProvider.Client {

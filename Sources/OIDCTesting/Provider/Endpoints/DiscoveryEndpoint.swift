@@ -11,7 +11,10 @@ enum DiscoveryEndpoint {
         let issuer = context.issuer
         var scopes: Set<String> = ["openid", "profile", "email", "offline_access"]
         for client in context.clients { scopes.formUnion(client.allowedScopes ?? []) }
-        let authMethods = TestProvider.ClientAuthentication.allCases.map(\.rawValue)
+        // The mTLS methods only when the TLS layer asks for client certificates.
+        let mutualTLSMethods: Set<TestProvider.ClientAuthentication> = [.tlsClientAuth, .selfSignedTLSClientAuth]
+        let authMethods = TestProvider.ClientAuthentication.allCases
+            .filter { context.configuration.mutualTLS != nil || !mutualTLSMethods.contains($0) }.map(\.rawValue)
         var document: [String: Any] = [
             "issuer": issuer,
             "authorization_endpoint": issuer + ProviderPaths.authorize,
@@ -60,6 +63,16 @@ enum DiscoveryEndpoint {
         }
         if context.configuration.deviceFlow.advertised {
             document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization
+        }
+        if let mutualTLS = context.configuration.mutualTLS {
+            document["tls_client_certificate_bound_access_tokens"] = mutualTLS.bindsAccessTokens
+            if let prefix = mutualTLS.aliasPathPrefix {
+                var aliases: [String: String] = [:]
+                for (name, path) in ProviderPaths.mutualTLSAliased where document[name] != nil {
+                    aliases[name] = issuer + prefix + path
+                }
+                document["mtls_endpoint_aliases"] = aliases
+            }
         }
         return document
     }

@@ -26,6 +26,13 @@ enum TokenEndpoint {
         let headers = proof?.headers ?? []
         do {
             let tokens = try await grant(request, jkt: proof?.thumbprint, context)
+            if context.configuration.mutualTLS?.bindsAccessTokens == true, tokens.tokenType == "Bearer", let certificate = request.clientCertificate {
+                // RFC 8705 §3.1: bound to the certificate of the connection the token was asked over.
+                guard let thumbprint = try? ClientCertificateCheck.thumbprint(der: certificate) else {
+                    return .oauthError(OAuthError(code: "server_error", description: "The client certificate could not be hashed.", status: 500))
+                }
+                await context.state.bindAccessToken(tokens.accessToken, to: thumbprint)
+            }
             return .json(tokens.json, noStore: true, extraHeaders: headers)
         } catch {
             return .oauthError(error, extraHeaders: headers)

@@ -52,6 +52,8 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     enum Output: String, ExpressibleByArgument, CaseIterable {
         case token, json
     }
@@ -71,7 +73,8 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
         let given = try subjectToken.map { Secret(try TokenInput.secret($0, flag: "--subject-token")) }
         let actor = try actorToken.map { Secret(try TokenInput.secret($0, flag: "--actor-token")) }
-        let result = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        let result = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let subject: Secret
             if let given {
                 subject = given

@@ -30,6 +30,8 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
     var clientSecretFile: String?
 
+    @OptionGroup var tls: TLSOptions
+
     enum Hint: String, ExpressibleByArgument, CaseIterable {
         case accessToken = "access_token"
         case refreshToken = "refresh_token"
@@ -42,7 +44,8 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
         let given = try token.map { Secret(try TokenInput.secret($0, flag: "TOKEN")) }
         let refreshToken = try tokenTypeHint == .refreshToken && given == nil ? profileRefreshToken(stored.login) : nil
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
-        let answer = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        let answer = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile),
                 client.provider.introspectionEndpoint != nil
             else {

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// Mutual TLS and a private certificate authority (RFC 8705; kubelogin's `--certificate-authority`):
+/// a client certificate and key the transport presents to the provider and to the APIs
+/// `oidc request` calls, and more trusted roots. The profile remembers the paths, never the contents.
+struct TLSOptions: ParsableArguments {
+    @Option(help: "A TLS client certificate (PEM, leaf first) presented to the provider and the APIs: mutual TLS for --client-auth tls_client_auth or self_signed_tls_client_auth, and certificate-bound tokens (RFC 8705). Needs --client-key. The path is remembered.")
+    var clientCertificate: String?
+
+    @Option(help: "The client certificate's private key (unencrypted PEM); only you may read it (chmod 600). The path is remembered.")
+    var clientKey: String?
+
+    @Option(help: "A certificate authority (PEM) trusted for the provider and the APIs, besides the system's (a bank sandbox's private CA). The path is remembered.")
+    var caFile: String?
+
+    func validate() throws {
+        if (clientCertificate == nil) != (clientKey == nil) {
+            throw ValidationError("--client-certificate and --client-key go together: give both")
+        }
+    }
+
+    /// These flags laid over `profile`, as absolute paths.
+    func applied(to profile: Profile, absolute: (String) -> String) -> Profile {
+        var profile = profile
+        if let clientCertificate { profile.clientCertificateFile = absolute(clientCertificate) }
+        if let clientKey { profile.clientKeyFile = absolute(clientKey) }
+        if let caFile { profile.caFile = absolute(caFile) }
+        return profile
+    }
+
+    /// The transport configuration of a command that uses a stored login: these flags, else the
+    /// profile's settings (when the profile is configured for the login: `profile` is the bound one).
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag when a file cannot be used.
+    func transportConfiguration(over profile: Profile?) throws(OIDCError) -> NIOHTTPTransport.Configuration {
+        try applied(to: profile ?? Profile(), absolute: Login.absolute).transportConfiguration()
+    }
+}
+
+extension Profile {
+    /// The transport of this profile: its CA file trusted besides the system's roots, its client
+    /// certificate and key presented to servers that ask. The key file is read as a secret: refused
+    /// when it is a link, another user's, or readable by others.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag and the file.
+    func transportConfiguration() throws(OIDCError) -> NIOHTTPTransport.Configuration {
+        var configuration = NIOHTTPTransport.Configuration()
+        if let caFile {
+            guard let data = FileManager.default.contents(atPath: caFile), data.count <= TLSClientCertificate.maximumFileSize else {
+                throw OIDCError(.invalidArgument, "--ca-file: there is no readable certificate file at \(caFile).", context: ["path": caFile])
+            }
+            configuration.additionalTrustRootsPEM = [String(decoding: data, as: UTF8.self)]
+        }
+        if let certificate = clientCertificateFile, let key = clientKeyFile {
+            do { configuration.clientCertificate = try TLSClientCertificate(chainFile: certificate, keyFile: key) } catch {
+                let flag = error.context["path"] == key ? "--client-key" : "--client-certificate"
+                throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: error.context)
+            }
+        }
+        do { try configuration.validate() } catch {
+            let flag = caFile != nil && error.message.contains("trust root") ? "--ca-file" : "--client-certificate/--client-key"
+            throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: error.context)
+        }
+        return configuration
+    }
+}
