@@ -22,9 +22,12 @@ extension RelyingParty {
     ) throws(OIDCError) -> AuthorizationRequest {
         let asked = scopes ?? provider.defaultScopes
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
+        try checkSecurityProfile()
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
         request.dpopKey = try makeDPoPKey()
         request.responseMode = responseMode
+        // FAPI 2.0 §5.3.2.2: the client checks the RFC 9207 iss of every authorization response.
+        if securityProfile == .fapi2 { request.requiresIssuerInResponse = true }
         try configure(&request)
         return request
     }
@@ -62,6 +65,14 @@ extension RelyingParty {
     /// ``authorizationURL(for:)``, with when its URL stops working: a pushed request's URI expires,
     /// or a request object by value; `nil` for a plain URL.
     func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
+        try checkSecurityProfile()
+        if securityProfile == .fapi2, !request.requiresIssuerInResponse || (dpop != .off && request.dpopKey == nil) {
+            throw OIDCError(
+                .profileViolation,
+                "FAPI 2.0: this request was not made by this relying party's authorizationRequest(redirectURI:), so it lacks the RFC 9207 iss requirement or the DPoP key; make it with that method. No authorization request was sent.",
+                context: ["profile": "fapi2"]
+            )
+        }
         if let mode = request.responseMode, let supported = provider.responseModesSupported, !supported.contains(mode.rawValue) {
             throw .invalidArgument(
                 "The provider \(provider.issuer) does not offer response_mode=\(mode.rawValue) (its response_modes_supported: \(supported.joined(separator: ", "))); \(mode.isJWTSecured ? "it cannot sign its authorization responses (JARM), so do not ask for them" : "leave the response mode unset").",
@@ -102,12 +113,13 @@ extension RelyingParty {
             throw .invalidArgument(why + "; set ProviderConfiguration.pushedAuthorizationRequestEndpoint, or use discovery.")
         }
         let pushed = try await tokenClient(proving: request.dpopKey).pushAuthorizationRequest(request, requestObject: object)
+        try checkPushedLifetime(pushed)
         return (try request.url(requestURI: pushed.requestURI), pushed.expiresAt)
     }
 
     /// Whether ``authorizationURL(for:)`` pushes: the provider requires it, or ``pushedAuthorization`` says always.
     public var pushesAuthorizationRequests: Bool {
-        provider.requiresPushedAuthorizationRequests || pushedAuthorization == .always
+        provider.requiresPushedAuthorizationRequests || pushedAuthorization == .always || securityProfile == .fapi2
     }
 
     /// Completes a login from the URL the browser came back to: the callback is checked (a
@@ -162,7 +174,18 @@ extension RelyingParty {
     public func completeLogin(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError)
         -> VerifiedLogin
     {
-        try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now)
+        let profile = securityProfile
+        if profile == .fapi2, !request.requiresIssuerInResponse {
+            throw OIDCError(
+                .profileViolation,
+                "FAPI 2.0 (Security Profile §5.3.2.2, iss in the authorization response): the request does not require the RFC 9207 iss; make it with authorizationRequest(redirectURI:) of this relying party. Nothing was exchanged.",
+                context: ["profile": "fapi2"]
+            )
+        }
+        return try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now) { verifier in
+            // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA only.
+            if profile == .fapi2 { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(Self.fapi2Algorithms) }
+        }
     }
 
     /// How this relying party verifies `request`'s signed responses (JARM): the request's issuer

@@ -44,6 +44,12 @@ public struct RelyingParty: Sendable {
     /// (``StoredLogin/dpopKey``). The code is bound too (`dpop_jkt`), every token request carries a
     /// proof, and a `Bearer` answer is refused.
     public var dpop: DPoPUse = .off
+    /// The security profile every login is held to: ``SecurityProfile/none`` by default;
+    /// ``SecurityProfile/fapi2`` pushes every authorization request, requires the `iss` of RFC 9207
+    /// in every callback and ID tokens signed with PS256, ES256 or EdDSA, and refuses, before
+    /// anything is sent, a login without a sender constraint or with shared-secret client
+    /// authentication (``checkSecurityProfile()``).
+    public var securityProfile: SecurityProfile = .none
     /// The DPoP nonces of the provider and its APIs, shared by copies of this relying party.
     let dpopNonces = DPoPNonces()
     /// The `response_mode` of every login's request (``authorizationRequest(redirectURI:scopes:configure:)``):

@@ -64,6 +64,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @Flag(
         inversion: .prefixedNo,
+        help: "Browser flow: hold the login to the FAPI 2.0 Security Profile: pushed requests, RFC 9207 iss, PS256/ES256/EdDSA ID tokens; refused before anything is sent without --dpop or a client certificate, or with a client secret. Remembered."
+    )
+    var fapi2: Bool?
+
+    @Flag(
+        inversion: .prefixedNo,
         help: "Browser flow: ask for a signed authorization response (JARM, response_mode=jwt) and verify it with the provider's keys before the code is used; a plain code is refused. Remembered."
     )
     var jarm: Bool?
@@ -137,6 +143,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let par { profile.pushedAuthorization = par }
         if let requestObject { profile.signsRequestObjects = requestObject }
         if let dpop { profile.dpop = dpop }
+        if let fapi2 { profile.fapi2 = fapi2 }
         if let jarm { profile.signedResponses = jarm }
         profile = clientAuth.applied(to: profile, absolute: Self.absolute)
         profile = tls.applied(to: profile, absolute: Self.absolute)

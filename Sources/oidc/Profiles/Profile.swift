@@ -43,6 +43,8 @@ struct Profile: Equatable {
     var signsRequestObjects = false
     /// `--dpop`: bind each login's tokens to a new DPoP key (RFC 9449).
     var dpop = false
+    /// `--fapi2`: hold browser logins to the FAPI 2.0 Security Profile.
+    var fapi2 = false
     /// `--jarm`: ask for signed authorization responses (`response_mode=jwt`) and verify them.
     var signedResponses = false
     /// `--client-auth`: `nil` chooses from the credentials and the provider's methods.
@@ -85,6 +87,7 @@ struct Profile: Equatable {
         if pushedAuthorization { object["par"] = true }
         if signsRequestObjects { object["request_object"] = true }
         if dpop { object["dpop"] = true }
+        if fapi2 { object["fapi2"] = true }
         if signedResponses { object["jarm"] = true }
         object["client_auth"] = clientAuth
         object["private_key_file"] = privateKeyFile
@@ -172,6 +175,7 @@ struct Profile: Equatable {
         pushedAuthorization = try flag("par")
         signsRequestObjects = try flag("request_object")
         dpop = try flag("dpop")
+        fapi2 = try flag("fapi2")
         signedResponses = try flag("jarm")
         clientAuth = try string("client_auth")
         privateKeyFile = try string("private_key_file")

@@ -1,0 +1,63 @@
+internal import Foundation
+
+/// A security profile a ``RelyingParty`` holds itself to: every setting the profile forbids is
+/// refused before anything is sent, with an error (``OIDCError/Code/profileViolation``) naming the rule.
+public enum SecurityProfile: String, Sendable, CaseIterable {
+    /// No profile: what the provider and the settings allow.
+    case none
+    /// The [FAPI 2.0 Security Profile](https://openid.net/specs/fapi-security-profile-2_0-final.html):
+    /// pushed authorization requests, sender-constrained tokens (DPoP or mTLS), `private_key_jwt`
+    /// or mTLS client authentication, the RFC 9207 `iss` in every authorization response, ID tokens
+    /// signed with PS256, ES256 or EdDSA, request URIs that live under 600 seconds.
+    case fapi2
+}
+
+extension RelyingParty {
+    /// The ID-token algorithms FAPI 2.0 allows (Security Profile §5.4.1).
+    public static let fapi2Algorithms: Set<JWSAlgorithm> = [.ps256, .es256, .edDSA]
+
+    /// The longest request URI lifetime FAPI 2.0 allows (`expires_in` under 600 s, §5.3.2.2).
+    static let fapi2RequestURILifetime = 600
+
+    /// Checks this relying party's settings against ``securityProfile`` before a login sends
+    /// anything: for FAPI 2.0, a provider with pushed authorization requests, a sender constraint
+    /// (``dpop`` on, or a client certificate in the transport), and `private_key_jwt`,
+    /// `tls_client_auth` or `self_signed_tls_client_auth` client authentication.
+    ///
+    /// - Throws: ``OIDCError/Code/profileViolation`` naming the rule broken and what to set.
+    public func checkSecurityProfile() throws(OIDCError) {
+        guard securityProfile == .fapi2 else { return }
+        func refuse(_ rule: String, _ what: String) -> OIDCError {
+            OIDCError(.profileViolation, "FAPI 2.0 (\(rule)): \(what) No authorization request was sent.", context: ["profile": "fapi2", "rule": rule])
+        }
+        guard provider.pushedAuthorizationRequestEndpoint != nil else {
+            throw refuse(
+                "Security Profile §5.3.2.2, pushed authorization requests",
+                "the provider \(provider.issuer) names no pushed_authorization_request_endpoint; use a provider that offers PAR (RFC 9126), or set ProviderConfiguration.pushedAuthorizationRequestEndpoint."
+            )
+        }
+        guard dpop != .off || sendsCertificateBoundTokens else {
+            throw refuse(
+                "Security Profile §5.3.2.1, sender-constrained access tokens",
+                "the tokens would be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
+            )
+        }
+        let method = tokenClient.authentication.method
+        guard method == .privateKeyJWT || method.isMutualTLS else {
+            throw refuse(
+                "Security Profile §5.3.2.1, client authentication",
+                "the client authenticates with \(method.rawValue); FAPI 2.0 takes only private_key_jwt, tls_client_auth or self_signed_tls_client_auth. Use ClientAuthentication.privateKeyJWT (oidc login --private-key-file) or mTLS."
+            )
+        }
+    }
+
+    /// A pushed request URI FAPI 2.0 refuses: one that lives 600 seconds or more.
+    func checkPushedLifetime(_ pushed: PushedAuthorization) throws(OIDCError) {
+        guard securityProfile == .fapi2, pushed.expiresIn >= Self.fapi2RequestURILifetime else { return }
+        throw OIDCError(
+            .profileViolation,
+            "FAPI 2.0 (Security Profile §5.3.2.2, request_uri lifetime): the provider's request URI lives \(pushed.expiresIn) s, and FAPI 2.0 allows less than 600 s; the provider is not FAPI 2.0 compliant. The browser was not sent to it.",
+            context: ["profile": "fapi2", "rule": "Security Profile §5.3.2.2, request_uri lifetime", "expires_in": String(pushed.expiresIn)]
+        )
+    }
+}
