@@ -4,6 +4,7 @@
 //
 //     swift run -c release oidc-bench [--seconds S] [--rounds R]
 //     swift run -c release oidc-bench --session [--requests N] [--rounds R]   (the session's overhead per request)
+//     swift run -c release oidc-bench --dpop [--requests N] [--rounds R]      (a DPoP proof vs a bare ES256 signature; DPoP vs bearer sessions)
 
 import COpenSSL
 import Foundation
@@ -87,6 +88,7 @@ var seconds = 0.4
 var rounds = 5
 var profileIterations = 0
 var sessionRequests = 0
+var dpop = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -94,9 +96,14 @@ while let argument = arguments.next() {
     case "--rounds": rounds = Int(arguments.next() ?? "") ?? rounds
     case "--profile-parse": profileIterations = Int(arguments.next() ?? "") ?? 10_000
     case "--session": sessionRequests = 2000
+    case "--dpop": dpop = true
     case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
-    default: print("usage: oidc-bench [--seconds S] [--rounds R] | --session [--requests N] [--rounds R]"); exit(2)
+    default: print("usage: oidc-bench [--seconds S] [--rounds R] | --session [--requests N] [--rounds R] | --dpop [--requests N] [--rounds R]"); exit(2)
     }
+}
+if dpop {
+    try await DPoPBenchmark.run(rounds: rounds, seconds: seconds, requests: sessionRequests > 0 ? sessionRequests : 2000)
+    exit(0)
 }
 if sessionRequests > 0 {
     try await SessionBenchmark.run(rounds: rounds, requests: sessionRequests)
