@@ -314,6 +314,24 @@ struct DPoPTests {
         }
     }
 
+    @Test("nonces required at the pushed authorization endpoint: one 400 use_dpop_nonce, one retry with the nonce, one request URI")
+    func pushedNonce() async throws {
+        var configuration = Self.configuration(Self.nonces(at: [.pushedAuthorization]))
+        configuration.pushedAuthorizationRequests = .required
+        try await withTestProvider(configuration) { provider in
+            let rp = try await Self.dpopRelyingParty(provider)
+            let (request, login) = try await Self.login(rp)
+            let pushes = await provider.dpopProofs(.pushedAuthorization)
+            #expect(pushes.map(\.error) == ["use_dpop_nonce", nil])
+            let nonce = await provider.dpopNonce()
+            #expect(pushes.first?.claims["nonce"] == nil && nonce != nil && pushes.last?.claims["nonce"]?.stringValue == nonce)
+            #expect(pushes.allSatisfy { $0.thumbprint == request.dpopKey?.thumbprint })
+            #expect(await provider.requestCount(.pushedAuthorization) == 2)
+            #expect(await provider.requestCount(.authorize) == 1)
+            #expect(login.tokens.tokenType == "DPoP" && login.dpopKey == request.dpopKey)
+        }
+    }
+
     @Test("client credentials: a DPoP service session gets a DPoP token bound to a key its stored login keeps")
     func serviceSession() async throws {
         try await withTestProvider(Self.configuration()) { provider in
