@@ -288,7 +288,7 @@ public struct TokenClient: Sendable {
         }
         // Proofs go to the token endpoint and with pushed requests (RFC 9449 §5, §10.1), not to
         // revocation or introspection, which RFC 9449 leaves alone.
-        let proving = grantType != nil || kind == "par" ? dpop : nil
+        let proving = grantType != nil || kind == "pushed_authorization" ? dpop : nil
         var attempt = 1
         while true {
             var signed = form

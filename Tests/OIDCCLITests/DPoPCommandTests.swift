@@ -1,0 +1,123 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// `oidc login --dpop`, `oidc token`, `oidc request` and `oidc proof` (RFC 9449), run as the built
+/// binary against TestProvider with the test browser; nonces required at the token endpoint and
+/// the protected resource.
+@Suite("oidc login --dpop, oidc proof", .timeLimit(.minutes(2)))
+struct DPoPCommandTests {
+    static var configuration: TestProvider.Configuration {
+        var configuration = TestProvider.Configuration()
+        configuration.dpop.nonces = .required(at: [.token, .protectedResource])
+        return configuration
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    /// `ath` of `token`.
+    static func ath(_ token: Secret) throws -> String {
+        Base64URL.encode(try LibCrypto.sha256(Array(token.revealedValue.utf8)))
+    }
+
+    @Test("login --dpop stores a DPoP-bound login with its key (remembered by the profile); token --output json says DPoP; request gets 200 through the resource's nonce challenge without a refresh; --no-dpop forgets it")
+    func loginTokenRequest() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--dpop"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let stored = try #require(try sandbox.storedLogin("work"))
+            let key = try #require(stored.dpopKey)
+            #expect(stored.dpopThumbprint == key.thumbprint && key.algorithm == .es256)
+            #expect(stored.tokens.tokenType == "DPoP")
+            let profile = try String(contentsOfFile: sandbox.profileDirectory + "/work.json", encoding: .utf8)
+            #expect(profile.contains(#""dpop" : true"#), "\(profile)")
+            // The token endpoint's nonce challenge, then the exchange with the login's key.
+            let tokenProofs = await provider.dpopProofs(.token)
+            #expect(tokenProofs.map(\.error) == ["use_dpop_nonce", nil], "\(tokenProofs.map(\.error))")
+            #expect(tokenProofs.allSatisfy { $0.thumbprint == key.thumbprint })
+            #expect(await provider.requestParameters(.authorize).first?["dpop_jkt"] == key.thumbprint)
+
+            let token = try await sandbox.run(["token", "--profile", "work", "--output", "json"])
+            #expect(token.status == 0, "\(token.stderr)")
+            let object = try Self.json(token.stdout)
+            #expect(object["token_type"] as? String == "DPoP")
+            #expect(object["access_token"] as? String == stored.tokens.accessToken.revealedValue)
+
+            let request = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(request.status == 0, "\(request.stderr)")
+            #expect(request.stderr.contains("HTTP 200"), "\(request.stderr)")
+            #expect(request.stdout.contains("test-user"))
+            let resource = await provider.dpopProofs(.protectedResource)
+            #expect(resource.map(\.error) == ["use_dpop_nonce", nil], "\(resource.map(\.error))")
+            #expect(resource.allSatisfy { $0.thumbprint == key.thumbprint && $0.claims["ath"]?.stringValue == (try? Self.ath(stored.tokens.accessToken)) })
+            #expect(await provider.grantCount("refresh_token") == 0)
+
+            let plain = try await sandbox.run(["login", "--profile", "work", "--no-dpop"])
+            #expect(plain.status == 0, "\(plain.stderr)")
+            let bearer = try #require(try sandbox.storedLogin("work"))
+            #expect(bearer.dpopKey == nil && bearer.dpopThumbprint == nil)
+            #expect(bearer.tokens.tokenType.caseInsensitiveCompare("Bearer") == .orderedSame, "\(bearer.tokens.tokenType)")
+            #expect(try !String(contentsOfFile: sandbox.profileDirectory + "/work.json", encoding: .utf8).contains(#""dpop""#))
+            let again = try await sandbox.run(["login", "--profile", "work"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try sandbox.storedLogin("work")?.dpopKey == nil)
+        }
+    }
+
+    @Test("proof prints a proof by the login's key: htm, htu without the query, ath of the stored token, the nonce given; the provider takes it once; --no-access-token leaves ath out; a bearer login's proof exits 2")
+    func proofCommand() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--dpop"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let stored = try #require(try sandbox.storedLogin("work"))
+            let key = try #require(stored.dpopKey)
+            let nonce = try #require(await provider.dpopNonce())
+
+            let url = provider.protectedResourceURL + "?x=1"
+            let printed = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", nonce])
+            #expect(printed.status == 0, "\(printed.stderr)")
+            let proof = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let jws = try CompactJWS(proof)
+            #expect(jws.type == "dpop+jwt" && jws.algorithm == .es256)
+            let jwk = try #require(jws.header["jwk"]?.objectValue)
+            try jws.verifySignature(with: try JWK(object: jwk))
+            #expect(jwk == (try UnverifiedJWT(try key.proof(method: "GET", url: provider.protectedResource)).header["jwk"]?.objectValue))
+            let claims = try UnverifiedJWT(proof).claims
+            #expect(claims["htm"]?.stringValue == "GET")
+            #expect(claims["htu"]?.stringValue == provider.protectedResourceURL)
+            #expect(claims["ath"]?.stringValue == (try Self.ath(stored.tokens.accessToken)))
+            #expect(claims["nonce"]?.stringValue == nonce)
+
+            // The provider takes it, with the stored token, once.
+            var request = HTTPRequest(url: try #require(URL(string: url)))
+            request.headers.set("Authorization", "DPoP " + stored.tokens.accessToken.revealedValue)
+            request.headers.set("DPoP", proof)
+            #expect(try await NIOHTTPTransport.shared.send(request, options: HTTPRequestOptions()).status == 200)
+            let replay = try await NIOHTTPTransport.shared.send(request, options: HTTPRequestOptions())
+            #expect(replay.status == 401 && replay.headers["WWW-Authenticate"]?.contains("invalid_dpop_proof") == true)
+
+            let lower = try await sandbox.run(["proof", "--method", "post", "--url", provider.tokenEndpoint, "--profile", "work", "--no-access-token"])
+            #expect(lower.status == 0, "\(lower.stderr)")
+            let tokenClaims = try UnverifiedJWT(lower.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims
+            #expect(Set(tokenClaims.keys) == ["jti", "htm", "htu", "iat"])
+            #expect(tokenClaims["htm"]?.stringValue == "POST" && tokenClaims["htu"]?.stringValue == provider.tokenEndpoint)
+
+            let badNonce = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "a\"b"])
+            #expect(badNonce.status == 2, "\(badNonce.stderr)")
+            #expect(badNonce.stdout.isEmpty)
+
+            let bearer = try await sandbox.run(LoginCommandTests.loginArguments(provider, profile: "plain"))
+            #expect(bearer.status == 0, "\(bearer.stderr)")
+            #expect(try sandbox.storedLogin("plain")?.dpopThumbprint == nil)
+            let refused = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "plain"])
+            #expect(refused.status == 2, "\(refused.stderr)")
+            #expect(refused.stdout.isEmpty)
+            #expect(refused.stderr.contains("--dpop"), "\(refused.stderr)")
+        }
+    }
+}
