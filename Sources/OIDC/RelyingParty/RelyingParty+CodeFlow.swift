@@ -66,7 +66,8 @@ extension RelyingParty {
     /// or a request object by value; `nil` for a plain URL.
     func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
         try checkSecurityProfile()
-        if securityProfile == .fapi2, !request.requiresIssuerInResponse || (dpop != .off && request.dpopKey == nil) {
+        try requireRequestSettings(request)
+        if securityProfile == .fapi2, !request.requiresIssuerInResponse {
             throw OIDCError(
                 .profileViolation,
                 "FAPI 2.0: this request was not made by this relying party's authorizationRequest(redirectURI:), so it lacks the RFC 9207 iss requirement or the DPoP key; make it with that method. No authorization request was sent.",
@@ -175,6 +176,7 @@ extension RelyingParty {
         -> VerifiedLogin
     {
         let profile = securityProfile
+        try requireRequestSettings(request)
         if profile == .fapi2, !request.requiresIssuerInResponse {
             throw OIDCError(
                 .profileViolation,

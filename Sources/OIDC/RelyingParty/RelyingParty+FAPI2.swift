@@ -42,11 +42,52 @@ extension RelyingParty {
                 "the tokens would be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
             )
         }
+        let algorithms = Self.fapi2Algorithms
+        let keys: [(String, JWSAlgorithm?)] = [
+            ("the DPoP key", { if case .key(let key) = dpop { key.algorithm } else if case .newKeyPerLogin(let algorithm) = dpop { algorithm } else { nil } }()),
+            ("the private_key_jwt key", tokenClient.authentication.signingKey?.algorithm), ("the request object key", requestObjectKey?.algorithm),
+        ]
+        for (what, algorithm) in keys {
+            if let algorithm, !algorithms.contains(algorithm) {
+                throw refuse(
+                    "Security Profile §5.4.1, cryptography",
+                    "\(what) signs \(algorithm.rawValue); FAPI 2.0 allows PS256, ES256 and EdDSA. Use an EC P-256 key (ES256), an RSA key with PS256, or Ed25519."
+                )
+            }
+        }
+        if tokenClient.authentication.method == .privateKeyJWT, tokenClient.authentication.assertionAudience != .issuer {
+            throw refuse(
+                "Security Profile §5.3.2.1, client assertion audience",
+                "client assertions are addressed to each endpoint; FAPI 2.0 addresses them to the issuer alone. Leave ClientAuthentication.assertionAudience at .issuer."
+            )
+        }
         let method = tokenClient.authentication.method
         guard method == .privateKeyJWT || method.isMutualTLS else {
             throw refuse(
                 "Security Profile §5.3.2.1, client authentication",
                 "the client authenticates with \(method.rawValue); FAPI 2.0 takes only private_key_jwt, tls_client_auth or self_signed_tls_client_auth. Use ClientAuthentication.privateKeyJWT (oidc login --private-key-file) or mTLS."
+            )
+        }
+    }
+
+    /// What a request must keep of this relying party's settings, whatever a `configure` closure did:
+    /// its DPoP key when DPoP is on (else the tokens would come back unbound); under FAPI 2.0,
+    /// PKCE S256 and the issuer its response is checked against.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` for a request without its DPoP key;
+    ///   ``OIDCError/Code/profileViolation`` under FAPI 2.0.
+    func requireRequestSettings(_ request: AuthorizationRequest) throws(OIDCError) {
+        if dpop != .off, request.dpopKey == nil {
+            throw .invalidArgument(
+                "DPoP is on, and this request has no DPoP key (AuthorizationRequest.dpopKey): its tokens would come back unbound. Make the request with authorizationRequest(redirectURI:) of this relying party."
+            )
+        }
+        guard securityProfile == .fapi2 else { return }
+        guard request.pkce?.method == PKCE.method, request.issuer != nil else {
+            throw OIDCError(
+                .profileViolation,
+                "FAPI 2.0 (Security Profile §5.3.2.2, PKCE S256 and the iss check): the request has no PKCE S256 challenge or no issuer to check the response against; make it with authorizationRequest(redirectURI:) of this relying party and leave pkce and issuer as they are.",
+                context: ["profile": "fapi2", "rule": "Security Profile §5.3.2.2, PKCE and iss"]
             )
         }
     }

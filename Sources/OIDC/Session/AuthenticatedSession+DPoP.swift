@@ -14,7 +14,7 @@ extension AuthenticatedSession {
             let what = login.dpopKey == nil ? "is missing from the stored login" : "is not the key they are bound to"
             throw OIDCError(
                 .notLoggedIn,
-                "The tokens under \(key) are DPoP-bound, and their DPoP key \(what): they cannot be used. Log in again.",
+                "The tokens under \(self.key) are DPoP-bound, and their DPoP key \(what): they cannot be used. Log in again.",
                 context: ["dpop": login.dpopKey == nil ? "key-missing" : "key-mismatch"]
             )
         }

@@ -153,13 +153,14 @@ extension AuthenticatedSession {
             throw OIDCError(.notLoggedIn, "The access token is expired or refused and the login has no refresh token; log in again.")
         }
         let mark: RefreshMark?
+        // A DPoP-bound login refreshes with its own key (its refresh token is bound too), checked
+        // before the refresh is marked in flight.
+        var client = client
+        client.dpop = try proofs(for: stored)
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new
         }
-        // A DPoP-bound login refreshes with its own key (its refresh token is bound too).
-        var client = client
-        client.dpop = try proofs(for: stored)
         let answer: TokenSet
         logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
         let started = ContinuousClock.now

@@ -1,8 +1,8 @@
 public import Foundation
 public import Logging
 
-/// Performs requests with `Authorization: Bearer <access token>` and keeps the token fresh
-/// (RFC 6750).
+/// Performs requests with `Authorization: Bearer <access token>` (RFC 6750), or `Authorization:
+/// DPoP` with a fresh proof for a DPoP-bound login (RFC 9449), and keeps the token fresh.
 ///
 /// - The token goes only to hosts on the ``HostAllowlist``, over https (http only to loopback).
 /// - It is refreshed shortly before it expires, and on a 401 from the resource: once, then the
@@ -139,11 +139,15 @@ public actor AuthenticatedSession {
 
     // MARK: Requests
 
-    /// Sends `request` with the bearer token; on a 401, refreshes once and retries once.
+    /// Sends `request` with the access token (bearer, or DPoP with a fresh proof for a DPoP-bound
+    /// login); on a 401, refreshes once and retries once. A DPoP nonce challenge gets one retry with
+    /// the new nonce and never a refresh.
     ///
     /// - Throws: ``OIDCError/Code/hostNotAllowed`` before anything is sent for a host off the
-    ///   allowlist or plain http off loopback; ``OIDCError/Code/notLoggedIn``;
-    ///   ``OIDCError/Code/unauthorized`` when the resource still answers 401 after the refresh;
+    ///   allowlist or plain http off loopback; ``OIDCError/Code/notLoggedIn`` (also for a
+    ///   DPoP-bound login whose key is missing or another key: log in again);
+    ///   ``OIDCError/Code/unauthorized`` when the resource still answers 401 after the refresh, or
+    ///   keeps asking for a DPoP nonce;
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
@@ -154,6 +158,14 @@ public actor AuthenticatedSession {
         let login = try await validLogin()
         let response = try await sendAuthorized(request, with: login, attempt: 1)
         guard response.status == 401 else { return response }
+        if DPoP.isNonceChallenge(response) {
+            // A nonce challenge without a usable nonce: the token is fine, a refresh would not help (RFC 9449 §9).
+            throw OIDCError(
+                .unauthorized,
+                "The resource at \(HTTPErrorMapping.describe(request.url)) asked for a DPoP nonce without giving a usable one (DPoP-Nonce); the token was not refreshed.",
+                context: ["status": "401", "dpop": "use_dpop_nonce"]
+            )
+        }
         logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(request.url)]))
         let fresh = try await refresh(replacing: login.tokens.accessToken, reason: "unauthorized")
         let retried = try await sendAuthorized(request, with: fresh, attempt: 2)

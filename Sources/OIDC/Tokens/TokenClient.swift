@@ -187,7 +187,7 @@ public struct TokenClient: Sendable {
     /// The user's claims from the userinfo endpoint (OIDC Core §5.3), with the access token.
     ///
     /// - Parameters:
-    ///   - accessToken: the access token, sent as `Authorization: Bearer`.
+    ///   - accessToken: the access token, sent as `Authorization: Bearer`, or `Authorization: DPoP` with a proof when ``dpop`` is set (one retry on a nonce challenge).
     ///   - expectedSubject: the verified ID token's `sub`; the answer's `sub` must equal it
     ///     (§5.3.2: otherwise the response must not be used).
     /// - Throws: `invalidClaim` (category security) when `sub` is missing or differs;

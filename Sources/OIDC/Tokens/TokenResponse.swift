@@ -7,10 +7,10 @@ extension TokenSet {
     /// (§5.1: "OPTIONAL, if identical to the scope requested").
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` when the body is not a JSON object with a
-    ///   string `access_token` and `token_type`, when `token_type` is not `Bearer`, or when a member
-    ///   has the wrong type.
+    ///   string `access_token` and `token_type`, when `token_type` is neither `Bearer` nor `DPoP`
+    ///   (RFC 9449), or when a member has the wrong type.
     public init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date) throws(OIDCError) {
-        try self.init(tokenResponse: body, requestedScopes: requestedScopes, receivedAt: receivedAt, acceptedTypes: ["Bearer"])
+        try self.init(tokenResponse: body, requestedScopes: requestedScopes, receivedAt: receivedAt, acceptedTypes: ["Bearer", "DPoP"])
     }
 
     /// Reads a successful token response whose `token_type` is one of `acceptedTypes` (compared

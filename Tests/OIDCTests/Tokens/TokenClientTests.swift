@@ -377,7 +377,9 @@ struct TokenClientTests {
         let set = try TokenSet(tokenResponse: Array(#"{"access_token":"a","token_type":"bearer","expires_in":"60"}"#.utf8), requestedScopes: ["openid"], receivedAt: now)
         #expect(set.expiresAt == now.addingTimeInterval(60))
         #expect(set.scopes == ["openid"])
-        for body in [#"{"token_type":"Bearer"}"#, #"{"access_token":"a"}"#, #"{"access_token":"a","token_type":"DPoP"}"#,
+        // DPoP-bound tokens (RFC 9449) are token sets too; another scheme is not.
+        #expect(try TokenSet(tokenResponse: Array(#"{"access_token":"a","token_type":"DPoP"}"#.utf8), requestedScopes: [], receivedAt: now).tokenType == "DPoP")
+        for body in [#"{"token_type":"Bearer"}"#, #"{"access_token":"a"}"#, #"{"access_token":"a","token_type":"MAC"}"#,
                      #"{"access_token":"a","token_type":"Bearer","expires_in":-1}"#, #"{"access_token":1,"token_type":"Bearer"}"#, "<html>"] {
             #expect(throws: OIDCError.self) { try TokenSet(tokenResponse: Array(body.utf8), requestedScopes: [], receivedAt: now) }
         }
