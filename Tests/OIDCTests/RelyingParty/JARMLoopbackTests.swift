@@ -50,7 +50,7 @@ struct JARMLoopbackTests {
         var configuration = TestProvider.Configuration()
         configuration.signedResponseFault = fault
         try await withTestProvider(configuration) { provider in
-            var login = try await Self.login(provider, timeout: .seconds(2))
+            var login = try await Self.login(provider, timeout: .seconds(8))
             let pages = Pages()
             login.browser = PageRecorder(pages: pages)
             let error = await #expect(throws: OIDCError.self) { try await login.run() }
