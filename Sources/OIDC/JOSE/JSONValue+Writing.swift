@@ -25,7 +25,7 @@ extension JSONValue {
             output += "]"
         case .object(let members):
             output += "{"
-            for (index, name) in members.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).enumerated() {
+            for (index, name) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if index > 0 { output += "," }
                 Self.write(name, to: &output)
                 output += ":"

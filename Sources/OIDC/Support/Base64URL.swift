@@ -14,9 +14,29 @@ public enum Base64URL {
 
     /// Encodes bytes as base64url without padding.
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let input = Array(bytes)
-        let outputCount = (input.count * 4 + 2) / 3
-        return String(unsafeUninitializedCapacity: outputCount) { out in
+        if let text = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return text }
+        return Array(bytes).withUnsafeBufferPointer { encode($0) }
+    }
+
+    /// Encodes bytes as base64url without padding.
+    static func encode(_ input: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: encodedCount(input.count)) { encode(input, into: $0) }
+    }
+
+    /// Appends the base64url encoding of `input` to `output`, with no intermediate string.
+    package static func append(_ input: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: encodedCount(input.count)))
+        output.withUnsafeMutableBufferPointer { out in
+            _ = encode(input, into: UnsafeMutableBufferPointer(rebasing: out[start...]))
+        }
+    }
+
+    private static func encodedCount(_ byteCount: Int) -> Int { (byteCount * 4 + 2) / 3 }
+
+    /// The one encoder: writes `encodedCount(input.count)` characters to `out`, returns that count.
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
             var o = 0
             var i = 0
             while i + 3 <= input.count {

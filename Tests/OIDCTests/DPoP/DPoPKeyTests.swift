@@ -95,6 +95,52 @@ struct DPoPKeyTests {
         }
     }
 
+    @Test("htu is the URL's scheme, authority (without user information) and path, as written; the same as URLComponents gives with query, fragment and user removed")
+    func htuEdgeCases() throws {
+        let cases: [(String, String)] = [
+            ("https://api.example", "https://api.example"),
+            ("https://api.example/", "https://api.example/"),
+            ("https://api.example?x=1", "https://api.example"),
+            ("https://api.example#top", "https://api.example"),
+            ("https://api.example/a%2Fb/c;p=1?x=/y#f?g", "https://api.example/a%2Fb/c;p=1"),
+            ("https://u@api.example:443/x", "https://api.example:443/x"),
+            ("https://u:p%40ss@api.example/x?y", "https://api.example/x"),
+            ("http://[::1]:8080/v1?x", "http://[::1]:8080/v1"),
+            ("HTTPS://API.Example/Path", "HTTPS://API.Example/Path"),
+            ("https://api.example/a@b/c", "https://api.example/a@b/c"),
+            ("https://api.example/?", "https://api.example/"),
+        ]
+        let key = try DPoPKey.generate()
+        for (text, expected) in cases {
+            let url = try #require(URL(string: text), "\(text)")
+            #expect(try DPoPKey.target(of: url) == expected, "\(text)")
+            var parts = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+            parts.percentEncodedQuery = nil
+            parts.fragment = nil
+            parts.user = nil
+            parts.password = nil
+            #expect(parts.string == expected, "URLComponents on \(text)")
+            #expect(try Self.parts(try key.proof(method: "GET", url: url)).claims["htu"]?.stringValue == expected)
+        }
+        for text in ["mailto:someone@example.com", "urn:ietf:x", "https:///path", "https://user@/path", "1https://a.example/"] {
+            guard let url = URL(string: text) else { continue }
+            let error = #expect(throws: OIDCError.self, "\(text)") { try DPoPKey.target(of: url) }
+            #expect(error?.code == .invalidArgument)
+        }
+    }
+
+    @Test("claims are JSON-escaped: a method or URL path with quotes, backslashes or controls still makes a proof whose claims read back as given")
+    func claimsEscaped() throws {
+        let key = try DPoPKey.generate()
+        let method = "M\"\\\u{01}\n\té"
+        let claims = try Self.parts(try key.proof(method: method, url: Self.api)).claims
+        #expect(claims["htm"]?.stringValue == method)
+        let far = try Self.parts(try key.proof(method: "GET", url: Self.api, now: Date(timeIntervalSince1970: 4_102_444_800.9))).claims
+        #expect(far["iat"]?.numberValue == 4_102_444_800)
+        let error = #expect(throws: OIDCError.self) { try key.proof(method: "GET", url: Self.api, now: Date(timeIntervalSince1970: .infinity)) }
+        #expect(error?.code == .invalidArgument)
+    }
+
     @Test("an HMAC key is refused: a proof needs a public key")
     func hmacRefused() throws {
         // No JWSSigningKey signs with a shared secret, so an HMAC key never reaches a proof: asked
