@@ -29,6 +29,9 @@ public struct TestSigningKey: Sendable {
         return TestSigningKey(algorithm: algorithm, keyID: keyID, key: try OpenSSLPrivateKey.generate(kind))
     }
 
+    /// The same key material under another `kid`.
+    func withKeyID(_ keyID: String?) -> TestSigningKey { TestSigningKey(algorithm: algorithm, keyID: keyID, key: key) }
+
     /// A key read from PEM.
     public init(pem: String, algorithm: JWSAlgorithm, keyID: String? = nil) throws {
         self.init(algorithm: algorithm, keyID: keyID, key: try OpenSSLPrivateKey(pem: pem))

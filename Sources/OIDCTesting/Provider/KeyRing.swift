@@ -1,5 +1,6 @@
 internal import Foundation
 internal import OIDC
+internal import Synchronization
 
 /// The provider's signing keys: the current RSA and EC pair, and earlier pairs still published.
 struct KeyRing: Sendable {
@@ -44,12 +45,43 @@ struct KeyRing: Sendable {
     }
 
     /// `kid`s are `rsa-N-xxxxxxxx` / `ec-N-xxxxxxxx`: the generation and a random tag, so two
-    /// providers in one test run never share a `kid`.
+    /// providers in one test run never share a `kid`. A provider's first RSA key comes from
+    /// ``StartingRSAKeys``; a rotation makes new ones.
     private static func generation(_ number: Int) throws -> Generation {
         let tag = try LibCrypto.randomBytes(count: 4).map { String(format: "%02x", $0) }.joined()
+        let rsaID = "rsa-\(number)-\(tag)"
         return Generation(
-            rsa: try TestSigningKey.generate(.rs256, keyID: "rsa-\(number)-\(tag)"),
+            rsa: number == 1 ? try StartingRSAKeys.shared.next(keyID: rsaID) : try TestSigningKey.generate(.rs256, keyID: rsaID),
             ec: try TestSigningKey.generate(.es256, keyID: "ec-\(number)-\(tag)")
         )
+    }
+}
+
+/// The first RSA keys of the providers of one process, made once and taken in turn: an RSA 2048
+/// key takes OpenSSL a few hundred milliseconds of CPU, most of what starting a provider costs, and
+/// a test suite starts hundreds. Eight keys, so that providers started one after another have
+/// different keys; each provider still names its key with a `kid` of its own, so a token of one is
+/// never found among another's keys. Rotated keys (``TestProvider/rotateKeys()``) are
+/// always new.
+final class StartingRSAKeys: Sendable {
+    static let shared = StartingRSAKeys()
+    static let count = 8
+    private let state = Mutex<(keys: [TestSigningKey?], next: Int)>((Array(repeating: nil, count: StartingRSAKeys.count), 0))
+
+    /// The next key of the turn, under `keyID`; made first when its slot is still empty.
+    func next(keyID: String) throws -> TestSigningKey {
+        let (slot, made) = state.withLock { state in
+            defer { state.next += 1 }
+            let slot = state.next % Self.count
+            return (slot, state.keys[slot])
+        }
+        if let made { return made.withKeyID(keyID) }
+        let key = try TestSigningKey.generate(.rs256)
+        let kept = state.withLock { state -> TestSigningKey in
+            if let first = state.keys[slot] { return first }
+            state.keys[slot] = key
+            return key
+        }
+        return kept.withKeyID(keyID)
     }
 }
