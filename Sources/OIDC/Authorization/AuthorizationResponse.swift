@@ -72,8 +72,8 @@ public struct AuthorizationResponse: Sendable {
             } else if request.requiresIssuerInResponse {
                 throw OIDCError(
                     .issuerMissing,
-                    "The provider promises an 'iss' parameter in its callbacks (RFC 9207) and this one has none.",
-                    context: ["expected": expected]
+                    "This login requires the RFC 9207 'iss' parameter in its callback (the provider promises it, or the FAPI 2.0 profile requires it: Security Profile §5.3.2.2) and this one has none; it may come from another provider (a mix-up). Nothing was exchanged.",
+                    context: ["expected": expected, "rule": "RFC 9207 iss in the authorization response"]
                 )
             }
         }

@@ -32,6 +32,7 @@ extension ProviderConfiguration {
         merged.responseModesSupported = metadata.responseModesSupported ?? responseModesSupported
         merged.authorizationSigningAlgorithms = metadata.authorizationSigningAlgValuesSupported ?? authorizationSigningAlgorithms
         merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
+        merged.idTokenSigningAlgorithms = metadata.idTokenSigningAlgValuesSupported ?? idTokenSigningAlgorithms
         merged.authorizationResponseIssParameterSupported =
             metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
         merged.mutualTLSEndpointAliases = metadata.mutualTLSEndpointAliases.isEmpty ? mutualTLSEndpointAliases : metadata.mutualTLSEndpointAliases

@@ -201,6 +201,7 @@ public struct ProviderMetadata: Sendable {
         configuration.responseModesSupported = responseModesSupported
         configuration.authorizationSigningAlgorithms = authorizationSigningAlgValuesSupported ?? []
         configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
+        configuration.idTokenSigningAlgorithms = idTokenSigningAlgValuesSupported ?? []
         configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         configuration.mutualTLSEndpointAliases = mutualTLSEndpointAliases
         configuration.tlsClientCertificateBoundAccessTokens = tlsClientCertificateBoundAccessTokens

@@ -97,6 +97,10 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// (`authorization_signing_alg_values_supported`, JARM §3); empty when it does not say, and then
     /// only RS256 is accepted (``JARMVerifier/init(provider:clientID:)``).
     public var authorizationSigningAlgorithms: [String]
+    /// The algorithms the provider signs ID tokens with (`id_token_signing_alg_values_supported`,
+    /// OIDC Discovery §3); empty when it does not say. Under FAPI 2.0, a provider that names none of
+    /// PS256, ES256 and EdDSA is refused before anything is sent (``RelyingParty/checkSecurityProfile()``).
+    public var idTokenSigningAlgorithms: [String] = []
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.
     public var codeChallengeMethodsSupported: [String]

@@ -145,10 +145,18 @@ extension RelyingParty {
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
     ///     is always asked for (put first when missing): the login verifies an ID token.
     ///   - parameters: more parameters of the request.
-    /// - Throws: `missingParameter` when the provider publishes no `jwks_uri`; `invalidArgument`
-    ///   when it has no device authorization endpoint; what
+    /// - Throws: `profileViolation` under ``RelyingParty/securityProfile`` `.fapi2` (the profile
+    ///   holds the code flow); `missingParameter` when the provider publishes no `jwks_uri`;
+    ///   `invalidArgument` when it has no device authorization endpoint; what
     ///   ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)`` throws.
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
+        guard securityProfile != .fapi2 else {
+            throw OIDCError(
+                .profileViolation,
+                "FAPI 2.0 (Security Profile §5.3.2.2, the authorization code flow): the profile holds browser logins through pushed authorization requests; the device flow is outside it. Log in with the code flow, or set securityProfile = .none for this login. Nothing was sent.",
+                context: ["profile": "fapi2", "rule": "Security Profile §5.3.2.2, the authorization code flow"]
+            )
+        }
         _ = try requireKeys()
         let dpopKey = try makeDPoPKey()
         let asked = scopes ?? provider.defaultScopes

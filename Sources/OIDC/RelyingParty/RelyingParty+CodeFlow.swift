@@ -191,10 +191,12 @@ extension RelyingParty {
     }
 
     /// How this relying party verifies `request`'s signed responses (JARM): the request's issuer
-    /// and client, the provider's `authorization_signing_alg_values_supported` (RS256 when it names none).
+    /// and client, the provider's `authorization_signing_alg_values_supported` (RS256 when it names
+    /// none); under FAPI 2.0 only those of PS256, ES256 and EdDSA (§5.4.1: every signature).
     func jarmVerifier(for request: AuthorizationRequest) -> JARMVerifier {
         var verifier = JARMVerifier(provider: provider, clientID: request.clientID)
         if let issuer = request.issuer { verifier.issuer = issuer }
+        if securityProfile == .fapi2 { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(Self.fapi2Algorithms) }
         return verifier
     }
 }

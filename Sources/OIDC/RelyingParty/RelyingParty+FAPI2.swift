@@ -42,6 +42,14 @@ extension RelyingParty {
                 "the tokens would be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
             )
         }
+        // A certificate alone does not bind the tokens: the provider must say it binds them, since
+        // a certificate-bound token looks like any other to the client (no token_type to check).
+        guard dpop != .off || provider.tlsClientCertificateBoundAccessTokens else {
+            throw refuse(
+                "Security Profile §5.3.2.1, sender-constrained access tokens",
+                "the transport presents a client certificate, but the provider \(provider.issuer) does not say it binds access tokens to it (tls_client_certificate_bound_access_tokens), so they may be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or, when the provider does bind them without saying so, set ProviderConfiguration.tlsClientCertificateBoundAccessTokens = true."
+            )
+        }
         let algorithms = Self.fapi2Algorithms
         let keys: [(String, JWSAlgorithm?)] = [
             ("the DPoP key", { if case .key(let key) = dpop { key.algorithm } else if case .newKeyPerLogin(let algorithm) = dpop { algorithm } else { nil } }()),
@@ -54,6 +62,13 @@ extension RelyingParty {
                     "\(what) signs \(algorithm.rawValue); FAPI 2.0 allows PS256, ES256 and EdDSA. Use an EC P-256 key (ES256), an RSA key with PS256, or Ed25519."
                 )
             }
+        }
+        let idTokenAlgorithms = provider.idTokenSigningAlgorithms
+        if !idTokenAlgorithms.isEmpty, !idTokenAlgorithms.contains(where: { JWSAlgorithm(rawValue: $0).map(algorithms.contains) == true }) {
+            throw refuse(
+                "Security Profile §5.4.1, cryptography",
+                "the provider \(provider.issuer) signs ID tokens only with \(idTokenAlgorithms.map { UntrustedText.sanitized($0) }.joined(separator: ", ")) (id_token_signing_alg_values_supported); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (id_token_signed_response_alg)."
+            )
         }
         if tokenClient.authentication.method == .privateKeyJWT, tokenClient.authentication.assertionAudience != .issuer {
             throw refuse(
