@@ -47,6 +47,13 @@ struct DPoPCommandTests {
             #expect(object["token_type"] as? String == "DPoP")
             #expect(object["access_token"] as? String == stored.tokens.accessToken.revealedValue)
 
+            // kubectl cannot prove a DPoP-bound access token: refused; the ID token is not bound, and goes.
+            let kubectl = try await sandbox.run(["token", "--profile", "work", "--output", "exec-credential", "--token-type", "access"])
+            #expect(kubectl.status == 2, "\(kubectl.stderr)")
+            #expect(kubectl.stderr.contains("DPoP-bound") && kubectl.stdout.isEmpty, "\(kubectl.stderr)")
+            let kubectlID = try await sandbox.run(["token", "--profile", "work", "--output", "exec-credential"])
+            #expect(kubectlID.status == 0 && kubectlID.stdout.contains(stored.tokens.idToken?.revealedValue ?? "no id token"), "\(kubectlID.stderr)")
+
             let request = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
             #expect(request.status == 0, "\(request.stderr)")
             #expect(request.stderr.contains("HTTP 200"), "\(request.stderr)")

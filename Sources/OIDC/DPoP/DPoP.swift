@@ -49,11 +49,18 @@ public struct DPoP: Sendable {
             guard let object = try? StrictJSON.parseObject(response.body) else { return false }
             return object["error"]?.stringValue == "use_dpop_nonce"
         case 401:
-            return response.headers.values("WWW-Authenticate").contains { challenge in
-                AuthenticationChallenge.parse(challenge).contains { $0.scheme.caseInsensitiveCompare("DPoP") == .orderedSame && $0.parameters["error"] == "use_dpop_nonce" }
-            }
+            return resourceChallengeErrors(response).contains("use_dpop_nonce")
         default:
             return false
+        }
+    }
+
+    /// The `error`s of a 401's `WWW-Authenticate: DPoP` challenges (RFC 9449 §7.1): `use_dpop_nonce`,
+    /// `invalid_dpop_proof`, `invalid_token`, …; none for other answers.
+    static func resourceChallengeErrors(_ response: HTTPResponse) -> [String] {
+        guard response.status == 401 else { return [] }
+        return response.headers.values("WWW-Authenticate").flatMap { challenge in
+            AuthenticationChallenge.parse(challenge).compactMap { $0.scheme.caseInsensitiveCompare("DPoP") == .orderedSame ? $0.parameters["error"] : nil }
         }
     }
 }

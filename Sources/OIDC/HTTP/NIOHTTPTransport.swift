@@ -189,6 +189,8 @@ public final class NIOHTTPTransport: HTTPTransport {
                 "following redirect",
                 metadata: ["from": .endpoint(current.url), "to": .endpoint(next), "status": .int(response.status), "redirects": .int(redirects)]
             )
+            // A DPoP proof names its method and URL (RFC 9449 §4.2): it is never sent to another one.
+            current.headers.remove("DPoP")
             if !Self.sameOrigin(current.url, next) {
                 // Credentials are for the origin they were given to.
                 current.headers.remove("Authorization")

@@ -171,6 +171,13 @@ extension AuthenticatedSession {
                 try await endLogin(reason)
                 throw error.endingLogin(reason)
             }
+            if error.code == .senderConstraintMissing, generation == startedIn {
+                // The provider took the refresh token and answered with bearer tokens: those are
+                // refused, and the refresh token may be rotated away, so the login cannot go on.
+                logger.notice("refresh answered with unbound tokens; logging out", metadata: lineMetadata(.failure(error)))
+                try await endLogin(.unboundTokens)
+                throw error.endingLogin(.unboundTokens)
+            }
             logger.warning("refresh failed; the login is kept and the next call tries again", metadata: lineMetadata(.failure(error)))
             if mark != nil { await removeMark(from: stored) }
             throw error

@@ -59,6 +59,7 @@ extension LogoutReason {
         case .noRefreshToken: "no_refresh_token"
         case .unauthenticated: "unauthenticated"
         case .userInitiated: "user_initiated"
+        case .unboundTokens: "unbound_tokens"
         }
     }
 }

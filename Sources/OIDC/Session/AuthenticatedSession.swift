@@ -166,6 +166,14 @@ public actor AuthenticatedSession {
                 context: ["status": "401", "dpop": "use_dpop_nonce"]
             )
         }
+        if DPoP.resourceChallengeErrors(response).contains("invalid_dpop_proof") {
+            // The proof was refused, not the token: new tokens would be proven the same way (RFC 9449 §7.1).
+            throw OIDCError(
+                .unauthorized,
+                "The resource at \(HTTPErrorMapping.describe(request.url)) refused the DPoP proof (invalid_dpop_proof): this machine's clock may be off, or the resource sees another URL or method than the one signed; the token was not refreshed.",
+                context: ["status": "401", "dpop": "invalid_dpop_proof"]
+            )
+        }
         logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(request.url)]))
         let fresh = try await refresh(replacing: login.tokens.accessToken, reason: "unauthorized")
         let retried = try await sendAuthorized(request, with: fresh, attempt: 2)

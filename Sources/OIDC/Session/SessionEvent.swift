@@ -21,6 +21,10 @@ public enum LogoutReason: Sendable, Equatable {
     case unauthenticated
     /// ``AuthenticatedSession/logout(revoke:)`` was called.
     case userInitiated
+    /// The provider answered the refresh of DPoP-bound tokens with unbound (bearer) ones: they
+    /// were refused (RFC 9449 §5), and the refresh token they replaced may be spent, so the login
+    /// ends; a new one is needed (and the provider's registration of the client checked).
+    case unboundTokens
 }
 
 /// Told when the user is logged out (as the Schibsted SDK's `userDidLogout`); held weakly.

@@ -137,6 +137,14 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         case .idToken:
             Console.output(idToken?.revealedValue ?? "")
         case .execCredential:
+            if idToken == nil, tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
+                // kubectl sends the token as a bearer token with no proof: a DPoP-bound one would be refused.
+                throw OIDCError(
+                    .invalidArgument,
+                    "The access token of profile '\(profile)' is DPoP-bound, and kubectl sends it without a DPoP proof, so the API server would refuse it; give kubectl the ID token (--token-type id), or log in without --dpop for kubectl.",
+                    context: ["profile": profile, "token_type": "DPoP"]
+                )
+            }
             let token = idToken ?? tokens.accessToken
             let expiry = idToken != nil ? idTokenExpiry(tokens) : tokens.expiresAt
             Console.output(try ExecCredential.json(version: execVersion ?? ExecCredential.v1beta1, token: token, expiresAt: expiry))

@@ -225,6 +225,23 @@ struct NIOHTTPTransportTests {
         }
     }
 
+    @Test("a redirect never carries the DPoP proof on: it names the first URL (htu), on the same origin or another")
+    func redirectDropsDPoPProof() async throws {
+        try await withRawHTTPServer({ request in
+            request.uri == "/start"
+                ? .bytes(RawHTTPServer.response(status: 307, [("Location", "/moved")])) : .bytes(RawHTTPServer.response(status: 200))
+        }) { server in
+            let response = try await NIOHTTPTransport.shared.send(
+                HTTPRequest(url: server.url("/start"), headers: ["Authorization": "DPoP token", "DPoP": "proof-for-start"]),
+                options: .init(followRedirects: true)
+            )
+            #expect(response.status == 200)
+            let seen = server.requests.map { request in (request.uri, request.headers.contains { $0.name.lowercased() == "dpop" }) }
+            #expect(seen.map(\.0) == ["/start", "/moved"])
+            #expect(seen.map(\.1) == [true, false])
+        }
+    }
+
     @Test("a redirect from https to http is refused")
     func httpsToHTTPRefused() async throws {
         try await withRawHTTPServer({ _ in .bytes(RawHTTPServer.response(status: 200)) }) { plain in
