@@ -1,0 +1,44 @@
+/// What a request, a response or their headers print: never a credential. Header values that carry
+/// one (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `DPoP`) are `<redacted>`,
+/// a URL loses its query, fragment and user information, and a body (a form with a code or a
+/// refresh token, a token response) is shown by its size alone. `print`, `String(describing:)`,
+/// `String(reflecting:)` and `dump` all show this.
+extension HTTPHeaders: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The header names whose values are credentials.
+    static let credentialNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "dpop"]
+
+    /// `[Accept: application/json, Authorization: <redacted>]`.
+    public var description: String {
+        "[" + fields.map { "\($0.name): \(Self.credentialNames.contains($0.name.lowercased()) ? "<redacted>" : $0.value)" }.joined(separator: ", ") + "]"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The ``description`` alone, so that `dump` shows no credential either.
+    public var customMirror: Mirror { Mirror(self, children: ["fields": description], displayStyle: .struct) }
+}
+
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `POST https://provider.example/token [Content-Type: …, Authorization: <redacted>] (42-byte body)`.
+    public var description: String {
+        "\(method) \(HTTPErrorMapping.describe(url)) \(headers) (\(body.count)-byte body)"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The ``description`` alone, so that `dump` shows no credential either.
+    public var customMirror: Mirror { Mirror(self, children: ["request": description], displayStyle: .struct) }
+}
+
+extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `HTTP 200 [Content-Type: application/json] (812-byte body)`.
+    public var description: String { "HTTP \(status) \(headers) (\(body.count)-byte body)" }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The ``description`` alone, so that `dump` shows no credential either.
+    public var customMirror: Mirror { Mirror(self, children: ["response": description], displayStyle: .struct) }
+}
