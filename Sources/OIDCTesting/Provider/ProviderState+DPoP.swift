@@ -8,6 +8,10 @@ struct DPoPLedger: Sendable {
     var nonceUses = 0
     /// `jti` of every accepted proof, with the time after which its `iat` is refused anyway.
     var proofIDs: [String: Date] = [:]
+    /// The same `jti`s in the order they were accepted (from `oldestProofID` on), so that the
+    /// expired and the oldest are forgotten without a scan of them all.
+    var proofIDOrder: [String] = []
+    var oldestProofID = 0
     var received: [TestProvider.Endpoint: [TestProvider.ReceivedDPoPProof]] = [:]
 
     /// More `jti`s than this and the oldest are forgotten first (their proofs are nearly too old).
@@ -50,20 +54,35 @@ extension ProviderState {
             }
         }
         let now = self.now
-        if dpop.proofIDs.count >= DPoPLedger.maximumRememberedProofIDs {
-            dpop.proofIDs = dpop.proofIDs.filter { $0.value > now }
-            if dpop.proofIDs.count >= DPoPLedger.maximumRememberedProofIDs, let oldest = dpop.proofIDs.min(by: { $0.value < $1.value }) {
-                dpop.proofIDs[oldest.key] = nil
-            }
-        }
+        forgetProofIDs(before: now)
         if let seen = dpop.proofIDs[jti], seen > now {
             throw DPoPRefusal.invalidProof("The DPoP proof's jti was used before: a proof is good for one request.")
         }
         dpop.proofIDs[jti] = expiry
+        dpop.proofIDOrder.append(jti)
         guard nonceRequired, let limit = configuration.dpop.nonces.rotateAfterUses else { return nil }
         dpop.nonceUses += 1
         guard dpop.nonceUses >= limit else { return nil }
         do throws(OAuthError) { return try rotateDPoPNonce() } catch { throw DPoPRefusal(oauth: error) }
+    }
+}
+
+extension ProviderState {
+    /// Forgets, oldest first, the `jti`s whose proofs are too old to be accepted anyway, and the
+    /// oldest beyond ``DPoPLedger/maximumRememberedProofIDs``: amortized constant time a proof.
+    private func forgetProofIDs(before now: Date) {
+        while dpop.oldestProofID < dpop.proofIDOrder.count {
+            let jti = dpop.proofIDOrder[dpop.oldestProofID]
+            let full = dpop.proofIDs.count >= DPoPLedger.maximumRememberedProofIDs
+            let expired = dpop.proofIDs[jti].map { $0 <= now } ?? true
+            guard full || expired else { break }
+            dpop.proofIDs[jti] = nil
+            dpop.oldestProofID += 1
+        }
+        if dpop.oldestProofID > 1_024, dpop.oldestProofID * 2 > dpop.proofIDOrder.count {
+            dpop.proofIDOrder.removeFirst(dpop.oldestProofID)
+            dpop.oldestProofID = 0
+        }
     }
 }
 
