@@ -42,9 +42,11 @@ struct FAPI2CommandTests {
             #expect(bearer.status == 2, "\(bearer.stderr)")
             #expect(bearer.stderr.contains("FAPI 2.0") && bearer.stderr.contains("sender-constrained"), "\(bearer.stderr)")
 
+            let discoveries = await provider.requestCount(.discovery)
             let device = try await sandbox.run(["login", "--profile", "bank", "--flow", "device"])
             #expect(device.status == 2, "\(device.stderr)")
             #expect(device.stderr.contains("--fapi2") && device.stderr.contains("--flow device"), "\(device.stderr)")
+            #expect(await provider.requestCount(.discovery) == discoveries, "refused before discovery")
 
             let publicClient = try await sandbox.run(LoginCommandTests.loginArguments(provider, profile: "public") + ["--fapi2", "--dpop"])
             #expect(publicClient.status == 2, "\(publicClient.stderr)")

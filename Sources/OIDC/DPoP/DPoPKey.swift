@@ -69,7 +69,7 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
     public func proof(method: String, url: URL, accessToken: Secret? = nil, nonce: String? = nil, now: Date = Date()) throws(OIDCError) -> String {
         let issuedAt = now.timeIntervalSince1970.rounded(.down)
         guard issuedAt.isFinite, abs(issuedAt) < 9_007_199_254_740_992 else {
-            throw .invalidArgument("A DPoP proof's iat must be a date in seconds since 1970; \(now) is not one.")
+            throw .invalidArgument("A DPoP proof's iat must be a date in whole seconds since 1970; \(now.timeIntervalSince1970) is not one.")
         }
         // The claims straight to bytes: a proof is made for every request, so no dictionary, no
         // sorting and no intermediate strings (`oidc-bench --dpop` measures it beside a bare signature).
@@ -89,7 +89,8 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
         }
         let payload = claims.closed()
         var jws = encodedHeader
-        jws.reserveCapacity(encodedHeader.count + payload.count * 4 / 3 + 180)
+        // Room for the signature too: 86 characters for ES256, up to 683 for RSA 4096.
+        jws.reserveCapacity(encodedHeader.count + payload.count * 4 / 3 + 690)
         jws.append(UInt8(ascii: "."))
         payload.withUnsafeBufferPointer { Base64URL.append($0, to: &jws) }
         let signature = try signingKey.signature(over: jws)

@@ -40,7 +40,8 @@ public struct HTTPRequestOptions: Sendable, Equatable {
     /// Largest response body accepted; 1 MiB by default (discovery documents, JWKS and token
     /// responses are a few KiB).
     public var maximumResponseSize: Int
-    /// Whether 3xx responses are followed (at most 5 times, same scheme or http→https only).
+    /// Whether 3xx responses are followed (at most 5 times, same scheme or http→https only; never
+    /// for a request with a `DPoP` proof, which names its URL).
     /// Off by default, and never for token endpoints: a redirected POST could carry the code
     /// elsewhere.
     public var followRedirects: Bool

@@ -160,8 +160,10 @@ public final class NIOHTTPTransport: HTTPTransport {
         var redirects = 0
         while true {
             let response = try await sendOnce(current, options: options, deadline: deadline)
+            // A request with a DPoP proof is not redirected: the proof names its method and URL
+            // (RFC 9449 §4.2), so the 3xx goes back to the caller, who can prove the new URL.
             guard options.followRedirects, Self.redirectStatuses.contains(response.status),
-                ["GET", "HEAD"].contains(current.method.uppercased()),
+                ["GET", "HEAD"].contains(current.method.uppercased()), current.headers["DPoP"] == nil,
                 let location = response.headers["Location"]
             else { return response }
             let host = current.url.host ?? ""
@@ -189,8 +191,6 @@ public final class NIOHTTPTransport: HTTPTransport {
                 "following redirect",
                 metadata: ["from": .endpoint(current.url), "to": .endpoint(next), "status": .int(response.status), "redirects": .int(redirects)]
             )
-            // A DPoP proof names its method and URL (RFC 9449 §4.2): it is never sent to another one.
-            current.headers.remove("DPoP")
             if !Self.sameOrigin(current.url, next) {
                 // Credentials are for the origin they were given to.
                 current.headers.remove("Authorization")

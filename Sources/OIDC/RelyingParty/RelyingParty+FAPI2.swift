@@ -70,6 +70,15 @@ extension RelyingParty {
                 "the provider \(provider.issuer) signs ID tokens only with \(idTokenAlgorithms.map { UntrustedText.sanitized($0) }.joined(separator: ", ")) (id_token_signing_alg_values_supported); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (id_token_signed_response_alg)."
             )
         }
+        if responseMode?.isJWTSecured == true {
+            let verifiable = JARMVerifier(provider: provider, clientID: clientID).allowedAlgorithms.intersection(algorithms)
+            guard !verifiable.isEmpty else {
+                throw refuse(
+                    "Security Profile §5.4.1, cryptography",
+                    "signed authorization responses (JARM) were asked for, and the provider \(provider.issuer) signs them only with \(provider.authorizationSigningAlgorithms.isEmpty ? "RS256 (it names no authorization_signing_alg_values_supported)" : provider.authorizationSigningAlgorithms.map { UntrustedText.sanitized($0) }.joined(separator: ", ")); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (authorization_signed_response_alg), or leave responseMode unset."
+                )
+            }
+        }
         if tokenClient.authentication.method == .privateKeyJWT, tokenClient.authentication.assertionAudience != .issuer {
             throw refuse(
                 "Security Profile §5.3.2.1, client assertion audience",

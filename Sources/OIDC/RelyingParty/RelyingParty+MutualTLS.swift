@@ -10,8 +10,9 @@ extension RelyingParty {
     /// Whether the access tokens of this relying party are sender-constrained by mutual TLS (RFC 8705
     /// §3): its transport presents a client certificate, to the provider (which binds the tokens to
     /// it when it supports that, ``ProviderConfiguration/tlsClientCertificateBoundAccessTokens``) and
-    /// to the APIs its sessions call over the same transport. A FAPI 2.0 check of "sender-constrained
-    /// tokens" takes this or DPoP.
+    /// to the APIs its sessions call over the same transport. The FAPI 2.0 profile takes this as
+    /// "sender-constrained tokens" only where the provider also says it binds them
+    /// (``ProviderConfiguration/tlsClientCertificateBoundAccessTokens``), or DPoP.
     public var sendsCertificateBoundTokens: Bool { transport.presentsClientCertificate }
 
     /// Whether the client proves itself with its TLS client certificate (`tls_client_auth` or

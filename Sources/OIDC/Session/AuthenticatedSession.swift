@@ -146,8 +146,9 @@ public actor AuthenticatedSession {
     /// - Throws: ``OIDCError/Code/hostNotAllowed`` before anything is sent for a host off the
     ///   allowlist or plain http off loopback; ``OIDCError/Code/notLoggedIn`` (also for a
     ///   DPoP-bound login whose key is missing or another key: log in again);
-    ///   ``OIDCError/Code/unauthorized`` when the resource still answers 401 after the refresh, or
-    ///   keeps asking for a DPoP nonce;
+    ///   ``OIDCError/Code/unauthorized`` when the resource still answers 401 after the refresh,
+    ///   keeps asking for a DPoP nonce, or refuses the DPoP proof itself (`invalid_dpop_proof`: no
+    ///   refresh, since new tokens would be proven the same way);
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {

@@ -10,7 +10,7 @@ struct DPoPLedger: Sendable {
     var proofIDs: [String: Date] = [:]
     /// The same `jti`s in the order they were accepted (from `oldestProofID` on), so that the
     /// expired and the oldest are forgotten without a scan of them all.
-    var proofIDOrder: [String] = []
+    var proofIDOrder: [(jti: String, expiry: Date)] = []
     var oldestProofID = 0
     var received: [TestProvider.Endpoint: [TestProvider.ReceivedDPoPProof]] = [:]
 
@@ -59,7 +59,7 @@ extension ProviderState {
             throw DPoPRefusal.invalidProof("The DPoP proof's jti was used before: a proof is good for one request.")
         }
         dpop.proofIDs[jti] = expiry
-        dpop.proofIDOrder.append(jti)
+        dpop.proofIDOrder.append((jti, expiry))
         guard nonceRequired, let limit = configuration.dpop.nonces.rotateAfterUses else { return nil }
         dpop.nonceUses += 1
         guard dpop.nonceUses >= limit else { return nil }
@@ -72,10 +72,13 @@ extension ProviderState {
     /// oldest beyond ``DPoPLedger/maximumRememberedProofIDs``: amortized constant time a proof.
     private func forgetProofIDs(before now: Date) {
         while dpop.oldestProofID < dpop.proofIDOrder.count {
-            let jti = dpop.proofIDOrder[dpop.oldestProofID]
-            let full = dpop.proofIDs.count >= DPoPLedger.maximumRememberedProofIDs
-            let expired = dpop.proofIDs[jti].map { $0 <= now } ?? true
-            guard full || expired else { break }
+            let (jti, expiry) = dpop.proofIDOrder[dpop.oldestProofID]
+            // A slot whose jti was accepted again since (a later slot holds it) is only passed over.
+            guard dpop.proofIDs[jti] == expiry else {
+                dpop.oldestProofID += 1
+                continue
+            }
+            guard dpop.proofIDs.count >= DPoPLedger.maximumRememberedProofIDs || expiry <= now else { break }
             dpop.proofIDs[jti] = nil
             dpop.oldestProofID += 1
         }

@@ -64,6 +64,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             try Self.emit(stored.login, output: output, wantsIDToken: wantsIDToken, execVersion: execVersion, profile: storeOptions.profileName)
             return
         }
+        // Before a refresh spends the refresh token for a credential that would be refused anyway.
+        if output == .execCredential, !wantsIDToken { try Self.refuseBoundTokenForKubectl(stored.login.tokens, profile: storeOptions.profileName) }
         try stored.requireRefreshable(clientSecretFile: clientSecretFile)
         let transport = NIOHTTPTransport(configuration: try tls.transportConfiguration(over: stored.boundProfile), logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
@@ -112,6 +114,16 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         return Date(timeIntervalSince1970: DateRange.clamped(exp))
     }
 
+    /// kubectl sends its token as a bearer token, with no proof: a DPoP-bound access token is refused.
+    static func refuseBoundTokenForKubectl(_ tokens: TokenSet, profile: String) throws {
+        guard tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame else { return }
+        throw OIDCError(
+            .invalidArgument,
+            "The access token of profile '\(profile)' is DPoP-bound, and kubectl sends it without a DPoP proof, so the API server would refuse it; give kubectl the ID token (--token-type id), or log in without --dpop for kubectl.",
+            context: ["profile": profile, "token_type": "DPoP"]
+        )
+    }
+
     /// Prints what `output` asks for, from `login` as it is.
     static func emit(_ login: StoredLogin, output: Output, wantsIDToken: Bool, execVersion: String?, profile: String) throws {
         let tokens = login.tokens
@@ -137,14 +149,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         case .idToken:
             Console.output(idToken?.revealedValue ?? "")
         case .execCredential:
-            if idToken == nil, tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
-                // kubectl sends the token as a bearer token with no proof: a DPoP-bound one would be refused.
-                throw OIDCError(
-                    .invalidArgument,
-                    "The access token of profile '\(profile)' is DPoP-bound, and kubectl sends it without a DPoP proof, so the API server would refuse it; give kubectl the ID token (--token-type id), or log in without --dpop for kubectl.",
-                    context: ["profile": profile, "token_type": "DPoP"]
-                )
-            }
+            if idToken == nil { try refuseBoundTokenForKubectl(tokens, profile: profile) }
             let token = idToken ?? tokens.accessToken
             let expiry = idToken != nil ? idTokenExpiry(tokens) : tokens.expiresAt
             Console.output(try ExecCredential.json(version: execVersion ?? ExecCredential.v1beta1, token: token, expiresAt: expiry))

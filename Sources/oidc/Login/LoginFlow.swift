@@ -50,13 +50,14 @@ struct LoginFlow {
 
     /// The login `flow` names, or `auto` picks once the provider is known; the stored login.
     func login(transport: NIOHTTPTransport) async throws -> StoredLogin {
-        let rp = try await relyingParty(transport: transport)
         // FAPI 2.0 holds the authorization code flow: auto takes the browser, and the other flows,
-        // which the profile does not cover, are refused rather than run as if they were held to it.
+        // which the profile does not cover, are refused (before discovery) rather than run as if
+        // they were held to it.
         if profile.fapi2, flow == .device || flow == .clientCredentials {
             throw ValidationError(
                 "--fapi2 holds browser logins (the authorization code flow) to the FAPI 2.0 Security Profile; --flow \(flow.rawValue) is outside it. Use --flow browser, or leave out --fapi2 (oidc login --no-fapi2 forgets it).")
         }
+        let rp = try await relyingParty(transport: transport)
         let chosen = profile.fapi2 ? .browser : environment.resolve(flow, providerHasDeviceEndpoint: rp.provider.deviceAuthorizationEndpoint != nil)
         if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }
         switch chosen {

@@ -95,7 +95,7 @@ struct DPoPKeyTests {
         }
     }
 
-    @Test("htu is the URL's scheme, authority (without user information) and path, as written; the same as URLComponents gives with query, fragment and user removed")
+    @Test("htu is the URL's scheme, authority (without user information) and path, as written: no query, no fragment")
     func htuEdgeCases() throws {
         let cases: [(String, String)] = [
             ("https://api.example", "https://api.example"),
@@ -114,12 +114,6 @@ struct DPoPKeyTests {
         for (text, expected) in cases {
             let url = try #require(URL(string: text), "\(text)")
             #expect(try DPoPKey.target(of: url) == expected, "\(text)")
-            var parts = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
-            parts.percentEncodedQuery = nil
-            parts.fragment = nil
-            parts.user = nil
-            parts.password = nil
-            #expect(parts.string == expected, "URLComponents on \(text)")
             #expect(try Self.parts(try key.proof(method: "GET", url: url)).claims["htu"]?.stringValue == expected)
         }
         for text in ["mailto:someone@example.com", "urn:ietf:x", "https:///path", "https://user@/path", "1https://a.example/"] {

@@ -22,11 +22,13 @@ struct HTTPMessageDescriptionTests {
             headers: ["Authorization": "DPoP at-SECRET-1", "dpop": "proof.SECRET.2", "Cookie": "cookie-SECRET-3", "Accept": "application/json"],
             body: Array("grant_type=refresh_token&refresh_token=rt-SECRET-4".utf8))
         let response = HTTPResponse(
-            status: 200, headers: ["Set-Cookie": "cookie-SECRET-3", "DPoP-Nonce": "n-1"], body: Array(#"{"access_token":"at-SECRET-1"}"#.utf8))
+            status: 302, headers: ["Set-Cookie": "cookie-SECRET-3", "DPoP-Nonce": "n-1", "Location": "https://app.example/cb?code=code-SECRET-5&state=s"],
+            body: Array(#"{"access_token":"at-SECRET-1"}"#.utf8))
         for text in Self.printed(request) + Self.printed(response) + Self.printed(request.headers) {
             for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) in \(text)") }
         }
         #expect(request.description == "POST https://api.example/v1/items [Authorization: <redacted>, dpop: <redacted>, Cookie: <redacted>, Accept: application/json] (50-byte body)")
-        #expect(response.description.contains("DPoP-Nonce: n-1") && response.description.contains("HTTP 200"))
+        #expect(response.description.contains("DPoP-Nonce: n-1") && response.description.contains("HTTP 302"))
+        #expect(response.description.contains("Location: https://app.example/cb]") || response.description.contains("Location: https://app.example/cb,"), "\(response)")
     }
 }

@@ -97,17 +97,30 @@ struct FAPI2ProfileRulesTests {
         }
     }
 
-    @Test("a signed response (JARM) signed RS256 is refused under the profile before the code is exchanged; ES256 is taken")
+    @Test("signed responses (JARM) under the profile: a provider that signs them only RS256 is refused before anything is sent; one that also names ES256 but signs RS256 is refused before the code is exchanged; ES256 is taken")
     func jarmAlgorithms() async throws {
         let (configuration, client, key) = try FAPI2ProfileTests.setUp { $0.idTokenAlgorithm = .rs256 }
         try await withTestProvider(configuration) { provider in
             var rp = try await Self.fapiRelyingParty(provider, client, key)
             rp.responseMode = .jwt
-            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
-            let url = try await rp.authorizationURL(for: request)
-            let callback = try await RelyingPartyTests.callback(for: url, rp.transport)
-            let error = await #expect(throws: OIDCError.self) { try await rp.completeLogin(callback: callback, for: request) }
-            #expect(error?.code == .algorithmNotAllowed, "\(String(describing: error))")
+            #expect(rp.provider.authorizationSigningAlgorithms == ["RS256"])
+            let error = #expect(throws: OIDCError.self) { try rp.authorizationRequest(redirectURI: Self.redirectURI) }
+            Self.expectRule(error, "cryptography")
+            #expect(error?.message.contains("JARM") == true)
+            await FAPI2ProfileTests.expectNothingSent(provider)
+
+            // A provider that names ES256 too, and signs this response RS256 all the same.
+            var named = rp.provider
+            named.authorizationSigningAlgorithms = ["RS256", "ES256"]
+            var both = RelyingParty(provider: named, clientID: client.id, authentication: .privateKeyJWT(key))
+            both.securityProfile = .fapi2
+            both.dpop = .on
+            both.responseMode = .jwt
+            let request = try both.authorizationRequest(redirectURI: Self.redirectURI)
+            let url = try await both.authorizationURL(for: request)
+            let callback = try await RelyingPartyTests.callback(for: url, both.transport)
+            let refused = await #expect(throws: OIDCError.self) { try await both.completeLogin(callback: callback, for: request) }
+            #expect(refused?.code == .algorithmNotAllowed, "\(String(describing: refused))")
             #expect(await provider.requestCount(.token) == 0)
         }
         let (es256, esClient, esKey) = try FAPI2ProfileTests.setUp()
