@@ -159,7 +159,8 @@ public actor AuthenticatedSession {
         let login = try await validLogin()
         let response = try await sendAuthorized(request, with: login, attempt: 1)
         guard response.status == 401 else { return response }
-        if DPoP.isNonceChallenge(response) {
+        let dpopErrors = DPoP.resourceChallengeErrors(response)
+        if dpopErrors.contains("use_dpop_nonce") {
             // A nonce challenge without a usable nonce: the token is fine, a refresh would not help (RFC 9449 §9).
             throw OIDCError(
                 .unauthorized,
@@ -167,7 +168,7 @@ public actor AuthenticatedSession {
                 context: ["status": "401", "dpop": "use_dpop_nonce"]
             )
         }
-        if DPoP.resourceChallengeErrors(response).contains("invalid_dpop_proof") {
+        if dpopErrors.contains("invalid_dpop_proof") {
             // The proof was refused, not the token: new tokens would be proven the same way (RFC 9449 §7.1).
             throw OIDCError(
                 .unauthorized,
