@@ -73,7 +73,7 @@ struct LoopbackBinder {
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 32)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 // A refused connection is closed by the bootstrap when its set-up fails; a full
                 // listener evicts its oldest connection without a request head instead.

@@ -43,7 +43,7 @@ actor HTTPServer {
             server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 64)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let sslContext, requestsClientCertificates {

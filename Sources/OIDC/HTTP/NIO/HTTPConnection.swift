@@ -52,7 +52,7 @@ final class HTTPConnection: Sendable {
         do {
             channel = try await ClientBootstrap(group: eventLoop)
                 .connectTimeout(remaining)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let handler = HTTPConnectionHandler(
