@@ -16,6 +16,9 @@ if ! command -v dpkg >/dev/null 2>&1; then
     exit 0
 fi
 
+# As an ordinary user, SwiftPM must be able to read a local package mirror that root owns.
+"$(dirname "$0")/trust-package-mirror.sh"
+
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

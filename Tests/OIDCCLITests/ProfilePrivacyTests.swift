@@ -39,13 +39,20 @@ struct ProfilePrivacyTests {
                 Self.expectRefused(try await sandbox.run(["logout", "--profile", "work"]), directory, "logout")
             }
             try Self.chmod(directory, 0o700)
-            if getuid() == 0 {
-                // A directory of another user, private or not: theirs to swap the files in.
-                #expect(chown(directory, 65534, 65534) == 0)
-                let foreign = try await sandbox.run(["token", "--profile", "work"])
+            if OtherUser.available, let other = OtherUser.ids {
+                // A profiles directory of another user (made by that user), private or not: theirs to
+                // swap the files in.
+                let theirs = try await OtherUser.makeDirectory(directories: ["oidc/profiles"])
+                let foreign = try await sandbox.run(["token", "--profile", "work"], extra: ["XDG_CONFIG_HOME": theirs])
+                try await OtherUser.remove(theirs)
                 #expect(foreign.status == 7, "\(foreign.stderr)")
-                #expect(foreign.stderr.contains("The profiles directory \(directory) belongs to user id 65534"), "\(foreign.stderr)")
-                #expect(chown(directory, 0, 0) == 0)
+                #expect(foreign.stderr.contains("The profiles directory \(theirs)/oidc/profiles belongs to user id \(other.uid)"), "\(foreign.stderr)")
+                // And a token store directory of theirs, which this user cannot even open.
+                let store = try await OtherUser.makeDirectory(directories: ["oidc"])
+                let foreignStore = try await sandbox.run(["token", "--profile", "work"], extra: ["XDG_STATE_HOME": store])
+                try await OtherUser.remove(store)
+                #expect(foreignStore.status == 7, "\(foreignStore.stderr)")
+                #expect(foreignStore.stderr.contains("The token store directory \(store)/oidc belongs to user id \(other.uid)"), "\(foreignStore.stderr)")
             }
             #expect(await provider.grantCount("refresh_token") == 0)
             #expect(await provider.requestCount(.revocation) == 0)

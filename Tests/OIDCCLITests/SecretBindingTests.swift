@@ -111,13 +111,14 @@ struct SecretBindingTests {
             let linked = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", link])
             #expect(linked.status == 2, "\(linked.stderr)")
             #expect(linked.stderr.contains("symbolic link"), "\(linked.stderr)")
-            if getuid() == 0 {
-                // Planted by another user (what a shared directory allows): refused whatever its mode.
-                let planted = Self.secretFile(sandbox, "planted", "attacker-chosen")
-                #expect(chown(planted, 65534, 65534) == 0)
-                let foreign = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", planted])
+            if OtherUser.available, let other = OtherUser.ids {
+                // Planted by another user (what a shared directory allows), made by that user, readable
+                // by us: refused for being theirs.
+                let theirs = try await OtherUser.makeDirectory(files: ["planted": "attacker-chosen"])
+                let foreign = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", theirs + "/planted"])
+                try await OtherUser.remove(theirs)
                 #expect(foreign.status == 2, "\(foreign.stderr)")
-                #expect(foreign.stderr.contains("belongs to user id 65534"), "\(foreign.stderr)")
+                #expect(foreign.stderr.contains("belongs to user id \(other.uid)"), "\(foreign.stderr)")
             }
             let badLogin = try await sandbox.run(["login", "--profile", "c", "--client-secret-file", link])
             #expect(badLogin.status == 2, "\(badLogin.stderr)")

@@ -58,7 +58,7 @@ extension FileKeychain {
 
     /// Opens and checks the directory; `nil` when it does not exist.
     func openDirectory() throws(OIDCError) -> StoreDirectory? {
-        guard let directory = try StoreDirectory.open(directoryPath) else {
+        guard let directory = try StoreDirectory.open(directoryPath, "token store directory") else {
             // Gone while this task holds a lock in it: moved away, not "no login".
             if Self.lockedDirectories[directoryPath] != nil { throw replacedWhileLocked() }
             return nil
@@ -77,7 +77,7 @@ extension FileKeychain {
     func createDirectory() throws(OIDCError) -> StoreDirectory {
         // Under a lock the directory exists: one that vanished is not created again.
         if Self.lockedDirectories[directoryPath] != nil, let directory = try openDirectory() { return directory }
-        return try checked(StoreDirectory.create(directoryPath))
+        return try checked(StoreDirectory.create(directoryPath, "token store directory"))
     }
 
     /// `directory`, once it is private to this user and is the one any lock this task holds is in.

@@ -24,7 +24,7 @@ package enum PrivateFile {
     /// - Parameter description: what the directory is, for the message ("profiles directory").
     /// - Throws: ``OIDCError/Code/storageFailure`` naming the path and what to do (`chmod 700`).
     package static func write(_ bytes: [UInt8], named name: String, inPrivate directory: String, description: String) throws(OIDCError) {
-        let opened = try StoreDirectory.create(directory)
+        let opened = try StoreDirectory.create(directory, description)
         try opened.requirePrivate(description)
         try opened.replace(name, with: bytes)
     }
@@ -36,7 +36,7 @@ package enum PrivateFile {
     /// - Throws: ``OIDCError/Code/storageFailure`` when the directory is not the user's or others
     ///   may enter it, and as ``read(_:limit:)``.
     package static func read(_ name: String, inPrivate directory: String, description: String, limit: Int) throws(OIDCError) -> [UInt8]? {
-        guard let opened = try StoreDirectory.open(directory) else { return nil }
+        guard let opened = try StoreDirectory.open(directory, description) else { return nil }
         try opened.requirePrivate(description)
         let path = opened.path(name)
         guard let fd = try opened.openFileIfPresent(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, "reading") else {
@@ -50,7 +50,7 @@ package enum PrivateFile {
     ///
     /// - Throws: ``OIDCError/Code/storageFailure`` when the directory is refused or cannot be listed.
     package static func names(inPrivate directory: String, description: String, limit: Int = 10_000) throws(OIDCError) -> [String] {
-        guard let opened = try StoreDirectory.open(directory) else { return [] }
+        guard let opened = try StoreDirectory.open(directory, description) else { return [] }
         try opened.requirePrivate(description)
         return try opened.entries(limit: limit)
     }

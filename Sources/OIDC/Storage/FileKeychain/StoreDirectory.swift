@@ -32,11 +32,17 @@ final class StoreDirectory {
     /// Opens the directory at `path`, or returns `nil` when there is none. The path may go through
     /// symbolic links (a home directory often does); the directory itself is what gets checked.
     ///
-    /// - Throws: ``OIDCError/Code/storageFailure`` when something else is at `path` or it cannot be opened.
-    static func open(_ path: String) throws(OIDCError) -> StoreDirectory? {
+    /// - Throws: ``OIDCError/Code/storageFailure`` when something else is at `path` or it cannot be
+    ///   opened; a directory of another user that this user may not open is refused for being
+    ///   theirs (what ``requirePrivate(_:)`` says once it is open), not with the bare `EACCES`.
+    static func open(_ path: String, _ description: String = "directory") throws(OIDCError) -> StoreDirectory? {
         let (fd, error) = KeychainIO.retrying { KeychainIO.systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY, 0) }
         guard fd >= 0 else {
             if error == ENOENT { return nil }
+            var info = stat()
+            if error == EACCES, stat(path, &info) == 0, info.st_uid != KeychainIO.userID {
+                throw Self.notYours(path, description, owner: info.st_uid)
+            }
             if error == ENOTDIR {
                 throw OIDCError(
                     .storageFailure, "\(path) exists but is not a directory: move it away or choose another directory.",
@@ -54,22 +60,17 @@ final class StoreDirectory {
     }
 
     /// Opens the directory at `path`, creating it and its missing parents (0700) first when needed.
-    static func create(_ path: String) throws(OIDCError) -> StoreDirectory {
-        if let directory = try open(path) { return directory }
+    static func create(_ path: String, _ description: String = "directory") throws(OIDCError) -> StoreDirectory {
+        if let directory = try open(path, description) { return directory }
         try KeychainIO.makeDirectories(path)
-        guard let directory = try open(path) else { throw KeychainIO.failure(ENOENT, "opening the directory", path) }
+        guard let directory = try open(path, description) else { throw KeychainIO.failure(ENOENT, "opening the directory", path) }
         return directory
     }
 
     /// Refuses a directory that is not the effective user's, or that other users may enter.
     func requirePrivate(_ description: String) throws(OIDCError) {
         let context = ["path": path]
-        guard info.st_uid == KeychainIO.userID else {
-            throw OIDCError(
-                .storageFailure,
-                "The \(description) \(path) belongs to user id \(info.st_uid), not to you (\(KeychainIO.userID)): use your own directory.",
-                context: context)
-        }
+        guard info.st_uid == KeychainIO.userID else { throw Self.notYours(path, description, owner: info.st_uid) }
         let mode = KeychainIO.permissions(info)
         guard mode & 0o077 == 0 else {
             throw OIDCError(
@@ -77,6 +78,13 @@ final class StoreDirectory {
                 "The \(description) \(path) is open to other users (mode \(String(mode, radix: 8))): run `chmod 700 \(path)` or choose another directory.",
                 context: context)
         }
+    }
+
+    /// The refusal of a directory that belongs to another user.
+    private static func notYours(_ path: String, _ description: String, owner: uid_t) -> OIDCError {
+        OIDCError(
+            .storageFailure, "The \(description) \(path) belongs to user id \(owner), not to you (\(KeychainIO.userID)): use your own directory.",
+            context: ["path": path])
     }
 
     /// Whether `path` still names this directory.
