@@ -55,9 +55,18 @@ struct ProviderAndMintCommandTests {
         let port = try #require(URL(string: issuer)?.port)
         let busy = try await OIDCBinary.run(["provider", "--port", "\(port)"])
         #expect(busy.status == 2)
-        #expect(busy.stderr.contains("in use"))
+        #expect(busy.stderr.contains("127.0.0.1:\(port) is in use by another program"), "\(busy.stderr)")
         process.signal(SIGTERM)
         #expect(await process.exitStatus() == 0)
+    }
+
+    /// As an ordinary user (the suite's user), a port below 1024 was "Permission denied (errno: 13); is
+    /// the port in use?". Root may bind it, so the test is for everyone else.
+    @Test("a privileged port is said to be one, with what to do", .enabled(if: getuid() != 0, "root may bind a port below 1024"))
+    func privilegedPort() async throws {
+        let refused = try await OIDCBinary.run(["provider", "--port", "1"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("127.0.0.1:1 may not be bound by this user") && refused.stderr.contains("ports below 1024 are privileged"), "\(refused.stderr)")
     }
 
     @Test("provider usage errors name the flag", arguments: [

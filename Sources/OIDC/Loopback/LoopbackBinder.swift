@@ -43,7 +43,7 @@ struct LoopbackBinder {
                     bound.append(Endpoint(validatedHost: endpoint.host, port: port))
                 } catch {
                     for server in servers { try? await server.close() }
-                    let taken = Self.errno(of: error) == EADDRINUSE
+                    let taken = (error as? IOError)?.errnoCode == EADDRINUSE
                     if taken, sharesPort, endpoints[0].port == 0 {
                         guard attempt < Self.maximumAttempts else {
                             throw OIDCError(
@@ -100,38 +100,6 @@ struct LoopbackBinder {
             .get()
     }
 
-    private static func errno(of error: any Error) -> Int32? {
-        (error as? IOError)?.errnoCode
-    }
-
     /// `portInUse` for a taken port; `invalidArgument` naming the endpoint and the system's reason otherwise.
-    static func bindError(_ error: any Error, endpoint: Endpoint) -> OIDCError {
-        let context = ["endpoint": endpoint.description]
-        guard let code = errno(of: error) else {
-            return OIDCError(.invalidArgument, "\(endpoint) could not be bound (\(error)).", context: context)
-        }
-        let reason = String(cString: strerror(code))
-        switch code {
-        case EADDRINUSE:
-            return OIDCError(
-                .portInUse,
-                "\(endpoint) is in use by another program; choose another port or stop the program that holds it.",
-                context: context
-            )
-        case EADDRNOTAVAIL, EAFNOSUPPORT:
-            return OIDCError(
-                .invalidArgument,
-                "\(endpoint) cannot be bound on this machine (\(reason)); listen on another loopback address, such as 127.0.0.1.",
-                context: context
-            )
-        case EACCES, EPERM:
-            return OIDCError(
-                .invalidArgument,
-                "\(endpoint) may not be bound by this user (\(reason)); ports below 1024 are privileged, so use a higher one or 0.",
-                context: context
-            )
-        default:
-            return OIDCError(.invalidArgument, "\(endpoint) could not be bound (\(reason)).", context: context)
-        }
-    }
+    static func bindError(_ error: any Error, endpoint: Endpoint) -> OIDCError { BindFailure.error(error, endpoint: endpoint.description) }
 }

@@ -3,6 +3,7 @@ internal import NIOHTTP1
 internal import NIOPosix
 internal import NIOSSL
 internal import struct OIDC.OIDCError
+internal import enum OIDC.BindFailure
 
 /// The NIO plumbing of the test provider, and nothing else: binds a loopback address, turns each
 /// HTTP/1.1 request into a ``ProviderRequest``, hands it to the handler and writes the
@@ -60,7 +61,8 @@ actor HTTPServer {
                 }
         } catch {
             try? await group.shutdownGracefully()
-            throw error
+            // A privileged or taken port is said as such (not a bare errno), as the loopback listener says it.
+            throw BindFailure.error(error, endpoint: "\(host):\(port)")
         }
         guard let boundPort = server.channel.localAddress?.port else {
             try? await server.channel.close()

@@ -106,10 +106,10 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
             )
         }
         let provider: TestProvider
-        do { provider = try await TestProvider.start(configuration) } catch {
-            throw OIDCError(
-                .invalidArgument, "The test provider could not listen on \(host):\(port) (\(error)); is the port in use?"
-            )
+        do { provider = try await TestProvider.start(configuration) } catch let error as OIDCError {
+            throw OIDCError(.invalidArgument, "The test provider could not listen: \(error.message)", context: error.context)
+        } catch {
+            throw OIDCError(.invalidArgument, "The test provider could not listen on \(host):\(port) (\(error)).")
         }
         Console.output(provider.issuer)
         Console.error("oidc: test provider listening at \(provider.issuer); clients: \(configuration.clients.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
