@@ -7,20 +7,27 @@ import Glibc
 import Darwin
 #endif
 
-/// Holds SIGINT, SIGTERM and SIGHUP back while a refresh saves its new tokens (the library's
-/// `RefreshCommit`: from the provider's answer, which spends the old refresh token, to the durable
-/// save of its replacement). A signal outside that span ends the process at once, as the signal's
-/// default action does; one inside it ends the process as soon as the save is done. Ctrl-C in a
-/// terminal, `timeout`, a CI job's limit or kubectl's cancelled context then never leave the spent
-/// refresh token in the store. SIGKILL cannot be held back; it needs the milliseconds of the save.
+/// Holds SIGINT, SIGTERM and SIGHUP back while a refresh may leave the store behind the provider (the
+/// library's `RefreshCommit`): from the moment the refresh is sent (the provider may spend the old
+/// refresh token and rotate it before its answer arrives) to the durable save of its replacement.
+/// A signal outside that span ends the process at once, as the signal's default action does. One
+/// while the answer is on its way waits for it at most `RefreshCommit.sendingBound` (5 s), then ends
+/// the process (an answer may never come); one once the answer has come waits for the save. Ctrl-C
+/// in a terminal, `timeout`, a CI job's limit or kubectl's cancelled context then leave the spent
+/// refresh token in the store only when the answer takes longer than the bound to arrive, as a lost
+/// answer would. SIGKILL cannot be held back; it needs the milliseconds of the save.
 final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
     static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private static let shared = SignalShield()
 
     private let lock = NSLock()
+    /// Open commits without a bound (the answer has come; the save is under way).
     private var depth = 0
+    /// Open commits with a bound (a refresh sent, its answer not yet read).
+    private var bounded = 0
     private var held: Int32?
+    private let queue = DispatchQueue(label: "oidc.signals")
     /// The signal sources, once installed (kept alive for the process's life).
     private var sources: [any DispatchSourceSignal] = []
 
@@ -30,7 +37,6 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
     private func installOnce() {
         lock.withLock {
             guard sources.isEmpty else { return }
-            let queue = DispatchQueue(label: "oidc.signals")
             for number in Self.signals {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -42,31 +48,39 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
         RefreshCommit.install(self)
     }
 
-    func enter() {
-        lock.withLock { depth += 1 }
+    func enter(holdingAtMost bound: Duration?) {
+        lock.withLock {
+            if bound == nil { depth += 1 } else { bounded += 1 }
+        }
         #if DEBUG
         // Debug builds only, for the test that a signal during the save is held: a save this much slower.
-        if let milliseconds = ProcessInfo.processInfo.environment["OIDC_TEST_SLOW_SAVE_MS"].flatMap(UInt32.init) {
+        if bound == nil, let milliseconds = ProcessInfo.processInfo.environment["OIDC_TEST_SLOW_SAVE_MS"].flatMap(UInt32.init) {
             usleep(min(milliseconds, 10_000) * 1000)
         }
         #endif
     }
 
-    func leave() {
+    func leave(holdingAtMost bound: Duration?) {
         let pending = lock.withLock { () -> Int32? in
-            depth -= 1
-            return depth == 0 ? held : nil
+            if bound == nil { depth -= 1 } else { bounded -= 1 }
+            return depth == 0 && bounded == 0 ? held : nil
         }
         if let pending { Self.terminate(pending) }
     }
 
     private func received(_ number: Int32) {
         let now = lock.withLock { () -> Bool in
-            guard depth > 0 else { return true }
+            guard depth > 0 || bounded > 0 else { return true }
             held = held ?? number
             return false
         }
         if now { Self.terminate(number) }
+        // Held while an answer is on its way: for the bound at most, unless the save has begun by then.
+        let (seconds, attoseconds) = RefreshCommit.sendingBound.components
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) { [self] in
+            let expired = lock.withLock { depth == 0 ? held : nil }
+            if let expired { Self.terminate(expired) }
+        }
     }
 
     /// Ends the process by `number`, as its default action would (the exit status a shell or a

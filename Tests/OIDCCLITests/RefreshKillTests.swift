@@ -103,6 +103,52 @@ struct RefreshKillTests {
     }
 }
 
+/// Security review 4, I4: the hold starts when the refresh is sent, since the provider may rotate
+/// the token before its answer arrives; it lets a signal through after a short bound.
+@Suite("A refresh signalled while the provider's answer is on its way", .timeLimit(.minutes(2)))
+struct RefreshSendHoldTests {
+    /// Starts `oidc token --force-refresh` on a login of `provider` whose next token answer is held
+    /// back `delay`, sends SIGTERM once the provider has the refresh request, and returns the
+    /// result, the time from the signal to the end, and the stored and original refresh tokens.
+    static func signalled(_ provider: TestProvider, delay: Duration) async throws -> (CommandResult, Duration, stored: Secret?, original: Secret?) {
+        let store = TokenCommandTests.temporaryStore()
+        let keychain = try FileKeychain(directory: URL(fileURLWithPath: store))
+        let key = TokenStoreKey(service: "oidc", account: "work")
+        let tokens = try await provider.issueTokens()
+        try await keychain.inject(
+            tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user", provider: provider.providerConfiguration, key: key)
+        await provider.failNextTokenRequests(1, with: .delay(delay))
+        let pid = ProcessID()
+        async let run = OIDCBinary.run(
+            ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60), started: { pid.set($0.pid) })
+        // The provider has the refresh request and holds its answer back.
+        for _ in 0..<400 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(25)) }
+        let started = ContinuousClock.now
+        kill(try #require(pid.get()), SIGTERM)
+        let result = try await run
+        return (result, ContinuousClock.now - started, try keychain.load(key)?.tokens.refreshToken, tokens.refreshToken)
+    }
+
+    @Test("SIGTERM after the refresh was sent waits for the answer (3 s) and its save: then the process ends by SIGTERM, the rotated token kept")
+    func heldUntilTheAnswer() async throws {
+        try await withTestProvider { provider in
+            let (result, elapsed, stored, original) = try await Self.signalled(provider, delay: .seconds(3))
+            #expect(result.status == SIGTERM, "\(result.stderr)")
+            #expect(elapsed >= .seconds(1), "the signal was not held while the answer was on its way")
+            #expect(stored != original, "the rotated refresh token was lost")
+        }
+    }
+
+    @Test("an answer that does not come holds SIGTERM back for 5 s at most")
+    func boundedHold() async throws {
+        try await withTestProvider { provider in
+            let (result, elapsed, _, _) = try await Self.signalled(provider, delay: .seconds(15))
+            #expect(result.status == SIGTERM, "\(result.stderr)")
+            #expect(elapsed >= .seconds(4) && elapsed < .seconds(12), "\(elapsed)")
+        }
+    }
+}
+
 /// The process id of a command started on another thread.
 final class ProcessID: @unchecked Sendable {
     private let lock = NSLock()

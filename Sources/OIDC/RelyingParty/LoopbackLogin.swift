@@ -118,17 +118,18 @@ extension LoopbackLogin {
     /// While nobody has opened the start URL, makes the authorization URL again shortly before it
     /// stops working (a pushed request's URI expires, or a request object by value; a quarter of its
     /// lifetime before, at most 10 s) and points the start URL at the new one: a user who opens the
-    /// link late still gets a usable one. Ends once the start URL has been opened, at cancellation,
-    /// or when making it fails (the link then stays as it was).
+    /// link late still gets a usable one. Renewals are at least ``minimumRenewalDelay`` (10 s) apart:
+    /// a URL that lives less than that is renewed 10 s after it was made, having expired meanwhile
+    /// (security review 4, I2: a 1 s lifetime made a push every 0.75 s). Ends once the start URL
+    /// has been opened, at cancellation, or when making it fails (the link then stays as it was).
+    /// `sleep` waits (tests pass one that records the delay).
     static func renewAuthorizationURL(
         _ request: AuthorizationRequest, expiresAt first: Date, listener: LoopbackRedirectListener, _ relyingParty: RelyingParty,
-        logger: Logger?
+        logger: Logger?, sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) async {
         var expiresAt = first
         while !Task.isCancelled {
-            let left = expiresAt.timeIntervalSinceNow
-            let margin = min(10, max(left, 0) / 4)
-            do { try await Task.sleep(for: .seconds(max(left - margin, 0.5))) } catch { return }
+            do { try await sleep(renewalDelay(secondsLeft: expiresAt.timeIntervalSinceNow)) } catch { return }
             do throws(OIDCError) {
                 let renewed = try await relyingParty.authorizationTarget(for: request)
                 guard try listener.replaceRedirect(for: request, with: renewed.url), let next = renewed.expiresAt else { return }
@@ -140,6 +141,22 @@ extension LoopbackLogin {
                 return
             }
         }
+    }
+}
+
+extension LoopbackLogin {
+    /// The least time between two renewals of the authorization URL: 10 s. A provider whose request
+    /// URIs live a second is then pushed to at most every 10 s while the login waits (not every
+    /// 0.75 s), and its link may be expired for a while before each renewal.
+    static let minimumRenewalDelay = Duration.seconds(10)
+
+    /// How long to wait before renewing a URL that expires in `left` seconds: until a quarter of its
+    /// lifetime (at most 10 s) before it expires, and never less than ``minimumRenewalDelay``.
+    static func renewalDelay(secondsLeft left: Double) -> Duration {
+        let margin = min(10, max(left, 0) / 4)
+        let delay = left - margin
+        guard delay.isFinite, delay > minimumRenewalDelay.timeInterval else { return minimumRenewalDelay }
+        return .milliseconds(Int64(min(delay, 1e9) * 1000))
     }
 }
 

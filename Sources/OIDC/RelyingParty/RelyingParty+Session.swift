@@ -26,13 +26,18 @@ extension RelyingParty {
 
     /// A session over the login kept in `store` under `key`: it refreshes at this relying party's
     /// token endpoint, with its client authentication, and verifies the ID tokens refreshes bring
-    /// with ``keys`` (unless `options` names other keys). Nothing is read before the first use.
+    /// with ``keys`` (unless `options` names other keys), under ``securityProfile`` as at login
+    /// (``SecurityProfile/fapi2``: PS256, ES256 or EdDSA only). Nothing is read before the first use.
     public func session(
         store: some TokenStore, key: TokenStoreKey, allowlist: HostAllowlist,
         options: AuthenticatedSession.Options = AuthenticatedSession.Options()
     ) -> AuthenticatedSession {
         var options = options
         if options.refreshedIDTokenKeys == nil { options.refreshedIDTokenKeys = keys }
+        if securityProfile == .fapi2 {
+            // FAPI 2.0 §5.4.1 holds every ID token, the refreshed ones too.
+            options.refreshedIDTokenAlgorithms = (options.refreshedIDTokenAlgorithms ?? JWSAlgorithm.asymmetric).intersection(Self.fapi2Algorithms)
+        }
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(tokenClient), transport: transport, allowlist: allowlist, options: options,
             now: tokenClient.now, logger: logger

@@ -164,7 +164,10 @@ extension AuthenticatedSession {
         let answer: TokenSet
         logger.debug("refreshing tokens", metadata: lineMetadata(["grant_type": "refresh_token", "reason": .string(reason)]))
         let started = ContinuousClock.now
+        // From the send: the provider may rotate the refresh token before its answer arrives.
+        let sending = RefreshCommit.open(holdingAtMost: RefreshCommit.sendingBound)
         do { answer = try await client.refresh(refreshToken) } catch {
+            sending.close()
             if error.code == .providerError, let oauth = error.providerError, Self.rejectingErrors.contains(oauth.error), generation == startedIn {
                 logger.notice("refresh rejected by the provider; logging out", metadata: lineMetadata(.failure(error)))
                 let reason = LogoutReason.refreshRejected(error.providerError)
@@ -182,7 +185,10 @@ extension AuthenticatedSession {
             if mark != nil { await removeMark(from: stored) }
             throw error
         }
-        guard generation == startedIn else { throw Self.loggedOutMeanwhile }
+        guard generation == startedIn else {
+            sending.close()
+            throw Self.loggedOutMeanwhile
+        }
         // The old refresh token is spent: its replacement is saved first, durably, with the login's
         // ID token, and only then is a new ID token verified (which may fetch the provider's keys,
         // up to the transport's timeout) and saved in its turn. A process killed meanwhile keeps
@@ -193,6 +199,7 @@ extension AuthenticatedSession {
         withoutIDToken.idToken = nil
         refreshed.tokens = stored.tokens.refreshed(with: withoutIDToken)
         let commit = RefreshCommit.open()
+        sending.close()
         await keep(refreshed, replacing: refreshToken)
         commit.close()
         if newIDToken != nil, let verified = await checkedIDToken(in: answer, for: stored, client: client).idToken {

@@ -30,18 +30,24 @@ extension AuthenticatedSession {
         /// `auth_time`). Without keys a refreshed ID token is never stored: the one verified at
         /// login is kept. ``RelyingParty/session(store:key:allowlist:options:)`` sets its own.
         public var refreshedIDTokenKeys: JWKSCache?
+        /// The signature algorithms a refreshed ID token may use; ``IDTokenVerifier``'s default (the
+        /// asymmetric ones) when `nil`. ``RelyingParty/session(store:key:allowlist:options:)`` of a
+        /// relying party whose ``RelyingParty/securityProfile`` is ``SecurityProfile/fapi2`` narrows
+        /// it to PS256, ES256 and EdDSA (FAPI 2.0 §5.4.1), as at login.
+        public var refreshedIDTokenAlgorithms: Set<JWSAlgorithm>?
 
         /// Options with the given values; every one has a default.
         public init(
             refreshMargin: Duration = .seconds(60), requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
             temporarilyUnavailableDelay: Duration = .seconds(60), inFlightRefreshWait: Duration = .seconds(10),
-            refreshedIDTokenKeys: JWKSCache? = nil
+            refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil
         ) {
             self.refreshMargin = refreshMargin
             self.requestOptions = requestOptions
             self.temporarilyUnavailableDelay = temporarilyUnavailableDelay
             self.inFlightRefreshWait = inFlightRefreshWait
             self.refreshedIDTokenKeys = refreshedIDTokenKeys
+            self.refreshedIDTokenAlgorithms = refreshedIDTokenAlgorithms
         }
 
         /// These options with every duration brought into its documented range: a negative one

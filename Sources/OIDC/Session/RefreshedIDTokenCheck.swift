@@ -2,7 +2,8 @@ import Foundation
 internal import Logging
 
 /// The rules a refreshed ID token must pass to replace the one verified at login (OIDC Core §12.2):
-/// a valid signature by the provider's keys, the same issuer and subject, this client, the new
+/// a valid signature by the provider's keys with an allowed algorithm (the session's
+/// ``AuthenticatedSession/Options/refreshedIDTokenAlgorithms``: FAPI 2.0's under that profile), the same issuer and subject, this client, the new
 /// access token's `at_hash`, and the original `auth_time`. Its nonce is not checked (providers
 /// repeat the original one or send none).
 struct RefreshedIDTokenCheck {
@@ -12,6 +13,8 @@ struct RefreshedIDTokenCheck {
     let issuerMatching: IssuerMatching
     /// The provider's keys.
     let keys: JWKSCache
+    /// The signature algorithms allowed; the verifier's default when `nil`.
+    var algorithms: Set<JWSAlgorithm>? = nil
 
     /// The verified token, or the rule it broke.
     func verify(_ idToken: Secret, accessToken: Secret, now: Date) async throws(OIDCError) -> IDToken {
@@ -24,6 +27,7 @@ struct RefreshedIDTokenCheck {
         var verifier = IDTokenVerifier(issuer: login.issuer, clientID: login.clientID, nonce: .notChecked)
         verifier.issuerMatching = issuerMatching
         verifier.accessToken = accessToken
+        if let algorithms { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(algorithms) }
         let verified = try await verifier.verify(idToken.revealedValue, keys: keys, now: now)
         if verified.claims.subject != subject {
             throw OIDCError(.invalidClaim, "The refreshed ID token is about another user (sub differs).", context: ["claim": "sub"])
@@ -47,7 +51,8 @@ extension AuthenticatedSession {
         var answer = answer
         answer.idToken = nil
         guard let keys = options.refreshedIDTokenKeys else { return answer }
-        let check = RefreshedIDTokenCheck(login: login, issuerMatching: client.provider.issuerMatching, keys: keys)
+        let check = RefreshedIDTokenCheck(
+            login: login, issuerMatching: client.provider.issuerMatching, keys: keys, algorithms: options.refreshedIDTokenAlgorithms)
         do {
             _ = try await check.verify(idToken, accessToken: answer.accessToken, now: now())
             answer.idToken = idToken

@@ -8,7 +8,11 @@ extension TokenSet {
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` when the body is not a JSON object with a
     ///   string `access_token` and `token_type`, when `token_type` is neither `Bearer` nor `DPoP`
-    ///   (RFC 9449), or when a member has the wrong type.
+    ///   (RFC 9449), when a member has the wrong type, or when `access_token`, `refresh_token` or
+    ///   `id_token` holds a character outside RFC 6749's VSCHAR (Appendix A.12, A.17: printable
+    ///   ASCII, 0x20–0x7E). Such a token could not be sent in a header anyway, and printed it could
+    ///   drive the terminal (escape sequences); the error names the member and the character's
+    ///   code, never the token.
     public init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date) throws(OIDCError) {
         try self.init(tokenResponse: body, requestedScopes: requestedScopes, receivedAt: receivedAt, acceptedTypes: ["Bearer", "DPoP"])
     }
@@ -28,7 +32,19 @@ extension TokenSet {
             default: throw OIDCError(.malformedResponse, "The token response's '\(name)' must be a string.")
             }
         }
-        guard let access = try string("access_token"), !access.isEmpty else {
+        /// A token member: `1*VSCHAR` (RFC 6749 Appendix A.12, A.17), else refused without its value.
+        func token(_ name: String) throws(OIDCError) -> String? {
+            guard let text = try string(name) else { return nil }
+            if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value > 0x7E }) {
+                throw OIDCError(
+                    .malformedResponse,
+                    "The token response's \(name) holds a character outside RFC 6749's VSCHAR (U+\(String(format: "%04X", bad.value)); only printable ASCII is allowed, Appendix A): the provider's answer is refused.",
+                    context: ["parameter": name]
+                )
+            }
+            return text
+        }
+        guard let access = try token("access_token"), !access.isEmpty else {
             throw OIDCError(.malformedResponse, "The token response has no access_token.")
         }
         guard let type = try string("token_type") else {
@@ -54,8 +70,8 @@ extension TokenSet {
         }
         let scope = try string("scope")
         self.init(
-            accessToken: Secret(access), tokenType: accepted, refreshToken: try string("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
-            idToken: try string("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }, expiresAt: expiresAt,
+            accessToken: Secret(access), tokenType: accepted, refreshToken: try token("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
+            idToken: try token("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }, expiresAt: expiresAt,
             scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes, receivedAt: receivedAt
         )
     }

@@ -29,11 +29,13 @@ extension BrowserLauncher {
 /// An http(s) URL never goes on the browser's command line, where other local users can read it
 /// (`/proc/PID/cmdline`) and, with a loopback login's start URL, open it before the user's browser
 /// does. The command gets the `file://` URL of a private page instead: `login.html`, mode 0600, in a
-/// fresh directory of mode 0700 under `$XDG_RUNTIME_DIR` (else `$TMPDIR`, else `/tmp`), which
-/// redirects to the URL (`<meta http-equiv="refresh">` and a plain link; no script). The page is
-/// removed by ``loginEnded(_:)``, which ``LoopbackLogin`` calls when the login ends. ``handoff``
-/// `= .url` (or `OIDC_BROWSER_HANDOFF=url` in the environment) gives the command the URL itself, for a
-/// browser that cannot open local files: a sandboxed one (a snap or flatpak browser does not see the
+/// fresh directory of mode 0700 under `$XDG_RUNTIME_DIR` (else `$TMPDIR`, else `/tmp`: the first
+/// in which only this user and root can rename entries, and in none of the directories above it
+/// either; with none, ``open(_:)`` refuses and says what to set), which redirects to the URL
+/// (`<meta http-equiv="refresh">` and a plain link; no script). The page is removed by
+/// ``loginEnded(_:)``, which ``LoopbackLogin`` calls when the login ends. ``handoff`` `= .url` (or
+/// `OIDC_BROWSER_HANDOFF=url` in the environment) gives the command the URL itself, for a browser
+/// that cannot open local files: a sandboxed one (a snap or flatpak browser does not see the
 /// host's `/tmp` or `/run/user`), or a `$BROWSER` helper that forwards URLs to another machine (an
 /// editor's remote session).
 ///
@@ -118,7 +120,9 @@ public struct SystemBrowser: BrowserLauncher {
     /// by default the command gets a private page's `file://` URL, kept until ``loginEnded(_:)``.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when no candidate could be started, naming each
-    ///   program and why (never the URL), or when the private page cannot be written;
+    ///   program and why (never the URL), or when the private page cannot be written (no parent
+    ///   directory is private enough: the message says to set `XDG_RUNTIME_DIR` or `TMPDIR` to a
+    ///   private directory, or `OIDC_BROWSER_HANDOFF=url`);
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled. The page is removed on every failure.
     public func open(_ url: URL) async throws(OIDCError) {
         let isWeb = ["http", "https"].contains(url.scheme?.lowercased() ?? "")

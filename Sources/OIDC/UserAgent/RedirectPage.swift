@@ -10,77 +10,89 @@ internal import Darwin
 
 /// A private local page that sends the browser on to a URL, so that the URL itself is on no
 /// command line: `login.html`, mode 0600, in a fresh directory of mode 0700
-/// (`oidc-login-XXXXXXXX`) under the user's runtime directory (`$XDG_RUNTIME_DIR`, when it is the
-/// user's own and private) or else the temporary one (`$TMPDIR`, else `/tmp`).
+/// (`oidc-login-XXXXXXXX`) under a parent directory in which only this user and root can rename
+/// entries (``PageDirectory``): the user's runtime directory (`$XDG_RUNTIME_DIR`), else the
+/// temporary one (`$TMPDIR`, else `/tmp`), when it passes.
 ///
 /// The browser gets the page's `file://` URL. Other local users can see that path on the browser's
-/// command line (`/proc/PID/cmdline`), but can neither list the directory nor read the page. The page
-/// redirects with `<meta http-equiv="refresh">` and shows a plain link as well; it runs no script.
-/// Jupyter opens its token URL the same way.
-struct RedirectPage: Sendable {
+/// command line (`/proc/PID/cmdline`), but can neither list the directory nor read the page, nor
+/// (the parent being strict) move the directory aside and put a page of their own at its name. The
+/// page is written and removed through the directory's descriptor, and the directory is removed
+/// only while its name is still that directory. The page redirects with
+/// `<meta http-equiv="refresh">` and shows a plain link as well; it runs no script. Jupyter opens
+/// its token URL the same way.
+final class RedirectPage: Sendable {
     /// The page's directory, made for it alone.
     let directory: String
     /// The page's path: `directory/login.html`.
     let path: String
+    /// The directory, opened when it was made: what the page is written and removed through.
+    private let descriptor: Int32
+    /// The directory's device and inode, to recognise it at its name.
+    private let identity: (device: UInt64, inode: UInt64)
+
+    static let pageName = "login.html"
 
     /// `file:///…/oidc-login-XXXXXXXX/login.html`.
     var url: URL { URL(fileURLWithPath: path) }
 
+    private init(directory: String, descriptor: Int32, identity: (device: UInt64, inode: UInt64)) {
+        self.directory = directory
+        self.path = directory + "/" + Self.pageName
+        self.descriptor = descriptor
+        self.identity = identity
+    }
+
+    deinit { close(descriptor) }
+
     /// Writes a new page that redirects to `target`.
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` when the directory or the page cannot be created,
-    ///   naming the parent directory and the system's reason (never the URL).
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when no parent directory is private enough
+    ///   (``PageDirectory/parent(environment:)``), or when the directory or the page cannot be
+    ///   created, naming the parent directory and the system's reason (never the URL).
     static func write(redirectingTo target: URL, environment: [String: String]) throws(OIDCError) -> RedirectPage {
-        let parent = parentDirectory(environment: environment)
+        let parent = try PageDirectory.parent(environment: environment)
         var template = Array("\(parent)/oidc-login-XXXXXXXX".utf8CString)
         // mkdtemp makes the directory with mode 0700, under a name nobody could have taken first.
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw failure(parent, reason: String(cString: strerror(errno)))
         }
         let directory = String(cString: made)
-        let path = directory + "/login.html"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        var info = stat()
+        guard descriptor >= 0, fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
             let code = errno
-            rmdir(directory)
+            if descriptor >= 0 { close(descriptor) }
+            throw failure(parent, reason: code == 0 ? "the new directory is not this user's private one" : String(cString: strerror(code)))
+        }
+        let page = RedirectPage(directory: directory, descriptor: descriptor, identity: (UInt64(info.st_dev), UInt64(info.st_ino)))
+        let file = openat(descriptor, pageName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard file >= 0 else {
+            let code = errno
+            page.remove()
             throw failure(parent, reason: String(cString: strerror(code)))
         }
-        let page = RedirectPage(directory: directory, path: path)
         do throws(OIDCError) {
-            guard fchmod(descriptor, 0o600) == 0 else { throw KeychainIO.failure(errno, "writing", path) }
-            try KeychainIO.writeAll(descriptor, Array(html(redirectingTo: target).utf8), path)
-            close(descriptor)
+            guard fchmod(file, 0o600) == 0 else { throw KeychainIO.failure(errno, "writing", page.path) }
+            try KeychainIO.writeAll(file, Array(html(redirectingTo: target).utf8), page.path)
+            close(file)
         } catch {
-            close(descriptor)
+            close(file)
             page.remove()
             throw failure(parent, reason: error.context["reason"] ?? error.message)
         }
         return page
     }
 
-    /// Removes the page and its directory.
+    /// Removes the page through the directory's descriptor, then the directory, if its name still
+    /// leads to it: whatever another program put at either name is left alone.
     func remove() {
-        unlink(path)
+        unlinkat(descriptor, Self.pageName, 0)
+        var info = stat()
+        guard fstatat(AT_FDCWD, directory, &info, AT_SYMLINK_NOFOLLOW) == 0, UInt64(info.st_dev) == identity.device,
+            UInt64(info.st_ino) == identity.inode
+        else { return }
         rmdir(directory)
-    }
-
-    /// `$XDG_RUNTIME_DIR` when it is an absolute path to a directory of this user's that nobody else
-    /// may enter (what the XDG specification promises), else `$TMPDIR` when it is an absolute path to a
-    /// directory, else `/tmp`. The page's own directory is private wherever it is made.
-    static func parentDirectory(environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            var info = stat()
-            if lstat(runtime, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 {
-                return trimmed(runtime)
-            }
-        }
-        if let temporary = environment["TMPDIR"], temporary.hasPrefix("/") {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: temporary, isDirectory: &isDirectory), isDirectory.boolValue {
-                return trimmed(temporary)
-            }
-        }
-        return "/tmp"
     }
 
     /// The page: a refresh to `target` at once, and a link to it for a browser that does not follow
@@ -107,12 +119,6 @@ struct RedirectPage: Sendable {
             <body><p>Continuing to the sign-in page. If nothing happens, <a href="\(url)" rel="noreferrer">continue to sign in</a>.</p></body></html>
 
             """
-    }
-
-    private static func trimmed(_ directory: String) -> String {
-        var directory = directory
-        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-        return directory
     }
 
     private static func failure(_ parent: String, reason: String) -> OIDCError {

@@ -88,7 +88,8 @@ struct ProfileLogin {
     }
 
     /// The login's provider as a relying party, each part logging under its own label: its token
-    /// endpoint refreshes, its keys verify refreshed ID tokens. A login that names no token endpoint
+    /// endpoint refreshes, its keys verify refreshed ID tokens (under FAPI 2.0's algorithms when the
+    /// profile that configured the login says `--fapi2`). A login that names no token endpoint
     /// gets one that cannot refresh (``requireRefreshable(clientSecretFile:)`` says so first).
     func relyingParty(transport: any HTTPTransport, clientSecretFile: String?) throws -> RelyingParty {
         let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
@@ -98,6 +99,8 @@ struct ProfileLogin {
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
+        // A --fapi2 profile holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
+        if boundProfile?.fapi2 == true { rp.securityProfile = .fapi2 }
         // A DPoP-bound client-credentials login asks for its next tokens bound to a new key too.
         if login.dpopThumbprint != nil { rp.dpop = .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) }
         return rp

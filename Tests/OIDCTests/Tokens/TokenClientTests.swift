@@ -433,6 +433,50 @@ struct TokenClientEncodingTests {
     }
 }
 
+/// Security review 4, L2: a token with terminal escapes in it is refused when it is read, so that
+/// `oidc token` and `oidc exchange` can never print it.
+@Suite("Token responses: tokens are VSCHAR", .timeLimit(.minutes(1)))
+struct TokenCharacterTests {
+    static let escapes = "AT\u{1B}]0;owned-title\u{07}\u{1B}[2Jlooks-like-a-token"
+
+    @Test("access_token, refresh_token and id_token outside 0x20-0x7E are refused, naming the member but not the token",
+          arguments: ["access_token", "refresh_token", "id_token"])
+    func refused(member: String) throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for bad in [Self.escapes, "AT\u{7F}x", "caf\u{E9}-token", "a\nb", "a\tb"] {
+            var object: [String: String] = ["access_token": "a", "token_type": "Bearer"]
+            object[member] = bad
+            let body = try JSONSerialization.data(withJSONObject: object)
+            let error = #expect(throws: OIDCError.self) { try TokenSet(tokenResponse: Array(body), requestedScopes: [], receivedAt: now) }
+            #expect(error?.code == .malformedResponse)
+            #expect(error?.context["parameter"] == member)
+            let text = "\(error?.description ?? "") \(error.map { String(describing: $0.context) } ?? "")"
+            #expect(text.contains(member) && !text.contains("owned-title") && !text.contains("\u{1B}") && !text.contains("caf"), "\(text)")
+        }
+        // Every printable ASCII character, the space included, is a VSCHAR.
+        let printable = String(String.UnicodeScalarView((0x20...0x7E).compactMap(Unicode.Scalar.init)))
+        var object: [String: String] = ["access_token": "a", "token_type": "Bearer"]
+        object[member] = printable
+        let set = try TokenSet(tokenResponse: Array(try JSONSerialization.data(withJSONObject: object)), requestedScopes: [], receivedAt: now)
+        #expect([set.accessToken, set.refreshToken, set.idToken].contains(Secret(printable)))
+    }
+
+    @Test("a provider whose refresh answer carries an escape: refused by the token client, the token in no error")
+    func overHTTP() async throws {
+        try await withNIOHTTPTransport { transport in
+            let body = #"{"access_token":"AT\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGUvc2ggfCBzaAo=\u0007","token_type":"Bearer","expires_in":60}"#
+            try await withRawHTTPServer({ _ in .bytes(RawHTTPServer.response(status: 200, [("Content-Type", "application/json")], body: Array(body.utf8))) }) { server in
+                var provider = ProviderConfiguration(issuer: "http://127.0.0.1", authorizationEndpoint: server.url("/a"))
+                provider.tokenEndpoint = server.url("/token")
+                let client = TokenClient(provider: provider, clientID: "c", transport: transport)
+                let error = await #expect(throws: OIDCError.self) { try await client.refresh(Secret("rt")) }
+                #expect(error?.code == .malformedResponse)
+                #expect(error?.description.contains("Y3VybCBldmls") == false)
+            }
+        }
+    }
+}
+
 @Suite("Provider metadata")
 struct ProviderMetadataTests {
     @Test("a document without jwks_uri or response_types_supported (or with null) is refused; endpoints must be https off loopback")
