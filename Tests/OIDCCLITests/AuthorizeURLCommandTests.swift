@@ -111,7 +111,7 @@ struct AuthorizeURLCommandTests {
         (["--mfa", "otp"], "--mfa"),
         (["--no-such-flag"], "--no-such-flag"),
         (["--param", "x=1", "--param", "x=2"], "--param"),
-        (["--scope", "a b"], "--scope"),
+        (["--scope", "a\"b"], "--scope"),
         (["--client-id", ""], "--client-id"),
         (["--authorization-endpoint", "http://idp.example/authorize"], "--authorization-endpoint"),
         (["--authorization-endpoint", "https://idp.example/authorize?client_id=x"], "--authorization-endpoint"),

@@ -34,4 +34,14 @@ struct FlowChoiceTests {
             #expect(environment.resolve(flow, providerHasDeviceEndpoint: false) == flow)
         }
     }
+
+    @Test("--no-browser: auto is the browser flow (the URL printed to open by hand), with no display, over SSH, or without a device endpoint")
+    func noBrowser() {
+        for environment in [[:], ["SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"], ["DISPLAY": ":0"]] {
+            let chosen = BrowserEnvironment(browserCommand: nil, noBrowser: true, environment: environment)
+            #expect(chosen.resolve(.auto, providerHasDeviceEndpoint: true) == .browser, "\(environment)")
+            #expect(chosen.resolve(.auto, providerHasDeviceEndpoint: false) == .browser)
+            #expect(chosen.resolve(.device, providerHasDeviceEndpoint: true) == .device)
+        }
+    }
 }

@@ -97,4 +97,73 @@ struct MutualTLSCommandTests {
             #expect(try sandbox.storedLogin("bank") == nil)
         }
     }
+
+    @Test("--ca-file is read as a file that decides whom to trust: group- or other-writable refused (exit 2, --ca-file, chmod go-w), a link to such a file refused, a link to a good file and root's /etc/ssl/certs links accepted; nothing sent when refused")
+    func caFileTrust() async throws {
+        let certificates = try await Self.certificates.value
+        let client = TestProvider.Client.tlsClientAuth(id: "bank-daemon", subjectDN: certificates.client.subjectDN)
+        try await withTestProvider(Self.configuration(certificates, clients: [client])) { provider in
+            let sandbox = LoginSandbox()
+            func login(_ caFile: String) async throws -> CommandResult {
+                try await sandbox.run(
+                    Self.login(provider, client: "bank-daemon", method: "tls_client_auth", certificates.client, ca: nil) + ["--ca-file", caFile])
+            }
+            let pem = certificates.authority.certificatePEM
+            for mode: mode_t in [0o664, 0o646, 0o666] {
+                let open = try ClientCredentialsCommandTests.privateFile(sandbox, "open-\(String(mode, radix: 8)).pem", pem, mode: mode)
+                let refused = try await login(open)
+                #expect(refused.status == 2, "mode \(String(mode, radix: 8)): \(refused.stderr)")
+                #expect(refused.stderr.contains("--ca-file") && refused.stderr.contains("chmod go-w \(open)"), "\(refused.stderr)")
+
+                let link = sandbox.root.appendingPathComponent("link-to-open-\(String(mode, radix: 8)).pem").path
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: open)
+                let throughLink = try await login(link)
+                #expect(throughLink.status == 2, "\(throughLink.stderr)")
+                #expect(throughLink.stderr.contains("--ca-file") && throughLink.stderr.contains("chmod go-w"), "\(throughLink.stderr)")
+                #expect(throughLink.stderr.contains(open), "the message names the link's target: \(throughLink.stderr)")
+            }
+            #expect(await provider.requestCount(.token) == 0)
+            #expect(try sandbox.storedLogin("bank") == nil)
+
+            // A file of yours that only you can write, through a link of yours (and a link to that link): trusted.
+            let good = try ClientCredentialsCommandTests.privateFile(sandbox, "good.pem", pem, mode: 0o644)
+            let link = sandbox.root.appendingPathComponent("link-to-good.pem").path
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: good)
+            let chained = sandbox.root.appendingPathComponent("link-to-link.pem").path
+            try FileManager.default.createSymbolicLink(atPath: chained, withDestinationPath: link)
+            for path in [link, chained] {
+                let accepted = try await login(path)
+                #expect(accepted.status == 0, "\(accepted.stderr)")
+            }
+            #expect(await provider.requestCount(.token) == 2)
+
+            // The profile now remembers the link; its target turned group-writable is refused at the next refresh too.
+            _ = chmod(good, 0o664)
+            let refresh = try await sandbox.run(["token", "--profile", "bank", "--force-refresh"])
+            #expect(refresh.status == 2 && refresh.stderr.contains("--ca-file"), "\(refresh.stderr)")
+            #expect(await provider.requestCount(.token) == 2)
+
+            // The system's CA files are root's links to root's files: accepted (the test CA is then not trusted: exit 6, not 2).
+            if let system = Self.systemCertificateLink() {
+                let systemCA = try await login(system)
+                #expect(systemCA.status == 6, "\(system): \(systemCA.stderr)")
+                #expect(!systemCA.stderr.contains("--ca-file"), "\(systemCA.stderr)")
+            }
+        }
+    }
+
+    /// A link in `/etc/ssl/certs` (root's) to a root's file others cannot write, when the system has one.
+    static func systemCertificateLink() -> String? {
+        let directory = "/etc/ssl/certs"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".pem") }.sorted() ?? []
+        for name in names {
+            let path = directory + "/" + name
+            var link = stat()
+            var target = stat()
+            guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, link.st_uid == 0, stat(path, &target) == 0,
+                  target.st_mode & S_IFMT == S_IFREG, target.st_uid == 0, target.st_mode & 0o022 == 0 else { continue }
+            return path
+        }
+        return nil
+    }
 }

@@ -92,6 +92,8 @@ package struct TestCertificates: Sendable {
 
         private func identity(_ certificate: String, _ key: String, subject: String) throws -> Identity {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+            // Whatever the umask: `oidc --ca-file` refuses a certificate file group or others can write.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: certificate)
             let certificatePEM = try String(contentsOfFile: certificate, encoding: .utf8)
             let der = try TestCertificates.der(certificatePEM)
             return Identity(

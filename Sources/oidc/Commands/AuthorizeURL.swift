@@ -122,7 +122,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
     func makeRequest(redirectURI: String) throws -> AuthorizationRequest {
         let profile = try authorization.applied(to: Profile())
         let clientID = authorization.clientId ?? ""
-        let scopes = authorization.scope
+        let scopes = try authorization.scopes()
         var request: AuthorizationRequest
         switch provider {
         case .schibsted:

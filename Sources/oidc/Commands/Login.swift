@@ -16,7 +16,8 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             --flow client-credentials (RFC 6749 §4.4) gets the client's own tokens, no person \
             involved; later commands ask for new ones when they expire. --flow auto (the default) \
             is the device flow when no browser is usable here (an SSH session or no display, and \
-            no --browser or $BROWSER) and the provider has it, else the browser. Everything but \
+            no --browser or $BROWSER) and the provider has it, else the browser; with --no-browser, \
+            the browser flow, its URL printed to open by hand. Everything but \
             the result goes to stderr; no token is printed.
 
             The profile remembers every setting given here (never a secret: a client secret only as \
@@ -87,7 +88,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Where the loopback listener binds: 127.0.0.1:0 (default, any port), [::1]:0, or a fixed port such as 127.0.0.1:8000; repeat to listen on several (the redirect URI names the first).")
     var listen: [String] = []
 
-    @Flag(help: "Do not open a browser; only print the URL to open.")
+    @Flag(help: "Do not open a browser; only print the URL to open (--flow auto then takes the browser flow).")
     var noBrowser = false
 
     @Option(help: "The browser command (default: $BROWSER, then xdg-open, wslview under WSL, open on macOS); the URL is appended, or replaces %s.")
@@ -177,8 +178,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.flow = profile.flow ?? .auto
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
-        flow.countdown = logging.level == nil
-        flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser)
+        // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.
+        flow.countdown = logging.level == nil && DevicePrompt.stderrIsTerminal
+        flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)
         let login = flow
         let transportConfiguration = try profile.transportConfiguration()
         let stored = try await Interrupt.run {

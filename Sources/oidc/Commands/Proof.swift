@@ -8,7 +8,10 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
         abstract: "Print a DPoP proof for one request, signed with the key of a DPoP-bound login (oidc login --dpop).",
         discussion: """
             For scripts that call APIs themselves: \
-            curl -H "Authorization: DPoP $(oidc token)" -H "DPoP: $(oidc proof --method GET --url URL)" URL. \
+            printf 'Authorization: DPoP %s\\nDPoP: %s\\n' "$(oidc token)" "$(oidc proof --method GET --url URL)" | curl -H @- URL. \
+            The headers reach curl through a pipe (-H @-, curl 7.55 or later; printf is built into \
+            the shell): given as -H arguments, they would be in /proc/PID/cmdline, \
+            where any local user can read them while curl runs. oidc request does all of this itself. \
             Run oidc token first: the proof's ath is the hash of the access token stored now, and \
             oidc proof never refreshes (it reads the store, nothing is sent). Each proof is for one \
             request: a server refuses a proof used twice. Give --nonce with the server's latest \

@@ -19,14 +19,18 @@ enum LoginFlowKind: String, ExpressibleByArgument, CaseIterable {
 /// A browser is usable when one is named (`--browser`, or `$BROWSER`); otherwise not in an SSH
 /// session (`SSH_CONNECTION` or `SSH_TTY`: a forwarded display or a desktop opener would open it
 /// on the wrong machine, or not at all), and otherwise on Linux only with a display (`DISPLAY` or
-/// `WAYLAND_DISPLAY`) or under WSL with `wslview`; macOS always has `open`.
+/// `WAYLAND_DISPLAY`) or under WSL with `wslview`; macOS always has `open`. With `--no-browser` the
+/// user opens the printed URL themselves, wherever they are: `auto` is then the browser flow.
 struct BrowserEnvironment {
     let browserNamed: Bool
+    /// `--no-browser`: print the loopback URL rather than open it.
+    let noBrowser: Bool
     let ssh: Bool
     let display: Bool
     let wslView: Bool
 
-    init(browserCommand: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(browserCommand: String?, noBrowser: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.noBrowser = noBrowser
         func set(_ name: String) -> Bool { !(environment[name] ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
         browserNamed = browserCommand.map { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? false || set("BROWSER")
         ssh = set("SSH_CONNECTION") || set("SSH_TTY")
@@ -50,10 +54,11 @@ struct BrowserEnvironment {
     }
 
     /// The flow `requested` comes to here: `auto` becomes the device flow when the provider has a
-    /// device authorization endpoint and no browser is usable, and the browser flow otherwise.
+    /// device authorization endpoint, no browser is usable and `--no-browser` was not given (it asks
+    /// for the URL to open by hand), and the browser flow otherwise.
     func resolve(_ requested: LoginFlowKind, providerHasDeviceEndpoint: Bool) -> LoginFlowKind {
         guard requested == .auto else { return requested }
-        return providerHasDeviceEndpoint && !browserUsable ? .device : .browser
+        return providerHasDeviceEndpoint && !noBrowser && !browserUsable ? .device : .browser
     }
 
     private static var isWSL: Bool {

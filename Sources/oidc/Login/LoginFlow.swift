@@ -38,7 +38,8 @@ struct LoginFlow {
     var timeoutGiven = true
     /// `--qr`: the device flow's link as a QR code too.
     var qr = false
-    /// Whether the console shows a line that counts down (not while `-v` logs to the same stderr).
+    /// Whether the console shows a line that counts down: only when stderr is a terminal, and not
+    /// while `-v` logs to it. Otherwise no line carries `\r ESC[K`.
     var countdown = true
     /// The environment `auto` decides by.
     var environment = BrowserEnvironment(browserCommand: nil)

@@ -21,7 +21,7 @@ struct AuthorizationOptions: ParsableArguments {
     @Option(help: "The client id.")
     var clientId: String?
 
-    @Option(help: "A scope value; repeat for several (default: the provider's; login asks for openid, plus offline_access when the provider offers it).")
+    @Option(help: "Scope values, separated by spaces (\"openid profile\") or the option repeated (default: the provider's; login asks for openid, plus offline_access when the provider offers it).")
     var scope: [String] = []
 
     @Option(name: .customLong("param"), help: "An extra authorization parameter as name=value; repeat for several.")
@@ -57,9 +57,7 @@ struct AuthorizationOptions: ParsableArguments {
         if let issuer {
             do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
         }
-        if !scope.isEmpty {
-            do { _ = try AuthorizationRequest.scopeValue(scope) } catch { throw ValidationError("--scope: \(error.message)") }
-        }
+        _ = try scopes()
         var names = Set<String>()
         for parameter in try Self.parseParameters(parameters) {
             if AuthorizationRequest.reservedParameterNames.contains(parameter.name) {
@@ -88,6 +86,9 @@ struct AuthorizationOptions: ParsableArguments {
         }
     }
 
+    /// The scope tokens of `--scope`: each value split on spaces, checked, repeats dropped (``ScopeTokens``).
+    func scopes() throws -> [String] { try ScopeTokens.parse(scope) }
+
     /// These flags laid over `profile`: each flag given replaces the profile's value.
     func applied(to profile: Profile) throws -> Profile {
         var profile = profile
@@ -95,7 +96,7 @@ struct AuthorizationOptions: ParsableArguments {
         if let issuer { profile.issuer = issuer }
         if let environment { profile.environment = environment }
         if let clientId { profile.clientID = clientId }
-        if !scope.isEmpty { profile.scopes = scope }
+        if !scope.isEmpty { profile.scopes = try scopes() }
         if !parameters.isEmpty { profile.parameters = try Self.parseParameters(parameters) }
         if let prompt { profile.prompt = prompt }
         if let loginHint { profile.loginHint = loginHint }

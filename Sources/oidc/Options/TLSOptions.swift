@@ -12,7 +12,7 @@ struct TLSOptions: ParsableArguments {
     @Option(help: "The client certificate's private key (unencrypted PEM); only you may read it (chmod 600). The path is remembered.")
     var clientKey: String?
 
-    @Option(help: "A certificate authority (PEM) trusted for the provider and the APIs, besides the system's (a bank sandbox's private CA). The path is remembered.")
+    @Option(help: "A certificate authority (PEM) trusted for the provider and the APIs, besides the system's (a bank sandbox's private CA): a file of yours or root's that only its owner may write (chmod go-w), or a link to one. The path is remembered.")
     var caFile: String?
 
     func validate() throws {
@@ -48,10 +48,7 @@ extension Profile {
     func transportConfiguration() throws(OIDCError) -> NIOHTTPTransport.Configuration {
         var configuration = NIOHTTPTransport.Configuration()
         if let caFile {
-            guard let data = FileManager.default.contents(atPath: caFile), data.count <= TLSClientCertificate.maximumFileSize else {
-                throw OIDCError(.invalidArgument, "--ca-file: there is no readable certificate file at \(caFile).", context: ["path": caFile])
-            }
-            configuration.additionalTrustRootsPEM = [String(decoding: data, as: UTF8.self)]
+            configuration.additionalTrustRootsPEM = [try Self.readCAFile(caFile)]
         }
         if let certificate = clientCertificateFile, let key = clientKeyFile {
             do { configuration.clientCertificate = try TLSClientCertificate(chainFile: certificate, keyFile: key) } catch {
@@ -64,5 +61,26 @@ extension Profile {
             throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: error.context)
         }
         return configuration
+    }
+
+    /// The `--ca-file` at `path`, read as the files that decide whom to trust are
+    /// (``PrivateFile/readTrusted(_:limit:)``): a regular file of yours or root's that no one else
+    /// can write, or a link (yours or root's) to one, such as root's `/etc/ssl/certs/*.pem`. The
+    /// profile remembers the path, so a file another user could create or change there (in `/tmp`
+    /// after a reboot, in a group-writable directory) would let them add a CA for every later
+    /// command of the profile.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming `--ca-file` and what to do.
+    static func readCAFile(_ path: String) throws(OIDCError) -> String {
+        let limit = TLSClientCertificate.maximumFileSize
+        let data: [UInt8]?
+        do { data = try PrivateFile.readTrusted(path, limit: limit) } catch {
+            let message = error.code == .corruptStore ? "\(path) is over \(limit) bytes: it is not a certificate file." : error.message
+            throw OIDCError(.invalidArgument, "--ca-file: \(message)", context: ["path": path])
+        }
+        guard let data else {
+            throw OIDCError(.invalidArgument, "--ca-file: there is no readable certificate file at \(path).", context: ["path": path])
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 }

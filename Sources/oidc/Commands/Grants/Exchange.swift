@@ -40,7 +40,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A logical name of a service the token is for; repeat for several.")
     var audience: [String] = []
 
-    @Option(help: "A scope value of the token asked for; repeat for several.")
+    @Option(help: "Scope values of the token asked for, separated by spaces or the option repeated.")
     var scope: [String] = []
 
     @Option(help: "The type of token asked for (a token type URI).")
@@ -66,6 +66,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
         }
         try TokenInput.checkOneStandardInput([("--subject-token", subjectToken), ("--actor-token", actorToken)])
         if actorTokenType != nil, actorToken == nil { throw ValidationError("--actor-token-type goes with --actor-token") }
+        _ = try ScopeTokens.parse(scope)
     }
 
     func run() async throws {
@@ -87,7 +88,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
             if actor != nil { request.actorTokenType = actorTokenType ?? TokenExchangeRequest.TokenType.accessToken }
             request.resources = resource
             request.audiences = audience
-            request.scopes = scope
+            request.scopes = try ScopeTokens.parse(scope)
             request.requestedTokenType = requestedTokenType
             guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile) else {
                 throw OIDCError(.notLoggedIn, "The login of profile '\(storeOptions.profileName)' names no token endpoint; log in again.")

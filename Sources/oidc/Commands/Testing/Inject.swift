@@ -44,7 +44,7 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Seconds until the access token expires (negative, as --expires-in=-10: already expired); overrides the response's expires_in.")
     var expiresIn: Int?
 
-    @Option(help: "A granted scope value; repeat for several.")
+    @Option(help: "Granted scope values, separated by spaces or the option repeated.")
     var scope: [String] = []
 
     func validate() throws {
@@ -77,7 +77,8 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
             guard let data, data.count <= TokenInput.maximumLength else {
                 throw ValidationError("--token-response: cannot read '\(tokenResponse)' (or it is over 1 MiB)")
             }
-            do { tokens = try TokenSet(tokenResponse: Array(data), requestedScopes: scope, receivedAt: now) } catch {
+            let requested = try ScopeTokens.parse(scope)
+            do { tokens = try TokenSet(tokenResponse: Array(data), requestedScopes: requested, receivedAt: now) } catch {
                 throw ValidationError("--token-response: \(error.message)")
             }
             if let expiresIn { tokens.expiresAt = now.addingTimeInterval(TimeInterval(expiresIn)) }
@@ -86,7 +87,7 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
                 accessToken: Secret(try TokenInput.secret(accessToken ?? "", flag: "--access-token")),
                 refreshToken: try refreshToken.map { Secret(try TokenInput.secret($0, flag: "--refresh-token")) },
                 idToken: try idToken.map { Secret(try TokenInput.secret($0, flag: "--id-token")) },
-                expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, receivedAt: now
+                expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: try ScopeTokens.parse(scope), receivedAt: now
             )
         }
         var provider: ProviderConfiguration?
