@@ -143,6 +143,21 @@ struct MutualTLSCommandTests {
             #expect(refresh.status == 2 && refresh.stderr.contains("--ca-file"), "\(refresh.stderr)")
             #expect(await provider.requestCount(.token) == 2)
 
+            // Planted by another local user (made by that user: see OtherUser): their CA file, readable
+            // and writable by them only, is theirs to change; so is their link to our good file.
+            if OtherUser.available, let other = OtherUser.ids {
+                _ = chmod(good, 0o644)
+                let theirs = try await OtherUser.makeDirectory(files: ["ca.pem": pem])
+                try await OtherUser.run(["/bin/ln", "-s", good, theirs + "/link.pem"])
+                let planted = try await login(theirs + "/ca.pem")
+                let linked = try await login(theirs + "/link.pem")
+                try await OtherUser.remove(theirs)
+                #expect(planted.status == 2 && planted.stderr.contains("--ca-file"), "\(planted.stderr)")
+                #expect(planted.stderr.contains("belongs to user id \(other.uid)"), "\(planted.stderr)")
+                #expect(linked.status == 2 && linked.stderr.contains("is a symbolic link of user id \(other.uid)"), "\(linked.stderr)")
+                #expect(await provider.requestCount(.token) == 2)
+            }
+
             // The system's CA files are root's links to root's files: accepted (the test CA is then not trusted: exit 6, not 2).
             if let system = Self.systemCertificateLink() {
                 let systemCA = try await login(system)
