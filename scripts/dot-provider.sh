@@ -24,6 +24,7 @@
 # .build-dot); DOT_DEVICE_INTERVAL (the device grant's polling interval, default 1 s).
 # Files: .build-dot/{venv/,site/,secrets/,dot.pid,dot.log,port,env.sh}.
 set -euo pipefail
+umask 077   # the database (a password hash, tokens), the secrets and the log: this user's only
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="${DOT_STATE_DIR:-$root/.build-dot}"
