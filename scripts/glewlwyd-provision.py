@@ -53,6 +53,12 @@ CLIENTS = {
         name="Confidential client (private_key_jwt, RSA)", confidential=True, key="rsa",
         authorization_type=["code", "refresh_token", "client_credentials", "device_authorization"],
         token_endpoint_auth_method=["private_key_jwt"], env="PRIVATE_KEY_JWT"),
+    # Its JWKS names the key by its RFC 7638 thumbprint, the kid a client gives a key it was given
+    # without one (JWSSigningKey): glewlwyd looks keys up by kid and refuses an assertion without one.
+    "swift-thumbprint-kid": dict(
+        name="Confidential client (private_key_jwt, EC, kid = the key's thumbprint)", confidential=True, key="ec",
+        kid="thumbprint", authorization_type=["client_credentials"],
+        token_endpoint_auth_method=["private_key_jwt"], env="THUMBPRINT_KID"),
     "swift-client-secret-jwt": dict(
         name="Confidential client (client_secret_jwt, HS256)", confidential=True, secret=True,
         authorization_type=["code", "refresh_token", "client_credentials", "device_authorization"],
@@ -204,6 +210,14 @@ def jwks_of(key_path: str, kid: str) -> dict:
     return json.loads(done.stdout)
 
 
+def thumbprint_of(key_path: str) -> str:
+    done = subprocess.run([sys.executable, os.path.join(HERE, "glewlwyd-jose.py"), "thumbprint", "--key", key_path],
+                          capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0:
+        die(f"could not compute the thumbprint of {key_path}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--api", required=True, help="http://127.0.0.1:PORT/api")
@@ -239,7 +253,7 @@ def main() -> None:
         if spec.get("key"):
             spec["key_file"] = os.path.join(secret_dir, f"{client_id}.key")
             private_key(spec["key_file"], spec["key"])
-            spec["kid"] = f"{client_id}-1"
+            spec["kid"] = thumbprint_of(spec["key_file"]) if spec.get("kid") == "thumbprint" else f"{client_id}-1"
             spec["jwks"] = jwks_of(spec["key_file"], spec["kid"])
             spec["jwks_file"] = os.path.join(args.state, f"{client_id}.jwks.json")
             with open(spec["jwks_file"], "w", encoding="utf-8") as handle:

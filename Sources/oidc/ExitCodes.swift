@@ -33,7 +33,7 @@ enum ExitCodes {
     /// Prints what the error says where it belongs and exits with its code.
     static func exit(with error: any Error) -> Never {
         if let error = error as? OIDCError {
-            Console.error("oidc: error: \(error.description)")
+            Console.error("oidc: error: \(ClientAuthOptions.assertionRefusal(error) ?? error.description)")
             systemExit(code(for: error.category))
         }
         let argumentCode = OIDCCommand.exitCode(for: error)

@@ -135,6 +135,35 @@ struct ClientCredentialsCommandTests {
         }
     }
 
+    @Test("a key file without a kid: the assertion carries the key's RFC 7638 thumbprint, which a provider that looks keys up by kid takes; a refusal names --private-key-file, --key-id and --assertion-audience, not the library's words")
+    func thumbprintKeyID() async throws {
+        let pem = try Self.fixtureKey("ed25519-pkcs8.pem")
+        let key = try JWSSigningKey(pem: pem)
+        let thumbprint = try key.thumbprint()
+        var configuration = TestProvider.Configuration(clients: [.privateKeyJWT(id: "daemon", keys: [key])])
+        configuration.requiresKeyID = true
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            let file = try Self.privateFile(sandbox, "key.pem", pem)
+            let arguments = ["login", "--flow", "client-credentials", "--issuer", provider.issuer, "--client-id", "daemon", "--private-key-file", file]
+            let login = try await sandbox.run(arguments + ["--profile", "ci"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let sent = try #require(await provider.tokenRequestParameters().last)
+            #expect(try UnverifiedJWT(try #require(sent["client_assertion"])).header["kid"]?.stringValue == thumbprint)
+
+            // A kid the provider does not know: refused, and the message speaks in this command's flags.
+            let refused = try await sandbox.run(arguments + ["--key-id", "old-key", "--profile", "other"])
+            #expect(refused.status == 4, "\(refused.stderr)")
+            for flag in ["--private-key-file", "--key-id (now 'old-key'", "--assertion-audience (now issuer", "invalid_client"] {
+                #expect(refused.stderr.contains(flag), "\(flag): \(refused.stderr)")
+            }
+            #expect(!refused.stderr.contains("assertionAudience") && !refused.stderr.contains(".issuer"), "\(refused.stderr)")
+            #expect(try sandbox.storedLogin("other") == nil)
+            let help = try await sandbox.run(["login", "--help"])
+            #expect(help.stdout.contains("thumbprint"), "\(help.stdout)")
+        }
+    }
+
     @Test("usage errors before anything is sent: no credentials, a method without its credential, a secret with none")
     func usageErrors() async throws {
         let configuration = TestProvider.Configuration(clients: [.confidential(id: "daemon", secret: Self.secret, authentication: .clientSecretPost)])

@@ -127,4 +127,88 @@ struct DPoPCommandTests {
             #expect(refused.stderr.contains("--dpop"), "\(refused.stderr)")
         }
     }
+
+    /// The nonce claim of the proof `oidc proof` printed, `nil` when it has none.
+    static func nonce(ofProof result: CommandResult) throws -> String? {
+        try UnverifiedJWT(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims["nonce"]?.stringValue
+    }
+
+    @Test("proof after request carries the nonce the resource gave request (another process), so curl's first try is taken; --nonce overrides it, --no-nonce leaves it out; the next request starts with it")
+    func proofRemembersTheResourceNonce() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--dpop"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let url = provider.protectedResourceURL
+            // Nothing remembered yet: the proof has no nonce.
+            let before = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work"])
+            #expect(before.status == 0, "\(before.stderr)")
+            #expect(try Self.nonce(ofProof: before) == nil)
+
+            try await provider.rotateDPoPNonce()
+            let request = try await sandbox.run(["request", url, "--profile", "work"])
+            #expect(request.status == 0, "\(request.stderr)")
+            #expect(await provider.dpopProofs(.protectedResource).map(\.error) == ["use_dpop_nonce", nil])
+            let nonce = try #require(await provider.dpopNonce())
+
+            let printed = try await sandbox.run(["proof", "--method", "GET", "--url", url + "?page=2", "--profile", "work"])
+            #expect(printed.status == 0, "\(printed.stderr)")
+            #expect(try Self.nonce(ofProof: printed) == nonce)
+            // As curl would send it: taken at once, no use_dpop_nonce first.
+            let stored = try #require(try sandbox.storedLogin("work"))
+            var call = HTTPRequest(url: try #require(URL(string: url + "?page=2")))
+            call.headers.set("Authorization", "DPoP " + stored.tokens.accessToken.revealedValue)
+            call.headers.set("DPoP", printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(try await NIOHTTPTransport.shared.send(call, options: HTTPRequestOptions()).status == 200)
+
+            let given = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "given-nonce"])
+            #expect(try Self.nonce(ofProof: given) == "given-nonce")
+            let none = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--no-nonce"])
+            #expect(none.status == 0, "\(none.stderr)")
+            #expect(try Self.nonce(ofProof: none) == nil)
+            let both = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--no-nonce", "--nonce", "x"])
+            #expect(both.status == 2, "\(both.stderr)")
+            // Another origin (the same host, another port) has no nonce remembered.
+            let elsewhere = try await sandbox.run(["proof", "--method", "GET", "--url", "http://127.0.0.1:9/api", "--profile", "work"])
+            #expect(try Self.nonce(ofProof: elsewhere) == nil)
+
+            // The next request starts with the remembered nonce: no challenge this time.
+            let again = try await sandbox.run(["request", url, "--profile", "work"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(await provider.dpopProofs(.protectedResource).map(\.error) == ["use_dpop_nonce", nil, nil, nil])
+            // Kept in the store, whose files no one else may read.
+            for file in sandbox.files() where file.path.hasPrefix(sandbox.store + "/") {
+                #expect(file.mode & 0o077 == 0, "\(file.path) \(String(file.mode, radix: 8))")
+            }
+        }
+    }
+
+    @Test("at most the 16 most recently changed origins are remembered: a new one pushes out the oldest")
+    func rememberedNoncesAreBounded() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--dpop"])
+            #expect(login.status == 0, "\(login.stderr)")
+            // Sixteen origins remembered already (as sixteen earlier requests would leave them), oldest first.
+            let keychain = try FileKeychain(directory: URL(fileURLWithPath: sandbox.store))
+            let key = TokenStoreKey(service: "oidc", account: "work")
+            var stored = try #require(try keychain.load(key))
+            let earlier = (1...16).map { OAuthParameter("https://api\($0).example:443", "nonce-\($0)") }
+            stored.attributes["dpop_nonces"] = FormEncoding.encode(earlier)
+            try keychain.save(stored, for: key)
+            let second = try await sandbox.run(["proof", "--method", "GET", "--url", "https://api2.example/x", "--profile", "work"])
+            #expect(try Self.nonce(ofProof: second) == "nonce-2")
+
+            let request = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "work"])
+            #expect(request.status == 0, "\(request.stderr)")
+            let kept = try FormEncoding.decode(Substring(try #require(try keychain.load(key)?.attributes["dpop_nonces"])))
+            #expect(kept.count == 16)
+            #expect(kept.map(\.name) == (2...16).map { "https://api\($0).example:443" } + [try #require(URL(string: provider.issuer)).absoluteString])
+            let oldest = try await sandbox.run(["proof", "--method", "GET", "--url", "https://api1.example/x", "--profile", "work"])
+            #expect(try Self.nonce(ofProof: oldest) == nil)
+            let newest = try await sandbox.run(["proof", "--method", "GET", "--url", provider.protectedResourceURL, "--profile", "work"])
+            let current = try #require(await provider.dpopNonce())
+            #expect(try Self.nonce(ofProof: newest) == current)
+        }
+    }
 }

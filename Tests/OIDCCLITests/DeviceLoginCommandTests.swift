@@ -67,6 +67,46 @@ struct DeviceLoginCommandTests {
         }
     }
 
+    @Test("a device grant that sends no ID token (django-oauth-toolkit 3.4): the login is kept without a subject, status says why, token prints, a refresh works")
+    func noIDToken() async throws {
+        var configuration = TestProvider.Configuration()
+        configuration.deviceFlow = .init(expiresIn: 120, interval: 1, issuesIDTokens: false)
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            async let approved = Self.decide(provider)
+            let login = try await sandbox.run(Self.arguments(provider, ["--flow", "device", "--scope", "openid"]), extra: Self.headless)
+            _ = try await approved
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(!login.stderr.contains("'openid' scope"), "\(login.stderr)")
+            #expect(login.stderr.contains("with no ID token (the provider's device grant sent none)"), "\(login.stderr)")
+            let stored = try #require(try sandbox.storedLogin("tv"))
+            #expect(stored.subject == nil && stored.tokens.idToken == nil && stored.tokens.refreshToken != nil)
+
+            let status = try await sandbox.run(["status", "--profile", "tv"])
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(status.stdout.contains("no ID token (the provider's device grant sent none)"), "\(status.stdout)")
+            let json = try await sandbox.run(["status", "--profile", "tv", "--output", "json"])
+            let entry = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(entry["no_id_token"] as? String == "the provider's device grant sent none" && entry["subject"] == nil, "\(json.stdout)")
+            #expect(entry["grant_type"] as? String == "urn:ietf:params:oauth:grant-type:device_code" && entry["refreshable"] as? Bool == true)
+
+            let token = try await sandbox.run(["token", "--profile", "tv"])
+            #expect(token.status == 0 && token.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == stored.tokens.accessToken.revealedValue)
+            let idToken = try await sandbox.run(["token", "--profile", "tv", "--output", "id-token"])
+            #expect(idToken.status == 4 && idToken.stderr.contains("device grant sent none"), "\(idToken.stderr)")
+
+            let refresh = try await sandbox.run(["refresh", "--profile", "tv"])
+            #expect(refresh.status == 0, "\(refresh.stderr)")
+            #expect(await provider.grantCount("refresh_token") == 1)
+            let refreshed = try #require(try sandbox.storedLogin("tv"))
+            #expect(refreshed.tokens.accessToken != stored.tokens.accessToken)
+            let request = try await sandbox.run(["request", provider.protectedResourceURL, "--profile", "tv"])
+            #expect(request.status == 0, "\(request.stderr)")
+            let after = try await sandbox.run(["status", "--profile", "tv"])
+            #expect(after.stdout.contains("logged in"), "\(after.stdout)")
+        }
+    }
+
     @Test("a browser named with --flow device opens verification_uri_complete, where the user approves")
     func namedBrowserOpensTheLink() async throws {
         try await Self.deviceProvider { provider in

@@ -76,6 +76,25 @@ struct GlewlwydCLIInteropTests {
         #expect(refused.stderr.contains("--assertion-audience endpoint"), "\(refused.stderr)")
     }
 
+    @Test("login --flow client-credentials with a key file and no --key-id: the key's thumbprint is the kid glewlwyd registered; a wrong --key-id is refused in the command's words")
+    func privateKeyJWTThumbprintKeyID() async throws {
+        let sandbox = LoginSandbox()
+        let arguments = [
+            "login", "--flow", "client-credentials", "--issuer", Self.issuer, "--client-id", try Self.variable("THUMBPRINT_KID_CLIENT_ID"),
+            "--private-key-file", try Self.variable("THUMBPRINT_KID_CLIENT_KEY_FILE"), "--assertion-audience", "endpoint", "--scope", Self.scope,
+        ]
+        let login = try await sandbox.run(arguments + ["--profile", "daemon"])
+        #expect(login.status == 0, "\(login.stderr)")
+        let introspect = try await sandbox.run(["introspect", "--profile", "daemon"])
+        #expect(introspect.status == 0, "\(introspect.stderr)")
+        #expect(try Self.json(introspect.stdout)["active"] as? Bool == true)
+
+        let refused = try await sandbox.run(arguments + ["--key-id", "not-registered", "--profile", "wrong-kid"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--key-id (now 'not-registered'") && refused.stderr.contains("--private-key-file"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("assertionAudience"), "\(refused.stderr)")
+    }
+
     @Test("login --flow client-credentials with client_secret_basic, then introspect: exit 0, active, the client's own token")
     func clientSecretBasic() async throws {
         let sandbox = LoginSandbox()

@@ -40,13 +40,31 @@ public final class DPoPNonces: Sendable {
         }
     }
 
+    /// Every kept nonce by origin (`scheme://host:port`), the least recently changed first: for a
+    /// program that keeps them between processes (`oidc request`, then `oidc proof`).
+    package var latest: [(origin: String, nonce: String)] {
+        entries.withLock { entries in entries.order.compactMap { origin in entries.nonces[origin].map { (origin, $0) } } }
+    }
+
+    /// Keeps `nonce` for `origin` as ``latest`` gave it (a valid nonce, an origin of printable
+    /// ASCII), as if it had just come: it becomes the most recently changed.
+    package func remember(_ nonce: String, forOrigin origin: String) {
+        guard Self.isValid(nonce), !origin.isEmpty, origin.utf8.count <= 300, origin.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { return }
+        entries.withLock { entries in
+            if entries.nonces[origin] != nil { entries.order.removeAll { $0 == origin } }
+            if entries.order.count >= Self.capacity { entries.nonces[entries.order.removeFirst()] = nil }
+            entries.order.append(origin)
+            entries.nonces[origin] = nonce
+        }
+    }
+
     /// RFC 9449 §8.1: `nonce = 1*NQCHAR` (printable ASCII but `"` and `\`); at most 512 characters here.
     static func isValid(_ nonce: String) -> Bool {
         !nonce.isEmpty && nonce.utf8.count <= 512
             && nonce.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
 
-    static func origin(of url: URL) -> String? {
+    package static func origin(of url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(host):\(port)"

@@ -36,13 +36,28 @@ enum HTTPErrorMapping {
                 context: context, providerError: providerError
             )
         }
+        let refusedClient = response.status == 401 || response.status == 403 ? (providerError == nil && response.body.isEmpty) : false
+        if let authentication, authentication.method == .privateKeyJWT || authentication.method == .clientSecretJWT,
+            refusedClient || providerError?.error == "invalid_client"
+        {
+            // What a program that names its own settings (the oidc command) needs to say the same in
+            // its words: the assertion's method, audience and kid. None is a secret.
+            context["clientAssertion"] = authentication.method.rawValue
+            context["assertionAudience"] = authentication.assertionAudience == .issuer ? "issuer" : "endpoint"
+            if let keyID = authentication.signingKey?.keyID { context["kid"] = UntrustedText.sanitized(keyID, limit: 128) }
+            let refusal = detail.map { "refused the client: \($0)" } ?? "refused the client (HTTP \(response.status), no OAuth error)"
+            return OIDCError(
+                .providerError, "The \(what) at \(describe(endpoint)) \(refusal). Check \(credential(of: authentication)).",
+                context: context, providerError: providerError
+            )
+        }
         if let detail {
             return OIDCError(
                 .providerError, "The \(what) at \(describe(endpoint)) refused the request: \(detail).",
                 context: context, providerError: providerError
             )
         }
-        if let authentication, response.status == 401 || response.status == 403, response.body.isEmpty {
+        if let authentication, refusedClient {
             return OIDCError(
                 .providerError,
                 "The \(what) at \(describe(endpoint)) refused the client (HTTP \(response.status), no OAuth error): check the client id and its \(credential(of: authentication)), and its registration at the provider.",
@@ -71,12 +86,19 @@ enum HTTPErrorMapping {
         case .clientSecretBasic, .clientSecretPost: return "secret (\(authentication.method.rawValue))"
         case .tlsClientAuth: return "TLS client certificate (tls_client_auth: issued by a CA the provider trusts, with the subject it registered)"
         case .selfSignedTLSClientAuth: return "TLS client certificate (self_signed_tls_client_auth: the one the provider registered)"
-        case .clientSecretJWT, .privateKeyJWT:
-            let audience = authentication.assertionAudience == .issuer
-                ? "the issuer; servers that follow OIDC Core §9's older text want the endpoint's URL: assertionAudience .endpoint, oidc --assertion-audience endpoint"
-                : "the endpoint's URL; FAPI 2.0 servers want the issuer: assertionAudience .issuer"
-            return "\(authentication.method == .privateKeyJWT ? "key and key id" : "secret") (\(authentication.method.rawValue)), and whom its assertions are addressed to (now \(audience))"
+        case .clientSecretJWT:
+            return "the client id, its secret (client_secret_jwt) and its registration at the provider, and whom its assertions are addressed to (\(audience(of: authentication)))"
+        case .privateKeyJWT:
+            let kid = authentication.signingKey?.keyID.map { "'\(UntrustedText.sanitized($0, limit: 128))'" } ?? "none"
+            return "the client id; that its key (private_key_jwt) is the one the provider registered for it, under the kid its assertions carry (JWSSigningKey.keyID, now \(kid); the key's RFC 7638 thumbprint unless one is given); and whom its assertions are addressed to (\(audience(of: authentication)))"
         }
+    }
+
+    /// Whom assertions are addressed to now, and what the other servers want.
+    private static func audience(of authentication: ClientAuthentication) -> String {
+        authentication.assertionAudience == .issuer
+            ? "now the issuer; servers that follow OIDC Core §9's older text want the endpoint's URL: assertionAudience .endpoint"
+            : "now the endpoint's URL; FAPI 2.0 servers want the issuer: assertionAudience .issuer"
     }
 
     /// An RFC 6749 §5.2 error object, or an RFC 9457 problem, from the body; `nil` for anything else.

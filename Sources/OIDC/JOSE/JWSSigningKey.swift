@@ -14,7 +14,10 @@ internal import Foundation
 public struct JWSSigningKey: Sendable, CustomStringConvertible {
     /// The algorithm every signature of this key uses.
     public let algorithm: JWSAlgorithm
-    /// The `kid` put in the JWS header, when there is one: the JWK's own, or the one given.
+    /// The `kid` put in the JWS header: the one given, else the JWK's own, else the key's RFC 7638
+    /// JWK SHA-256 thumbprint (``thumbprint()``), since servers that look keys up by `kid` (glewlwyd)
+    /// refuse an assertion without one. Register the public key with the same `kid`
+    /// (``publicJWK`` carries it).
     public let keyID: String?
     let key: OpenSSLPrivateKey
 
@@ -25,7 +28,7 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
     ///   - pem: the PEM text.
     ///   - algorithm: the algorithm; by default RS256 for RSA, ES256/384/512 for the EC curve, EdDSA
     ///     for Ed25519.
-    ///   - keyID: the `kid` for the JWS header; none by default (a provider holding one key needs none).
+    ///   - keyID: the `kid` for the JWS header; the key's RFC 7638 thumbprint by default.
     /// - Throws: ``OIDCError/Code/invalidKey`` for text that is not a private key, a key type or size
     ///   the algorithm does not allow (RSA under 2048 bits), or an HMAC algorithm.
     public init(pem: String, algorithm: JWSAlgorithm? = nil, keyID: String? = nil) throws(OIDCError) {
@@ -33,7 +36,8 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
     }
 
     /// A key from a private JWK (RFC 7517): `kty` RSA (with `d`, and the CRT members when present),
-    /// EC (with `d`) or OKP Ed25519 (with `d`). Its `kid` and `alg` are used unless given here.
+    /// EC (with `d`) or OKP Ed25519 (with `d`). Its `kid` and `alg` are used unless given here; with
+    /// neither, the `kid` is the key's RFC 7638 thumbprint.
     ///
     /// - Throws: ``OIDCError/Code/invalidKey`` for JSON that is not a private JWK, parts that do not
     ///   make one key pair, or a key the algorithm does not allow.
@@ -108,7 +112,7 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
         }
         self.key = key
         self.algorithm = chosen
-        self.keyID = keyID
+        if let keyID { self.keyID = keyID } else { self.keyID = try Self.thumbprint(of: key) }
     }
 
     /// The public key as a JWK: `kty` and its public members, with `kid` (when there is one), `alg`
@@ -129,6 +133,10 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
 
     /// The RFC 7638 thumbprint of the public key: base64url of the SHA-256 of its required members.
     public func thumbprint() throws(OIDCError) -> String {
+        try Self.thumbprint(of: key)
+    }
+
+    private static func thumbprint(of key: OpenSSLPrivateKey) throws(OIDCError) -> String {
         let members = try key.publicJWKMembers()
         let required: [String] = switch members["kty"] {
         case "RSA": ["e", "kty", "n"]
@@ -140,8 +148,8 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
         return Base64URL.encode(try LibCrypto.sha256(Array(JSONValue.object(canonical).jsonText.utf8)))
     }
 
-    /// A compact JWS over `claims`: the header holds `alg`, `kid` (when there is one), `typ` (when
-    /// given) and `extraHeader`'s members.
+    /// A compact JWS over `claims`: the header holds `alg`, `kid` (``keyID``), `typ` (when given)
+    /// and `extraHeader`'s members.
     public func sign(claims: [String: JSONValue], type: String? = nil, extraHeader: [String: JSONValue] = [:]) throws(OIDCError) -> String {
         var header = extraHeader
         header["alg"] = .string(algorithm.rawValue)

@@ -61,15 +61,58 @@ public struct DeviceLogin: Sendable {
     /// Polls until the user approves, then verifies the ID token (signature, issuer, audience,
     /// times, `at_hash`; there is no nonce in this grant) and returns the login.
     ///
+    /// RFC 8628 promises no ID token, and some providers send none even for `openid`
+    /// (django-oauth-toolkit 3.4); ``waitForLogin()`` keeps such a login, without a subject.
+    ///
     /// - Throws: ``OIDCError/Code/loginTimedOut`` when the codes expire first (`expired_token`, or
     ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming);
     ///   ``OIDCError/Code/providerError`` for `access_denied` and every other refusal;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled; a transient error after three
     ///   failed polls in a row without a `Retry-After` (one with it is waited for, until the codes
-    ///   expire); the ID token's checks.
+    ///   expire); the ID token's checks; ``OIDCError/Code/missingParameter`` when the provider's
+    ///   device grant sent no ID token (the tokens are dropped: use ``waitForLogin()`` at such a
+    ///   provider).
     public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
+        let (client, tokens) = try await approvedTokens()
+        guard tokens.idToken != nil else {
+            throw OIDCError(
+                .missingParameter,
+                "The provider's device grant sent no ID token (RFC 8628 promises none), so there is no verified login to return; DeviceLogin.waitForLogin() keeps such a login without a subject."
+            )
+        }
+        return try await verified(tokens, client: client)
+    }
+
+    /// Polls until the user approves, as ``waitForTokens()`` does, and returns the login to keep
+    /// (``RelyingParty/keep(_:in:as:allowlist:options:)``, a ``TokenStore``): when the provider sent an
+    /// ID token, it is verified (signature, issuer, audience, times, `at_hash`) and its `sub` is the
+    /// login's ``StoredLogin/subject``; when it sent none, which RFC 8628 allows (django-oauth-toolkit
+    /// 3.4 sends none even for `openid`), the login is kept without a subject, as a client's own
+    /// tokens are. Nobody is then named: the access token alone says who, to the resource servers.
+    ///
+    /// - Throws: what ``waitForTokens()`` throws, but never for a missing ID token.
+    public func waitForLogin() async throws(OIDCError) -> StoredLogin {
+        let (client, tokens) = try await approvedTokens()
+        guard tokens.idToken != nil else {
+            var login = StoredLogin(tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider)
+            login.dpopKey = dpopKey
+            return login
+        }
+        return StoredLogin(try await verified(tokens, client: client))
+    }
+
+    /// `tokens` as a verified login, once their ID token passes the checks of this grant.
+    private func verified(_ tokens: TokenSet, client: TokenClient) async throws(OIDCError) -> VerifiedLogin {
+        var verifier = client.loginVerifier(issuer: client.provider.issuer, nonce: .notChecked, tokens: tokens)
+        verifier.issuerMatching = client.provider.issuerMatching
+        return try await client.verifiedLogin(tokens, verifier: verifier, keys: try relyingParty.requireKeys(), now: nil)
+    }
+
+    /// Polls until the user approves: the token client that polled, and the tokens it got.
+    private func approvedTokens() async throws(OIDCError) -> (TokenClient, TokenSet) {
         let client = relyingParty.tokenClient(proving: dpopKey)
-        let keys = try relyingParty.requireKeys()
+        // The keys that would verify an ID token: a provider without them is refused before the wait.
+        _ = try relyingParty.requireKeys()
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(max(0, authorization.expiresAt.timeIntervalSince(client.now())) * 1000))
         var interval = authorization.interval
@@ -100,9 +143,7 @@ public struct DeviceLogin: Sendable {
             var retryAfter: Duration?
             switch poll {
             case .tokens(let tokens):
-                var verifier = client.loginVerifier(issuer: client.provider.issuer, nonce: .notChecked, tokens: tokens)
-                verifier.issuerMatching = client.provider.issuerMatching
-                return try await client.verifiedLogin(tokens, verifier: verifier, keys: keys, now: nil)
+                return (client, tokens)
             case .pending(let after):
                 retryAfter = after
                 onProgress(.pending)
@@ -143,7 +184,8 @@ extension RelyingParty {
     ///
     /// - Parameters:
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
-    ///     is always asked for (put first when missing): the login verifies an ID token.
+    ///     is always asked for (put first when missing): the login verifies the ID token the
+    ///     provider sends (RFC 8628 promises none; ``DeviceLogin/waitForLogin()`` keeps a login without one).
     ///   - parameters: more parameters of the request.
     /// - Throws: `profileViolation` under ``RelyingParty/securityProfile`` `.fapi2` (the profile
     ///   holds the code flow); `missingParameter` when the provider publishes no `jwks_uri`;

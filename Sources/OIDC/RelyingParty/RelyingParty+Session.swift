@@ -24,6 +24,27 @@ extension RelyingParty {
         return session(store: store, key: key, allowlist: allowlist, options: options)
     }
 
+    /// Saves `login` in `store` under `key`, under the store's lock, and returns the session over
+    /// it: for a login made outside ``VerifiedLogin``, such as ``DeviceLogin/waitForLogin()``'s, which
+    /// has no ID token when the provider's device grant sent none.
+    ///
+    /// - Parameters:
+    ///   - login: a login just completed, with its attributes (never a secret).
+    ///   - store: where it is kept (``FileKeychain``, ``InMemoryTokenStore``, a database).
+    ///   - key: its key there.
+    ///   - allowlist: the hosts that may receive the access token.
+    ///   - options: the session's options.
+    /// - Throws: the store's errors, as ``OIDCError`` (`storageFailure` for another error type).
+    public func keep(
+        _ login: StoredLogin, in store: some TokenStore, as key: TokenStoreKey, allowlist: HostAllowlist,
+        options: AuthenticatedSession.Options = AuthenticatedSession.Options()
+    ) async throws(OIDCError) -> AuthenticatedSession {
+        do { try await store.withLock(key) { try await store.save(login, for: key) } } catch let error as OIDCError { throw error } catch {
+            throw AuthenticatedSession.storageFailure(error)
+        }
+        return session(store: store, key: key, allowlist: allowlist, options: options)
+    }
+
     /// A session over the login kept in `store` under `key`: it refreshes at this relying party's
     /// token endpoint, with its client authentication, and verifies the ID tokens refreshes bring
     /// with ``keys`` (unless `options` names other keys), under ``securityProfile`` as at login

@@ -68,7 +68,8 @@ public actor AuthenticatedSession {
     /// What the host application's token provider said last.
     var host = HostSourceState()
     /// The DPoP nonces of the resource servers and the token endpoint, for DPoP-bound logins.
-    nonisolated let dpopNonces = DPoPNonces()
+    /// A program that keeps them between processes reads and seeds them here (`oidc request`).
+    package nonisolated let dpopNonces = DPoPNonces()
 
     /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
     /// were still returned. `nil` once a save succeeds.

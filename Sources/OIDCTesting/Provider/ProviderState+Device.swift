@@ -96,7 +96,10 @@ extension ProviderState {
             deviceCodes[deviceCode]?.spent = true
             let familyID = try Self.randomToken()
             families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: record.scope)
-            return try issueTokens(familyID: familyID, scope: record.scope, nonce: nil, includeRefreshToken: true, jkt: jkt)
+            return try issueTokens(
+                familyID: familyID, scope: record.scope, nonce: nil, includeRefreshToken: true, jkt: jkt,
+                includeIDToken: configuration.deviceFlow.issuesIDTokens
+            )
         }
     }
 

@@ -96,11 +96,11 @@ extension ProviderState {
     }
 
     /// An access token, a refresh token (when asked and configured) and an ID token (when the
-    /// scope has `openid`) for the family. With `jkt` (a DPoP proof's key) the access token is bound
+    /// scope has `openid` and `includeIDToken`) for the family. With `jkt` (a DPoP proof's key) the access token is bound
     /// to it (`token_type` `DPoP`), and so is a public client's refresh token (RFC 9449 §5);
     /// confidential clients' refresh tokens are bound by their client authentication instead.
     func issueTokens(
-        familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool, jkt: String? = nil
+        familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool, jkt: String? = nil, includeIDToken: Bool = true
     ) throws(OAuthError) -> IssuedTokens {
         guard let family = families[familyID] else {
             throw OAuthError(code: "server_error", description: "The login is gone.", status: 500)
@@ -119,7 +119,7 @@ extension ProviderState {
             refreshToken = token
         }
         var idToken: String?
-        if scope.split(separator: " ").contains("openid") {
+        if includeIDToken, scope.split(separator: " ").contains("openid") {
             let token = try signIDToken(family: family, nonce: nonce, accessToken: accessToken, issuedAt: issuedAt)
             issuedIDTokens[token] = family.clientID
             idToken = token

@@ -45,6 +45,11 @@ extension TestProvider {
         public var tls: TLS?
         /// Which `aud` a client assertion may carry: the issuer or the endpoint by default.
         public var assertionAudience: AssertionAudience = .issuerOrEndpoint
+        /// Whether a client assertion (`private_key_jwt`) or a request object must name its key
+        /// with a `kid`, as glewlwyd does (it looks the client's keys up by `kid`): one without is
+        /// refused (`invalid_client`, `invalid_request_object`). Off by default: a client with one
+        /// key needs no `kid`.
+        public var requiresKeyID = false
         /// How the device authorization grant behaves (RFC 8628).
         public var deviceFlow = DeviceFlow()
         /// Whether `/par` takes pushed authorization requests (RFC 9126), and whether `/authorize`

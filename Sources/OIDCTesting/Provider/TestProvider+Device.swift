@@ -14,13 +14,18 @@ extension TestProvider {
         /// Whether the discovery document names the device authorization endpoint (it answers
         /// either way): `false` plays a provider whose clients are given the endpoint by hand.
         public var advertised: Bool
+        /// Whether the device grant's token response carries an ID token when `openid` was asked
+        /// for (the default). RFC 8628 promises none: `false` plays django-oauth-toolkit 3.4, whose
+        /// device grant sends none (its refreshes do, as this provider's then do).
+        public var issuesIDTokens: Bool
 
         /// A device flow with the given settings.
-        public init(expiresIn: Int = 300, interval: Int? = 5, enforcesInterval: Bool = true, advertised: Bool = true) {
+        public init(expiresIn: Int = 300, interval: Int? = 5, enforcesInterval: Bool = true, advertised: Bool = true, issuesIDTokens: Bool = true) {
             self.expiresIn = expiresIn
             self.interval = interval
             self.enforcesInterval = enforcesInterval
             self.advertised = advertised
+            self.issuesIDTokens = issuesIDTokens
         }
     }
 

@@ -197,6 +197,10 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if ClientCredentialsRequest(of: login) != nil {
             return "client \(UntrustedText.sanitized(login.clientID)) has its own tokens from \(login.issuer) (profile '\(profile)'); \(expiry)"
         }
+        let refresh = login.tokens.refreshToken == nil ? "; no refresh token" : ""
+        if let reason = DeviceGrant.missingIDTokenReason(login) {
+            return "logged in at \(login.issuer) (profile '\(profile)') with no ID token (\(reason)), so no subject; \(expiry)\(refresh)"
+        }
         let subject = UntrustedText.sanitized(login.subject ?? "an unknown subject")
         return "logged in as \(subject) at \(login.issuer) (profile '\(profile)'); \(expiry)\(login.tokens.refreshToken == nil ? "; no refresh token" : "")"
     }

@@ -14,8 +14,9 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
             where any local user can read them while curl runs. oidc request does all of this itself. \
             Run oidc token first: the proof's ath is the hash of the access token stored now, and \
             oidc proof never refreshes (it reads the store, nothing is sent). Each proof is for one \
-            request: a server refuses a proof used twice. Give --nonce with the server's latest \
-            DPoP-Nonce when it asks for one (a 401 or 400 with use_dpop_nonce). \
+            request: a server refuses a proof used twice. The proof carries the DPoP-Nonce the \
+            server last gave oidc request for this login (the 16 most recent origins are remembered); \
+            --nonce gives the server's latest yourself, --no-nonce sends none. \
             Exit codes: 0; 2 for a login that is not DPoP-bound or whose key is missing; 4 when \
             nobody is logged in.
             """
@@ -31,8 +32,11 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The request's URL (htu); its query and fragment are left out of the proof.")
     var url: String
 
-    @Option(help: "The server's latest DPoP-Nonce, when it asked for one.")
+    @Option(help: "The server's latest DPoP-Nonce (default: the one remembered for the URL's origin from oidc request).")
     var nonce: String?
+
+    @Flag(help: "Send no nonce, not even a remembered one.")
+    var noNonce = false
 
     @Flag(help: "Leave out ath (the access token's hash): for a proof to the token endpoint, which gets no access token.")
     var noAccessToken = false
@@ -41,6 +45,7 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme), target.host != nil else {
             throw ValidationError("--url must be an absolute http(s) URL, not '\(UntrustedText.sanitized(url))'")
         }
+        if noNonce, nonce != nil { throw ValidationError("--nonce and --no-nonce exclude each other") }
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) else {
             throw ValidationError("--method: '\(UntrustedText.sanitized(method))' is not an HTTP method")
         }
@@ -64,8 +69,9 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
                 context: ["profile": storeOptions.profileName]
             )
         }
+        let chosen = noNonce ? nil : nonce ?? RememberedNonces.nonce(for: target, in: login)
         let proof = try key.proof(
-            method: method.uppercased(), url: target, accessToken: noAccessToken ? nil : login.tokens.accessToken, nonce: nonce)
+            method: method.uppercased(), url: target, accessToken: noAccessToken ? nil : login.tokens.accessToken, nonce: chosen)
         Console.output(proof)
     }
 }

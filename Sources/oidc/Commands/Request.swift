@@ -95,7 +95,18 @@ struct Request: AsyncParsableCommand, LoggingCommand {
                     requestOptions: HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize)
                 )
             )
-            return (try await session.send(request), await session.storageProblem)
+            // The servers' DPoP nonces that earlier commands were given: the first proof carries
+            // the latest one, and what this request learns is kept for the next (and oidc proof).
+            RememberedNonces.seed(session.dpopNonces, with: RememberedNonces.read(stored.login))
+            let sent: Result<HTTPResponse, any Error>
+            do { sent = .success(try await session.send(request)) } catch { sent = .failure(error) }
+            do {
+                try await RememberedNonces.keep(
+                    session.dpopNonces, for: stored.login.dpopThumbprint, in: stored.keychain, as: storeOptions.key)
+            } catch {
+                Console.error("oidc: warning: the servers' DPoP nonces could not be kept with the login: \((error as? OIDCError)?.message ?? "\(error)")")
+            }
+            return (try sent.get(), await session.storageProblem)
         }
         Console.error("HTTP \(response.status)")
         Console.outputBytes(response.body)

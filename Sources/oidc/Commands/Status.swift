@@ -91,6 +91,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         }
         let clientCredentials = ClientCredentialsRequest(of: login) != nil
         if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant }
+        if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant }
+        if let reason = DeviceGrant.missingIDTokenReason(login) { entry["no_id_token"] = reason }
         entry["refreshable"] = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
             && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
@@ -119,9 +121,13 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
         }
-        let who = entry["grant_type"] as? String == ClientCredentialsRequest.grant
-            ? "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
-            : "logged in as \(entry["subject"] as? String ?? "an unknown subject")"
+        let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant {
+            "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
+        } else if let reason = entry["no_id_token"] as? String {
+            "logged in, subject unknown: no ID token (\(reason))"
+        } else {
+            "logged in as \(entry["subject"] as? String ?? "an unknown subject")"
+        }
         var lines = ["profile \(name): \(who)"]
         lines.append("  issuer:      \(entry["issuer"] ?? "")")
         lines.append("  client id:   \(entry["client_id"] ?? "")")

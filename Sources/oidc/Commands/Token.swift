@@ -130,6 +130,9 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         let idToken: Secret?
         if wantsIDToken {
             guard let token = tokens.idToken else {
+                if let reason = DeviceGrant.missingIDTokenReason(login) {
+                    throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token (\(reason)); use --token-type access.")
+                }
                 throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; use --token-type access, or log in with the openid scope.")
             }
             if let expiry = Self.idTokenExpiry(tokens), expiry.timeIntervalSinceNow <= 0 {

@@ -4,10 +4,12 @@ import OIDC
 extension LoginFlow {
     /// The device flow (RFC 8628): the codes requested, the page and the code shown on stderr (and
     /// opened in the browser a user named, and drawn as a QR code with `--qr`), the token endpoint
-    /// polled until the user approves, the ID token verified, the login kept.
+    /// polled until the user approves, the ID token verified when the provider sends one (RFC 8628
+    /// promises none: without it the login is kept without a subject, marked as a device login, and
+    /// `oidc status` says so), the login kept.
     ///
     /// Waits until the codes expire, or `--timeout` when given, whichever comes first (exit 3).
-    func deviceLogin(_ rp: RelyingParty) async throws -> Outcome {
+    func deviceLogin(_ rp: RelyingParty) async throws -> StoredLogin {
         guard rp.provider.deviceAuthorizationEndpoint != nil else {
             throw OIDCError(
                 .invalidArgument,
@@ -31,26 +33,26 @@ extension LoginFlow {
                 Console.error("\(showsCountdown ? "\r\u{1B}[K" : "")oidc: \(error.message) Trying again in \(after.components.seconds) s.")
             }
         }
-        let approved = CallbackClock()
-        let verified: VerifiedLogin
-        do { verified = try await waitForApproval(login, approved: approved, countdown: showsCountdown ? prompt : nil) } catch {
+        var approved: StoredLogin
+        do { approved = try await waitForApproval(login, countdown: showsCountdown ? prompt : nil) } catch {
             await opened?.loginEnded(link)
             throw error
         }
         // The browser's private page (the link) goes as the wait ends, however it ends.
         await opened?.loginEnded(link)
-        return try await keep(verified, rp, since: approved)
+        approved.attributes = attributes.merging(DeviceGrant.attributes) { $1 }
+        let stored = approved
+        do { try await keychain.withLock(key) { try keychain.save(stored, for: key) } } catch let error as OIDCError { throw error } catch {
+            throw OIDCError(.storageFailure, "The tokens could not be stored: \(error)")
+        }
+        return stored
     }
 
     /// Polls until the user approves, while `countdown` counts down and `--timeout` (when given) runs.
-    private func waitForApproval(_ login: DeviceLogin, approved: CallbackClock, countdown: DevicePrompt?) async throws -> VerifiedLogin {
+    private func waitForApproval(_ login: DeviceLogin, countdown: DevicePrompt?) async throws -> StoredLogin {
         let limit = timeoutGiven ? timeout : nil
-        return try await withThrowingTaskGroup(of: VerifiedLogin?.self) { group in
-            group.addTask {
-                let verified = try await login.waitForTokens()
-                approved.mark()
-                return verified
-            }
+        return try await withThrowingTaskGroup(of: StoredLogin?.self) { group in
+            group.addTask { try await login.waitForLogin() }
             if let countdown { group.addTask { await countdown.countDown(); return nil } }
             if let limit {
                 group.addTask {
@@ -78,5 +80,23 @@ extension LoginFlow {
             return nil
         }
         return browser
+    }
+}
+
+/// What a device login (RFC 8628) keeps with it: its grant, so that `oidc status` can say why a login
+/// has no ID token (the provider's device grant sent none).
+enum DeviceGrant {
+    static let grant = "urn:ietf:params:oauth:grant-type:device_code"
+
+    static var attributes: [String: String] { [ClientCredentialsRequest.Attribute.grant: grant] }
+
+    /// Whether `login` came from the device flow.
+    static func made(_ login: StoredLogin) -> Bool {
+        login.attributes[ClientCredentialsRequest.Attribute.grant] == grant
+    }
+
+    /// Why `login` has no ID token, when it is a device login whose provider sent none.
+    static func missingIDTokenReason(_ login: StoredLogin) -> String? {
+        made(login) && login.subject == nil && login.tokens.idToken == nil ? "the provider's device grant sent none" : nil
     }
 }

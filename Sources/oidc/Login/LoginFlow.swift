@@ -63,7 +63,7 @@ struct LoginFlow {
         if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }
         switch chosen {
         case .clientCredentials: return try await clientCredentialsLogin(rp)
-        case .device: return try await deviceLogin(rp).stored
+        case .device: return try await deviceLogin(rp)
         case .browser, .auto: return try await browserLogin(rp).stored
         }
     }

@@ -272,6 +272,26 @@ struct GlewlwydInteropTests {
         #expect(refused?.providerError == nil)
     }
 
+    @Test("private_key_jwt with a key given without a kid: the assertion carries the key's RFC 7638 thumbprint, the kid glewlwyd registered it under, and glewlwyd (which looks keys up by kid) takes it")
+    func privateKeyJWTThumbprintKeyID() async throws {
+        let key = try JWSSigningKey(contentsOfFile: try Self.variable("THUMBPRINT_KID_CLIENT_KEY_FILE"))
+        // Computed here by the library, there by scripts/glewlwyd-jose.py (Python, independently).
+        #expect(key.keyID == (try Self.variable("THUMBPRINT_KID_CLIENT_KID")))
+        var authentication = ClientAuthentication.privateKeyJWT(key)
+        authentication.assertionAudience = .endpoint
+        let rp = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("THUMBPRINT_KID_CLIENT_ID"), authentication: authentication)
+        let tokens = try await rp.tokenClient.clientCredentials(scopes: [Self.scope])
+        #expect(tokens.scopes == [Self.scope])
+
+        // Under another kid glewlwyd refuses it, and the error names the kid it carried.
+        let renamed = try JWSSigningKey(contentsOfFile: try Self.variable("THUMBPRINT_KID_CLIENT_KEY_FILE"), keyID: "not-registered")
+        var other = ClientAuthentication.privateKeyJWT(renamed)
+        other.assertionAudience = .endpoint
+        let refusing = try await RelyingParty.discover(issuer: Self.issuer, clientID: try Self.variable("THUMBPRINT_KID_CLIENT_ID"), authentication: other)
+        let refused = await #expect(throws: OIDCError.self) { try await refusing.tokenClient.clientCredentials(scopes: [Self.scope]) }
+        #expect(refused?.context["kid"] == "not-registered" && refused?.context["clientAssertion"] == "private_key_jwt", "\(String(describing: refused))")
+    }
+
     @Test("client credentials with client_secret_jwt (HS256) addressed to the endpoint; introspection by the same client")
     func clientSecretJWT() async throws {
         var authentication = ClientAuthentication.clientSecretJWT(try Self.secret("CLIENT_SECRET_JWT_CLIENT_SECRET_FILE"))

@@ -100,4 +100,23 @@ struct JWSSigningKeyTests {
         #expect(key.description == "JWSSigningKey(EdDSA, kid: ed)")
         #expect(!"\(key)".contains("nWGxne"))
     }
+
+    @Test("without a kid given, the kid is the key's RFC 7638 thumbprint, in the header and the public JWK; a given kid and a JWK's own come first")
+    func thumbprintIsTheDefaultKeyID() throws {
+        for file in ["rsa-pkcs1.pem", "ec-p256-sec1.pem", "ed25519-pkcs8.pem"] {
+            let key = try JWSSigningKey(pem: try Self.pem(file))
+            let thumbprint = try key.thumbprint()
+            #expect(key.keyID == thumbprint, "\(file)")
+            #expect(key.publicJWK["kid"] == .string(thumbprint))
+            #expect(try UnverifiedJWT(try key.sign(claims: ["sub": "me"])).header["kid"] == .string(thumbprint))
+            #expect(try JWSSigningKey(pem: try Self.pem(file), keyID: "given").keyID == "given")
+        }
+        // RFC 8037 A.3's key: without kid, its thumbprint; with one, its own.
+        let x = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", d = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"
+        let bare = try JWSSigningKey(jwk: #"{"kty":"OKP","crv":"Ed25519","d":"\#(d)","x":"\#(x)"}"#)
+        #expect(bare.keyID == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
+        #expect(try JWSSigningKey(jwk: #"{"kty":"OKP","crv":"Ed25519","d":"\#(d)","x":"\#(x)","kid":"own"}"#).keyID == "own")
+        let generated = try JWSSigningKey.generate(.es256)
+        #expect(generated.keyID == (try generated.thumbprint()))
+    }
 }

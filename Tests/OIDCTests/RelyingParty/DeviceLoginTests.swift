@@ -229,6 +229,63 @@ struct DeviceLoginTests {
         #expect(zero?.message.contains("positive number of seconds") == true)
     }
 
+    @Test("a device grant that sends no ID token (django-oauth-toolkit 3.4): waitForLogin keeps the login without a subject; it is kept, used and refreshed")
+    func noIDToken() async throws {
+        var configuration = Self.provider()
+        configuration.deviceFlow.issuesIDTokens = false
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty()
+            let login = try await rp.deviceLogin()
+            #expect(await provider.approveDeviceLogin(userCode: login.userCode))
+            let stored = try await login.waitForLogin()
+            #expect(stored.tokens.idToken == nil && stored.subject == nil)
+            #expect(stored.tokens.scopes.contains("openid") && stored.tokens.refreshToken != nil)
+            #expect(stored.issuer == provider.issuer && stored.clientID == "test-client" && stored.provider == rp.provider)
+
+            let store = InMemoryTokenStore()
+            let key = TokenStoreKey(service: "device", account: "tv")
+            let session = try await rp.keep(stored, in: store, as: key, allowlist: .default(for: provider.protectedResource))
+            let answer = try await session.send(HTTPRequest(method: "GET", url: provider.protectedResource))
+            #expect(answer.status == 200)
+            let before = stored.tokens.accessToken.revealedValue
+            let refreshed = try await session.refreshNow()
+            #expect(refreshed.accessToken.revealedValue != before)
+            let kept = try #require(try await store.load(key))
+            #expect(kept.tokens.accessToken == refreshed.accessToken && kept.subject == nil)
+        }
+    }
+
+    @Test("waitForLogin with an ID token: verified, its subject kept; waitForTokens without one says so (not 'openid' missing)")
+    func waitForLoginVerifies() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let login = try await provider.relyingParty().deviceLogin()
+            #expect(await provider.approveDeviceLogin(userCode: login.userCode))
+            let stored = try await login.waitForLogin()
+            #expect(stored.subject == "test-user" && stored.tokens.idToken != nil)
+        }
+        var configuration = Self.provider()
+        configuration.deviceFlow.issuesIDTokens = false
+        try await withTestProvider(configuration) { provider in
+            let login = try await provider.relyingParty().deviceLogin(scopes: ["openid"])
+            #expect(await provider.approveDeviceLogin(userCode: login.userCode))
+            let error = await #expect(throws: OIDCError.self) { try await login.waitForTokens() }
+            #expect(error?.code == .missingParameter)
+            #expect(error?.message.contains("device grant sent no ID token") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("needs the 'openid' scope") == false)
+        }
+    }
+
+    @Test("an ID token that does come from a device grant is verified: one from a clock two hours ahead fails waitForLogin too")
+    func waitForLoginChecksTheIDToken() async throws {
+        var configuration = Self.provider()
+        configuration.clockOffset = 7200
+        try await withTestProvider(configuration) { provider in
+            await provider.scriptDevicePolls([.approve])
+            let error = await #expect(throws: OIDCError.self) { try await provider.relyingParty().deviceLogin().waitForLogin() }
+            #expect(error?.context["claim"] == "iat", "\(String(describing: error))")
+        }
+    }
+
     @Test("a provider without a device authorization endpoint is refused before anything is sent")
     func noEndpoint() async throws {
         try await withTestProvider { provider in

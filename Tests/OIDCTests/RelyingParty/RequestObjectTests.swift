@@ -64,6 +64,25 @@ struct RequestObjectTests {
         }
     }
 
+    @Test("a request-object key given without a kid: the object carries its thumbprint, which a provider that requires a kid (as glewlwyd does) takes")
+    func thumbprintKeyID() async throws {
+        let pem = try String(contentsOf: JWSSigningKeyTests.fixtures.appendingPathComponent("rsa-pkcs1.pem"), encoding: .utf8)
+        let key = try JWSSigningKey(pem: pem, algorithm: .ps256)
+        let client = TestProvider.Client.privateKeyJWT(id: "fapi-client", keys: [key], redirectURIs: [Self.redirectURI])
+        var configuration = TestProvider.Configuration(clients: [client])
+        configuration.requiresKeyID = true
+        try await withTestProvider(configuration) { provider in
+            var rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            rp.requestObjectKey = key
+            let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
+            let url = try await rp.authorizationURL(for: request)
+            let object = try #require(try Self.query(url)["request"])
+            #expect(try UnverifiedJWT(object).header["kid"] == .string(try key.thumbprint()))
+            let login = try await rp.completeLogin(callback: try await RelyingPartyTests.callback(for: url, rp.transport), for: request)
+            #expect(login.clientID == "fapi-client")
+        }
+    }
+
     @Test("through PAR: the push carries the object as request (and the client's assertion), the URL only client_id and request_uri; the login completes")
     func pushed() async throws {
         let (configuration, client, key) = try Self.setUp(pushed: .required)

@@ -151,4 +151,31 @@ struct ClientAuthenticationTests {
             #expect(await provider.requestCount(.token) == 0)
         }
     }
+
+    @Test("a key given without a kid signs with its RFC 7638 thumbprint as kid, which a provider that looks keys up by kid (as glewlwyd does) finds; an unknown kid is refused with what to check")
+    func thumbprintKeyID() async throws {
+        let pem = try String(contentsOf: JWSSigningKeyTests.fixtures.appendingPathComponent("ec-p256-sec1.pem"), encoding: .utf8)
+        let key = try JWSSigningKey(pem: pem)
+        #expect(key.keyID == (try key.thumbprint()))
+        let client = TestProvider.Client.privateKeyJWT(id: "daemon", keys: [key])
+        var configuration = TestProvider.Configuration(clients: [client])
+        configuration.requiresKeyID = true
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(key))
+            _ = try await rp.tokenClient.clientCredentials()
+            let assertion = try await Self.lastAssertion(provider)
+            #expect(assertion.header["kid"] == .string(try key.thumbprint()))
+
+            // The same key under a kid the provider did not register: invalid_client, and the
+            // error says which kid was sent and what else to check.
+            let renamed = try JWSSigningKey(pem: pem, keyID: "not-registered")
+            let other = try await provider.relyingParty(client: client, authentication: .privateKeyJWT(renamed))
+            let refused = await #expect(throws: OIDCError.self) { try await other.tokenClient.clientCredentials() }
+            #expect(refused?.providerError?.error == "invalid_client", "\(String(describing: refused))")
+            #expect(refused?.context["clientAssertion"] == "private_key_jwt" && refused?.context["kid"] == "not-registered")
+            #expect(refused?.context["assertionAudience"] == "issuer")
+            #expect(refused?.message.contains("now 'not-registered'") == true, "\(String(describing: refused))")
+            #expect(refused?.message.contains("assertionAudience .endpoint") == true)
+        }
+    }
 }

@@ -25,7 +25,7 @@ enum ClientAssertionCheck {
         }
         if let bodyID, bodyID != issuer { throw .invalidClient("client_id differs from the assertion's iss.") }
         let client = try ClientAuthenticator.registered(issuer, context)
-        try verifySignature(jws, of: client)
+        try verifySignature(jws, of: client, requiresKeyID: context.configuration.requiresKeyID)
         try checkAudience(claims["aud"], request, context)
         let now = await context.state.now
         guard let expiry = claims["exp"]?.numberValue, expiry > now.timeIntervalSince1970 else {
@@ -42,7 +42,7 @@ enum ClientAssertionCheck {
         return client
     }
 
-    private static func verifySignature(_ jws: CompactJWS, of client: TestProvider.Client) throws(OAuthError) {
+    private static func verifySignature(_ jws: CompactJWS, of client: TestProvider.Client, requiresKeyID: Bool) throws(OAuthError) {
         do throws(OIDCError) {
             switch client.authentication {
             case .clientSecretJWT:
@@ -50,7 +50,7 @@ enum ClientAssertionCheck {
                 try jws.verifySignature(with: JWK(hmacSecret: secret))
             case .privateKeyJWT:
                 guard let jwks = client.jwks else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
-                try verify(jws, withKeysOf: jwks)
+                try verify(jws, withKeysOf: jwks, requiresKeyID: requiresKeyID)
             default:
                 throw OIDCError(.invalidArgument, "not registered for assertions")
             }
@@ -60,9 +60,11 @@ enum ClientAssertionCheck {
     }
 
     /// Checks `jws` against a key of a client's registered JWKS: an asymmetric algorithm only (never
-    /// `none` or an HMAC), the key its `kid` and algorithm select.
-    static func verify(_ jws: CompactJWS, withKeysOf jwks: String) throws(OIDCError) {
+    /// `none` or an HMAC), the key its `kid` and algorithm select; with `requiresKeyID`, a JWS
+    /// without `kid` is refused (``TestProvider/Configuration/requiresKeyID``).
+    static func verify(_ jws: CompactJWS, withKeysOf jwks: String, requiresKeyID: Bool = false) throws(OIDCError) {
         guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
+        if requiresKeyID, jws.keyID == nil { throw OIDCError(.keyNotFound, "no kid: this provider looks the client's keys up by kid") }
         try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
     }
 
