@@ -43,7 +43,8 @@ test: test-package test-installed docs examples
 docs: deps
 	@scripts/check-docs.sh
 
-# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400 and glewlwyd (Debian) on a free
+# The interop tests need oidc-provider-mock (PyPI) on 127.0.0.1:9400, django-oauth-toolkit (PyPI,
+# scripts/dot-provider.sh) on 127.0.0.1:9410, and glewlwyd (Debian) on a free
 # port of 127.0.0.1, whose OIDC_GLEWLWYD_* variables `scripts/glewlwyd.sh start` prints, and a second
 # glewlwyd in its HTTPS + mTLS mode (its own state directory, about 1 s to start), whose variables
 # are exported renamed OIDC_GLEWLWYD_TLS_*; the OIDCPostgres tests a throw-away PostgreSQL cluster on
@@ -52,17 +53,22 @@ GLEWLWYD_TLS_STATE = $(CURDIR)/.build-glewlwyd-tls
 test-package: deps
 	@scripts/install-deps.sh test
 	@stop() { scripts/glewlwyd.sh stop > /dev/null 2>&1; GLEWLWYD_STATE_DIR=$(GLEWLWYD_TLS_STATE) scripts/glewlwyd.sh stop > /dev/null 2>&1; \
-		scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; }; \
+		scripts/mock-provider.sh stop 9400 > /dev/null 2>&1; scripts/dot-provider.sh stop 9410 > /dev/null 2>&1; }; \
 	trap stop EXIT; trap 'exit 130' INT TERM HUP; \
 	scripts/mock-provider.sh start 9400 -- --require-registration > /dev/null || exit 1; \
 	glewlwyd=$$(scripts/glewlwyd.sh start) || exit 1; eval "$$glewlwyd"; \
 	glewlwyd_tls=$$(GLEWLWYD_STATE_DIR=$(GLEWLWYD_TLS_STATE) scripts/glewlwyd.sh start --tls) || exit 1; \
 	eval "$$(printf '%s\n' "$$glewlwyd_tls" | sed 's/^export OIDC_GLEWLWYD_/export OIDC_GLEWLWYD_TLS_/')"; \
+	dot=$$(scripts/dot-provider.sh start 9410) || exit 1; eval "$$dot"; \
 	$(WHO); OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(UNPRIVILEGED) scripts/postgres.sh run $(SWIFT) test --skip OIDCCLITests
 
-# The CLI tests, run against the installed build instead of the debug one.
+# The CLI tests, run against the installed build instead of the debug one; with django-oauth-toolkit
+# (scripts/dot-provider.sh, a device grant without ID tokens) on 127.0.0.1:9410, stopped whatever happens.
 test-installed: release
-	@$(WHO); OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(UNPRIVILEGED) $(SWIFT) test --filter OIDCCLITests
+	@scripts/install-deps.sh test
+	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1' EXIT; trap 'exit 130' INT TERM HUP; \
+	dot=$$(scripts/dot-provider.sh start 9410) || exit 1; eval "$$dot"; \
+	$(WHO); OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(UNPRIVILEGED) $(SWIFT) test --filter OIDCCLITests
 
 demo: release
 	@scripts/demo.sh
