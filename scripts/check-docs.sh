@@ -19,6 +19,21 @@ started=$SECONDS
 # Symbol graphs of an earlier run must not stand in for this one's.
 rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres
 
+# DocC copies its renderer's files (the toolchain's share/docc/render) into every archive, keeping
+# their owner: as an ordinary user, with a toolchain that root installed, the copy stops at the first
+# file (chown is refused) and every page then fails with "The file doesn't exist". So the renderer is
+# copied into the build folder once, as this user, and DocC is pointed at the copy (DOCC_HTML_DIR).
+if [ -z "${DOCC_HTML_DIR:-}" ]; then
+    render="$(dirname "$(readlink -f "$(command -v swift)")")/../share/docc/render"
+    if [ -d "$render" ] && [ "$(stat -c %u "$render")" != "$(id -u)" ]; then
+        copy=.build/docc-render
+        if [ ! -f "$copy/index.html" ] || [ "$render/index.html" -nt "$copy/index.html" ]; then
+            rm -rf "$copy" && mkdir -p .build && cp -R "$render" "$copy"
+        fi
+        export DOCC_HTML_DIR="$PWD/$copy"
+    fi
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

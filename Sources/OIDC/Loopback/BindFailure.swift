@@ -1,3 +1,4 @@
+internal import Foundation
 internal import NIOCore
 
 #if canImport(Glibc)
@@ -32,11 +33,20 @@ package enum BindFailure {
         case EACCES, EPERM:
             return OIDCError(
                 .invalidArgument,
-                "\(endpoint) may not be bound by this user (\(reason)); ports below 1024 are privileged, so use a higher one or 0.",
+                "\(endpoint) may not be bound by this user (\(reason)); ports below \(firstUnprivilegedPort) are privileged, so use a higher one or 0.",
                 context: context
             )
         default:
             return OIDCError(.invalidArgument, "\(endpoint) could not be bound (\(reason)).", context: context)
         }
+    }
+
+    /// The first port an ordinary user may bind: Linux's `net.ipv4.ip_unprivileged_port_start`
+    /// (1024 unless changed; Docker sets 0), 1024 elsewhere.
+    package static var firstUnprivilegedPort: Int {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding: .utf8),
+            let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return 1024 }
+        return port
     }
 }
