@@ -1,5 +1,6 @@
 import Foundation
 @testable import OIDC
+import OIDCTesting
 import Testing
 
 #if canImport(Glibc)
@@ -78,24 +79,25 @@ struct RedirectPageDirectoryTests {
         }
     }
 
-    @Test("a sticky $TMPDIR of another user is passed over (as root: one made for nobody); one of your own is taken")
+    @Test("a sticky $TMPDIR of another user is passed over (made by that user: nobody); one of your own is taken")
     func stickyDirectoryOwners() async throws {
         try await withDirectory { directory, record, log in
+            // One of your own: only an entry's owner may rename it there, so it is safe and taken.
             let sticky = directory + "/sticky"
             try Self.makeDirectory(sticky, mode: 0o1777)
-            if geteuid() == 0 {
-                // Set-up only: as root, the directory can be given to another user (nobody, 65534).
-                #expect(chown(sticky, 65534, 65534) == 0)
-                let parent = try await Self.pageParent(record: record, log: log, environment: ["TMPDIR": sticky])
-                #expect(parent == "/tmp")
-                #expect(Self.pages(in: sticky).isEmpty)
-                #expect(throws: PageDirectory.Refusal.self) { try PageDirectory.check(sticky, privateToUser: false).get() }
-            } else {
-                // An ordinary user cannot make a directory of another user's: a sticky one of its own is
-                // safe (only an entry's owner may rename it) and is taken.
-                let parent = try await Self.pageParent(record: record, log: log, environment: ["TMPDIR": sticky])
-                #expect(parent == sticky)
-            }
+            #expect(try await Self.pageParent(record: record, log: log, environment: ["TMPDIR": sticky]) == sticky)
+
+            // One of another user, made by that user (setpriv as root, sudo -u nobody as an ordinary user):
+            // its owner may rename anything in it.
+            guard OtherLocalUser.available else { return }
+            let theirs = try await OtherLocalUser.makeDirectory(mode: 0o1777)
+            let parent = try await Self.pageParent(record: record, log: log, environment: ["TMPDIR": theirs])
+            let pages = Self.pages(in: theirs)
+            let refused = (try? PageDirectory.check(theirs, privateToUser: false).get()) == nil
+            try await OtherLocalUser.remove(theirs)
+            #expect(parent == "/tmp")
+            #expect(pages.isEmpty)
+            #expect(refused, "a sticky directory of user id \(OtherLocalUser.ids?.uid ?? 0) was accepted")
         }
     }
 
