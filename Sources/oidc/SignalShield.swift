@@ -28,8 +28,8 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
     private var bounded = 0
     private var held: Int32?
     private let queue = DispatchQueue(label: "oidc.signals")
-    /// The signal sources, once installed (kept alive for the process's life).
-    private var sources: [any DispatchSourceSignal] = []
+    /// The signal handlers, once installed (for the process's life).
+    private var sources: [SignalSource.Registration] = []
 
     /// Installs the shield for this process, once: for the commands that may refresh.
     static func install() { shared.installOnce() }
@@ -38,11 +38,7 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
         lock.withLock {
             guard sources.isEmpty else { return }
             for number in Self.signals {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { [self] in received(number) }
-                source.resume()
-                sources.append(source)
+                sources.append(SignalSource.activate(number, queue: queue) { [self] in received(number) })
             }
         }
         RefreshCommit.install(self)
@@ -87,7 +83,7 @@ final class SignalShield: RefreshCommit.Shield, @unchecked Sendable {
     /// parent process expects from it).
     private static func terminate(_ number: Int32) -> Never {
         signal(number, SIG_DFL)
-        // Dispatch's signal sources keep the signal blocked on its threads: unblocked on this one.
+        // Dispatch's threads keep signals blocked: unblocked on this one.
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, number)

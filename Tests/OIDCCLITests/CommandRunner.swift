@@ -126,3 +126,16 @@ private final class Collected: @unchecked Sendable {
     func set(_ value: Data) { lock.withLock { data = value } }
     func get() -> Data { lock.withLock { data } }
 }
+
+/// Blocks the calling thread (one of its own, such as a `started:` callback's: never one of Swift's
+/// cooperative pool) until `condition` holds, checking every 10 ms, for at most `limit`.
+func awaitEvent(limit: Duration = .seconds(30), _ condition: @escaping @Sendable () async -> Bool) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while clock.now < deadline, !(await condition()) { try? await Task.sleep(for: .milliseconds(10)) }
+        done.signal()
+    }
+    done.wait()
+}

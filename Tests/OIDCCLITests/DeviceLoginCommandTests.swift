@@ -217,7 +217,8 @@ struct DeviceLoginCommandTests {
             let result = try await OIDCBinary.run(
                 Self.arguments(provider, ["--flow", "device"]), environment: sandbox.environment(extra: Self.headless), timeout: .seconds(30),
                 started: { process in
-                    Thread.sleep(forTimeInterval: 2)
+                    // Waiting for the user's approval: the device authorization request has come.
+                    awaitEvent { await provider.requestCount(.deviceAuthorization) > 0 }
                     process.interrupt()
                 }
             )

@@ -198,12 +198,38 @@ struct LoginCommandTests {
             let result = try await OIDCBinary.run(
                 Self.loginArguments(provider) + ["--no-browser"], environment: sandbox.environment(), timeout: .seconds(30),
                 started: { process in
-                    Thread.sleep(forTimeInterval: 2)
+                    // Once the login has asked for the provider's metadata, it listens for Ctrl-C.
+                    awaitEvent { await provider.requestCount(.discovery) > 0 }
                     process.interrupt()
                 }
             )
             #expect(result.status == 130, "\(result.stderr)")
             #expect(try sandbox.storedLogin("work") == nil)
+        }
+    }
+
+    /// Ctrl-C in a login's first milliseconds was lost: dispatch's signal source was still being
+    /// registered, with the default action already off, and the login went on waiting for its whole
+    /// timeout (found trying `oidc login` by hand as the ordinary user). The signals are spread over
+    /// the first 30 ms, where the handlers are being installed; each login must end at once.
+    @Test("Ctrl-C at any moment of a login's start ends it at once (130, or by SIGINT before any handler), never lost", arguments: [false, true])
+    func interruptedEarly(device: Bool) async throws {
+        try await DeviceLoginCommandTests.deviceProvider { provider in
+            let sandbox = LoginSandbox()
+            for microseconds: UInt32 in stride(from: 0, through: 30_000, by: 2_500) {
+                let result = try await OIDCBinary.run(
+                    ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "early", "--timeout", "20"]
+                        + (device ? ["--flow", "device"] : ["--flow", "browser", "--no-browser"]),
+                    environment: sandbox.environment(), timeout: .seconds(40),
+                    started: { process in
+                        usleep(microseconds)
+                        process.interrupt()
+                    })
+                // 130 from the handler, or, before it is installed, the default action (ended by SIGINT, silent).
+                let ended = result.status == 130 || (result.status == SIGINT && result.stderr.isEmpty)
+                #expect(ended, "SIGINT \(microseconds) µs after the start: exit \(result.status): \(result.stderr)")
+            }
+            #expect(try sandbox.storedLogin("early") == nil)
         }
     }
 

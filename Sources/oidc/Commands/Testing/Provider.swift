@@ -127,18 +127,22 @@ enum Signals {
         await withCheckedContinuation { continuation in
             let queue = DispatchQueue(label: "oidc.signals")
             let once = Once(continuation)
-            var sources: [DispatchSourceSignal] = []
+            let all = Sources()
             for number in signals {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
+                all.append(SignalSource.activate(number, queue: queue) {
                     once.resume(number)
-                    for source in sources { source.cancel() }
-                }
-                sources.append(source)
+                    all.cancel()
+                })
             }
-            for source in sources { source.resume() }
         }
+    }
+
+    /// The sources of one wait, cancelled together once one has fired.
+    private final class Sources: @unchecked Sendable {
+        private var sources: [SignalSource.Registration] = []
+        private let lock = NSLock()
+        func append(_ source: SignalSource.Registration) { lock.withLock { sources.append(source) } }
+        func cancel() { lock.withLock { sources }.forEach { $0.cancel() } }
     }
 
     /// Resumes a continuation at most once.
