@@ -45,6 +45,10 @@ username="alice"
 start_timeout=30   # seconds, for the discovery document to answer 200
 stop_timeout=10    # seconds, after SIGTERM before SIGKILL
 
+peer=dot-provider
+# shellcheck source=lib/peer.sh
+. "$(dirname "$0")/lib/peer.sh"
+
 die() {
     echo "dot-provider: $*" >&2
     exit 1
@@ -55,27 +59,8 @@ usage() {
     exit 2
 }
 
-check_port() {
-    if ! [[ $1 =~ ^[1-9][0-9]{0,4}$ ]] || [ "$1" -gt 65535 ]; then
-        die "invalid port '$1'"
-    fi
-}
-
 # The PID in the pid file, if that process is alive and is this Django server (not a reused PID).
-running_pid() {
-    [ -f "$pid_file" ] || return 1
-    local pid command
-    pid=$(cat "$pid_file" 2>/dev/null) || return 1
-    [[ $pid =~ ^[0-9]+$ ]] || return 1
-    kill -0 "$pid" 2>/dev/null || return 1
-    if [ -r "/proc/$pid/cmdline" ]; then
-        command=$(tr '\0' ' ' <"/proc/$pid/cmdline")
-    else
-        command=$(ps -p "$pid" -o command= 2>/dev/null) || return 1
-    fi
-    [[ $command == *"$site/manage.py"* ]] || return 1
-    echo "$pid"
-}
+running_pid() { pid_in "$pid_file" "$site/manage.py"; }
 
 # Fails unless the discovery document at PORT answers 200 within 2 s.
 answers() {
@@ -89,37 +74,11 @@ except Exception:
 PY
 }
 
-port_in_use() {
-    "$venv/bin/python" - "$1" <<'PY'
-import socket, sys
-with socket.socket() as s:
-    s.settimeout(1)
-    sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)
-PY
-}
+port_in_use() { tcp_port_in_use "$venv/bin/python" "$1"; }
 
-ensure_venv() {
+ensure_dot_venv() {
     mkdir -p "$state"
-    [ -f "$requirements" ] || die "missing $requirements"
-    if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
-        echo "dot-provider: $venv is broken, making it again" >&2
-        rm -rf "$venv"
-    fi
-    if [ ! -x "$venv/bin/python" ]; then
-        command -v "$python" >/dev/null 2>&1 || die "$python not found (set PYTHON to a Python 3.10+)"
-        "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
-            die "$python is older than 3.10, which Django 5.2 needs (set PYTHON)"
-        "$python" -m venv "$venv" >&2 || die "could not make a virtualenv with '$python -m venv' (on Debian: apt-get install python3-venv)"
-        rm -f "$stamp_file"
-    fi
-    local want have=""
-    want=$("$venv/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$requirements")
-    [ -f "$stamp_file" ] && have=$(cat "$stamp_file")
-    if [ "$want" != "$have" ]; then
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2 ||
-            die "pip could not install $requirements into $venv"
-        echo "$want" >"$stamp_file"
-    fi
+    ensure_venv "$python" "$venv" "$requirements" "Django 5.2"
 }
 
 # The Django project: settings, URLs, the login page, and the provisioning script. Written anew at
@@ -268,7 +227,7 @@ cmd_start() {
     [ $# -le 1 ] || usage
     local port=${1:-$default_port}
     check_port "$port"
-    ensure_venv
+    ensure_dot_venv
 
     local pid
     if pid=$(running_pid); then
@@ -328,25 +287,10 @@ os.execv(sys.argv[2], sys.argv[2:])
     exit 1
 }
 
-# SIGTERM, a bounded wait, then SIGKILL and another bounded wait.
+# Stops PID (scripts/lib/peer.sh) and removes its pid file and database.
 stop_pid() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < stop_timeout * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        echo "dot-provider: PID $pid still running ${stop_timeout}s after SIGTERM; sending SIGKILL" >&2
-        kill -KILL "$pid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-    fi
+    stop_process "$1" "$stop_timeout"
     rm -f "$pid_file" "$state/db.sqlite3"
-    kill -0 "$pid" 2>/dev/null && die "PID $pid did not stop"
-    return 0
 }
 
 cmd_stop() {

@@ -42,6 +42,10 @@ user="oidc-glewlwyd"
 start_timeout=20   # seconds, for glewlwyd to answer on its port
 stop_timeout=10    # seconds, after SIGTERM before SIGKILL
 
+peer=glewlwyd
+# shellcheck source=lib/peer.sh
+. "$(dirname "$0")/lib/peer.sh"
+
 die() {
     echo "glewlwyd: $*" >&2
     exit 1
@@ -50,12 +54,6 @@ die() {
 usage() {
     echo "usage: $0 start [--tls] [PORT] | stop | status" >&2
     exit 2
-}
-
-check_port() {
-    if ! [[ $1 =~ ^[1-9][0-9]{0,4}$ ]] || [ "$1" -gt 65535 ]; then
-        die "invalid port '$1'"
-    fi
 }
 
 glewlwyd_bin() {
@@ -252,24 +250,7 @@ os.execv(sys.argv[3], sys.argv[3:])
 }
 
 # SIGTERM, a bounded wait, then SIGKILL and another bounded wait.
-stop_pid() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < stop_timeout * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        echo "glewlwyd: PID $pid still running ${stop_timeout}s after SIGTERM; sending SIGKILL" >&2
-        kill -KILL "$pid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-    fi
-    kill -0 "$pid" 2>/dev/null && die "PID $pid did not stop"
-    return 0
-}
+stop_pid() { stop_process "$1" "$stop_timeout"; }
 
 # Removes what a start made, except the secrets, the keys and the log.
 cleanup() {
