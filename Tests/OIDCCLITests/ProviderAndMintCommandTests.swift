@@ -61,10 +61,7 @@ struct ProviderAndMintCommandTests {
     }
 
     /// The first port an ordinary user may bind here (`net.ipv4.ip_unprivileged_port_start`; Docker sets 0).
-    static var firstUnprivilegedPort: Int {
-        (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding: .utf8))
-            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 1024
-    }
+    static var firstUnprivilegedPort: Int { BindFailure.firstUnprivilegedPort }
 
     /// As an ordinary user (the suite's user), a port below 1024 was "Permission denied (errno: 13); is
     /// the port in use?". Root may bind it, and so may anyone where every port is unprivileged.
