@@ -21,6 +21,8 @@ package enum Spawn {
     /// A child that could not be started: what failed, with the system's reason.
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
+        /// The system's reason alone (`strerror`), without the path.
+        package var reason: String = ""
     }
 
     /// Starts `path` with `arguments` and exactly `environment`; the given descriptors become the
@@ -58,15 +60,29 @@ package enum Spawn {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer { (argv + envp).forEach { free($0) } }
         var pid = pid_t()
-        let status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
-            (envp + [nil]).withUnsafeBufferPointer { envpBuffer -> Int32 in
-                guard let argvBase = argvBuffer.baseAddress, let envpBase = envpBuffer.baseAddress else { return EINVAL }
-                return posix_spawn(&pid, path, &actions, &attributes, argvBase, envpBase)
+        var status = EINVAL
+        // ETXTBSY: a program written a moment ago (a script, a test's fake browser) is still open for
+        // writing in the child of a spawn that another thread started meanwhile, until that child
+        // closes its copies. Short and bounded: tried again for at most about 0.4 s.
+        for attempt in 0..<busyRetries {
+            if attempt > 0 { usleep(UInt32(attempt) * 2_000) }
+            status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
+                (envp + [nil]).withUnsafeBufferPointer { envpBuffer -> Int32 in
+                    guard let argvBase = argvBuffer.baseAddress, let envpBase = envpBuffer.baseAddress else { return EINVAL }
+                    return posix_spawn(&pid, path, &actions, &attributes, argvBase, envpBase)
+                }
             }
+            if status != ETXTBSY { break }
         }
-        guard status == 0 else { throw Failure(description: "cannot start \(path): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            let reason = String(cString: strerror(status))
+            throw Failure(description: "cannot start \(path): \(reason)", reason: reason)
+        }
         return pid
     }
+
+    /// How many times a spawn refused with ETXTBSY is tried (waits of 2, 4, … 38 ms between).
+    static let busyRetries = 20
 
     /// Every descriptor from 3 up is closed in the child (after the dup2s above).
     #if canImport(Darwin)

@@ -166,10 +166,10 @@ public struct SystemBrowser: BrowserLauncher {
     /// Starts the program; `nil` when it runs on or exits 0 within ``failureWindow``, else why it failed.
     private static func launch(_ executable: String, arguments: [String], environment: [String: String]) async -> String? {
         switch await BrowserProcess.launch(executable, arguments: arguments, environment: environment, window: failureWindow) {
-        case nil: return "could not be started"
-        case .running?, .exited(0)?: return nil
-        case .exited(let status)?: return "exited with status \(status)"
-        case .signalled(let signal)?: return "ended by signal \(signal)"
+        case .notStarted(let reason): return "could not be started (\(reason))"
+        case .running, .exited(0): return nil
+        case .exited(let status): return "exited with status \(status)"
+        case .signalled(let signal): return "ended by signal \(signal)"
         }
     }
 

@@ -17,12 +17,16 @@ enum BrowserProcess {
         case running
         case exited(Int32)
         case signalled(Int32)
+        case notStarted(String)
     }
 
     /// Spawns `executable` and watches it for `window`: `.running` when it is still running then (it is
-    /// reaped in the background when it ends), else how it ended. `nil` when it could not be started.
-    static func launch(_ executable: String, arguments: [String], environment: [String: String], window: Duration) async -> Outcome? {
-        guard let pid = spawn(executable, arguments: arguments, environment: environment) else { return nil }
+    /// reaped in the background when it ends), else how it ended. `.notStarted` with the system's
+    /// reason when it could not be started.
+    static func launch(_ executable: String, arguments: [String], environment: [String: String], window: Duration) async -> Outcome {
+        let pid: pid_t
+        do { pid = try Spawn.start(executable, arguments: arguments, environment: environment, stdin: nil, stdout: 2, stderr: 2) }
+        catch { return .notStarted(error.reason.isEmpty ? error.description : error.reason) }
         let step = Duration.milliseconds(50)
         var waited = Duration.zero
         while waited < window {
@@ -34,11 +38,6 @@ enum BrowserProcess {
         // Still running: reap it when it ends, so no zombie is left in a long-running program.
         Thread.detachNewThread { _ = reap(pid, blocking: true) }
         return .running
-    }
-
-    /// Standard input `/dev/null`; standard output and error both to this process's standard error.
-    private static func spawn(_ executable: String, arguments: [String], environment: [String: String]) -> pid_t? {
-        try? Spawn.start(executable, arguments: arguments, environment: environment, stdin: nil, stdout: 2, stderr: 2)
     }
 
     /// `waitpid`: how the child ended, or `nil` while it runs (non-blocking).
