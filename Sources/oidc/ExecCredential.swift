@@ -34,29 +34,10 @@ enum ExecCredential {
     /// every request and `JSONSerialization` costs milliseconds and megabytes of start-up.
     static func json(version: String, token: Secret, expiresAt: Date?) throws -> String {
         var status = ""
-        if let expiresAt { status += #""expirationTimestamp":"# + quoted(rfc3339(expiresAt)) + "," }
-        status += #""token":"# + quoted(token.revealedValue)
-        return #"{"apiVersion":"# + quoted(version) + #","kind":"ExecCredential","spec":{"interactive":false},"status":{"#
+        if let expiresAt { status += #""expirationTimestamp":"# + JSONString.quoted(rfc3339(expiresAt)) + "," }
+        status += #""token":"# + JSONString.quoted(token.revealedValue)
+        return #"{"apiVersion":"# + JSONString.quoted(version) + #","kind":"ExecCredential","spec":{"interactive":false},"status":{"#
             + status + "}}"
-    }
-
-    /// A JSON string (RFC 8259 §7): quotation mark, reverse solidus and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 
     /// RFC 3339 in UTC with whole seconds, as Kubernetes' metav1.Time writes it: `2026-11-23T12:00:00Z`.
