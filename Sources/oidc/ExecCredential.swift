@@ -19,7 +19,7 @@ enum ExecCredential {
         // getenv, not ProcessInfo: kubectl runs this before every request (the fast path).
         let info = environment.map { $0["KUBERNETES_EXEC_INFO"] } ?? getenv("KUBERNETES_EXEC_INFO").map { String(cString: $0) }
         guard let info, !info.isEmpty else { return v1beta1 }
-        guard let object = try? StrictJSON.parseObject(Array(info.utf8)), let version = object["apiVersion"]?.stringValue else {
+        guard let object = try? StrictJSONParser.parseObject(Array(info.utf8)), let version = object["apiVersion"]?.stringValue else {
             throw ValidationError("KUBERNETES_EXEC_INFO is not an ExecCredential with an apiVersion")
         }
         guard version == v1 || version == v1beta1 else {

@@ -21,7 +21,7 @@ public struct PushedAuthorization: Sendable, Equatable {
     ///   REQUIRED by RFC 9126 §2.2).
     public init(json: [UInt8], now: Date = Date()) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The pushed authorization request's answer is not a valid JSON object (\(error)).")
         }
         let members = JSONObjectReader(object, document: "The pushed authorization request's answer")

@@ -40,7 +40,7 @@ public struct MutualTLSEndpointAliases: Sendable, Equatable {
     public var isEmpty: Bool { self == MutualTLSEndpointAliases() }
 
     /// The aliases of a metadata document's `mtls_endpoint_aliases` object; members this library
-    /// does not use are ignored. Each URL is held to the ``EndpointPolicy`` of every endpoint
+    /// does not use are ignored. Each URL is held to the ``EndpointURLPolicy`` of every endpoint
     /// (https, or plain http on a loopback host).
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` when the member is not an object or an alias is

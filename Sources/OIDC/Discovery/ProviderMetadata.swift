@@ -80,7 +80,7 @@ public struct ProviderMetadata: Sendable {
     ///   `expectedIssuer`; ``OIDCError/Code/insecureEndpoint`` for a plain-http endpoint off loopback.
     public init(json: [UInt8], expectedIssuer: String) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The provider's metadata is not a valid JSON object (\(error)).")
         }
         let members = JSONObjectReader(object, document: "The provider's metadata")

@@ -110,7 +110,7 @@ package struct JSONObjectReader: Sendable {
         }
     }
 
-    /// An absolute URL held to the ``EndpointPolicy`` (https, or plain http on a loopback host),
+    /// An absolute URL held to the ``EndpointURLPolicy`` (https, or plain http on a loopback host),
     /// under the role `role` (the member's name unless given).
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` for a member that is not a string URL;
@@ -118,7 +118,7 @@ package struct JSONObjectReader: Sendable {
     package func endpoint(_ name: String, role: String? = nil) throws(OIDCError) -> URL? {
         guard let text = try string(name) else { return nil }
         guard let url = URL(string: text), url.scheme != nil else { throw malformed(name, "is not a URL") }
-        try EndpointPolicy.validate(url, role: role ?? name)
+        try EndpointURLPolicy.validate(url, role: role ?? name)
         return url
     }
 }

@@ -68,7 +68,7 @@ extension StoredLogin {
             return OIDCError(.corruptStore, "The stored login\(path.map { " at \($0)" } ?? "") is unreadable: \(reason).", context: context)
         }
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(bytes) } catch { throw corrupt("not a JSON object (\(error))") }
+        do { object = try StrictJSONParser.parseObject(bytes) } catch { throw corrupt("not a JSON object (\(error))") }
         guard let version = object["version"]?.numberValue else { throw corrupt("no format version") }
         guard version == Double(Self.formatVersion) else {
             var context: [String: String] = [:]

@@ -36,7 +36,7 @@ public struct DeviceAuthorization: Sendable {
 
     init(json: [UInt8], receivedAt: Date, scopes: [String], codeVerifier: Secret?) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The device authorization answer is not a valid JSON object (\(error)).")
         }
         let members = JSONObjectReader(object, document: "The device authorization answer")
@@ -47,7 +47,7 @@ public struct DeviceAuthorization: Sendable {
             guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
                 let url = URL(string: text)
             else { throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not a URL.") }
-            do { try EndpointPolicy.validate(url, role: name) } catch {
+            do { try EndpointURLPolicy.validate(url, role: name) } catch {
                 throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not usable: \(error.message)")
             }
             return url
@@ -138,7 +138,7 @@ extension TokenClient {
         var waiting: DevicePoll?
         let now = now()
         let response = try await post(form, to: url, what: "token endpoint", grantType: Self.deviceCodeGrant) { response in
-            guard response.status == 400 || response.status == 401, let object = try? StrictJSON.parseObject(response.body) else { return false }
+            guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return false }
             let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
             switch object["error"]?.stringValue {
             case "authorization_pending":

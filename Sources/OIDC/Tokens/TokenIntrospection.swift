@@ -40,7 +40,7 @@ public struct TokenIntrospection: Sendable {
     ///   boolean `active` (RFC 7662 §2.2: REQUIRED), or with a standard member of the wrong type.
     public init(json: [UInt8]) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The introspection answer is not a valid JSON object (\(error)).")
         }
         guard case .bool(let active)? = object["active"] else {

@@ -22,7 +22,7 @@ extension TokenSet {
     /// that is not an access token (RFC 8693 §2.2.1).
     package init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date, acceptedTypes: [String]) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(body) } catch {
+        do { object = try StrictJSONParser.parseObject(body) } catch {
             throw OIDCError(.malformedResponse, "The token response is not a valid JSON object (\(error)); the provider's answer is broken or truncated.")
         }
         let members = JSONObjectReader(object, document: "The token response")
