@@ -29,4 +29,10 @@ public enum StrictJSON {
     public static func parseObject(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> [String: JSONValue] {
         do { return try StrictJSONParser.parseObject(bytes, maximumDepth: maximumDepth) } catch { throw ParseError(error) }
     }
+
+    /// Parses one JSON text that must be an object, keeping its members in order: for code
+    /// written against this name inside the package.
+    package static func parseMembers(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> JSONMembers {
+        do { return try StrictJSONParser.parseMembers(bytes, maximumDepth: maximumDepth) } catch { throw ParseError(error) }
+    }
 }
