@@ -7,16 +7,11 @@ extension TestProvider {
     /// public-client authentication (`ClientAuthenticationMethod.none`), the default scopes
     /// `openid offline_access`, and its RFC 9207 promise.
     public var providerConfiguration: ProviderConfiguration {
-        var provider = ProviderConfiguration(
-            issuer: issuer, authorizationEndpoint: Self.url(authorizationEndpoint), tokenEndpoint: Self.url(tokenEndpoint),
-            jwksURI: Self.url(jwksURI), defaultScopes: ["openid", "offline_access"]
-        )
-        provider.userinfoEndpoint = Self.url(userinfoEndpoint)
-        provider.revocationEndpoint = Self.url(revocationEndpoint)
-        provider.introspectionEndpoint = Self.url(introspectionEndpoint)
-        provider.deviceAuthorizationEndpoint = Self.url(deviceAuthorizationEndpoint)
+        var provider = ProviderConfiguration(issuer: issuer, authorizationEndpoint: nil, defaultScopes: ["openid", "offline_access"])
+        for endpoint in ProviderEndpoint.allCases where configuration.serves(endpoint) {
+            provider[keyPath: endpoint.configuration] = Self.url(issuer + ProviderPaths.path(of: endpoint))
+        }
         provider.codeChallengeMethodsSupported = ["S256"]
-        provider.endSessionEndpoint = Self.url(endSessionEndpoint)
         provider.authorizationResponseIssParameterSupported = configuration.issuerParameterSupported
         return provider
     }

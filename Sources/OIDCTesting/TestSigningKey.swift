@@ -75,9 +75,9 @@ public struct TestSigningKey: Sendable {
     /// Signs exactly these header and payload texts (for malformed-input tests: duplicate members,
     /// odd `alg` values, `crit`, …). The signature uses this key's ``algorithm``.
     public func sign(headerJSON: String, payloadJSON: String) throws -> String {
-        let signingInput = Base64URL.encode(Array(headerJSON.utf8)) + "." + Base64URL.encode(Array(payloadJSON.utf8))
+        let signingInput = Base64URLEncoding.encode(Array(headerJSON.utf8)) + "." + Base64URLEncoding.encode(Array(payloadJSON.utf8))
         let signature = try key.sign(Array(signingInput.utf8), algorithm: algorithm)
-        return signingInput + "." + Base64URL.encode(signature)
+        return signingInput + "." + Base64URLEncoding.encode(signature)
     }
 
     static func json(_ object: Any) throws -> String {

@@ -19,7 +19,7 @@ enum ExecCredential {
         // getenv, not ProcessInfo: kubectl runs this before every request (the fast path).
         let info = environment.map { $0["KUBERNETES_EXEC_INFO"] } ?? getenv("KUBERNETES_EXEC_INFO").map { String(cString: $0) }
         guard let info, !info.isEmpty else { return v1beta1 }
-        guard let object = try? StrictJSON.parseObject(Array(info.utf8)), let version = object["apiVersion"]?.stringValue else {
+        guard let object = try? StrictJSONParser.parseObject(Array(info.utf8)), let version = object["apiVersion"]?.stringValue else {
             throw ValidationError("KUBERNETES_EXEC_INFO is not an ExecCredential with an apiVersion")
         }
         guard version == v1 || version == v1beta1 else {
@@ -34,29 +34,10 @@ enum ExecCredential {
     /// every request and `JSONSerialization` costs milliseconds and megabytes of start-up.
     static func json(version: String, token: Secret, expiresAt: Date?) throws -> String {
         var status = ""
-        if let expiresAt { status += #""expirationTimestamp":"# + quoted(rfc3339(expiresAt)) + "," }
-        status += #""token":"# + quoted(token.revealedValue)
-        return #"{"apiVersion":"# + quoted(version) + #","kind":"ExecCredential","spec":{"interactive":false},"status":{"#
+        if let expiresAt { status += #""expirationTimestamp":"# + JSONString.quoted(rfc3339(expiresAt)) + "," }
+        status += #""token":"# + JSONString.quoted(token.revealedValue)
+        return #"{"apiVersion":"# + JSONString.quoted(version) + #","kind":"ExecCredential","spec":{"interactive":false},"status":{"#
             + status + "}}"
-    }
-
-    /// A JSON string (RFC 8259 §7): quotation mark, reverse solidus and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 
     /// RFC 3339 in UTC with whole seconds, as Kubernetes' metav1.Time writes it: `2026-11-23T12:00:00Z`.

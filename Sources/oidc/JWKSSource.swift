@@ -9,7 +9,7 @@ enum JWKSSource {
     static func load(_ location: String) async throws -> JWKSet {
         if location.hasPrefix("https://") || location.hasPrefix("http://") {
             guard let url = URL(string: location) else { throw ValidationError("--jwks: '\(location)' is not a URL") }
-            do { try EndpointPolicy.validate(url, role: "JWKS URL") } catch { throw ValidationError("--jwks: \(error.message)") }
+            do { try EndpointURLPolicy.validate(url, role: "JWKS URL") } catch { throw ValidationError("--jwks: \(error.message)") }
             return try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { try await JWKSCache(transport: $0, jwksURI: url, logger: CLILog.logger(.jwks)).keys() }
         }
         guard let data = FileManager.default.contents(atPath: location) else {

@@ -190,7 +190,7 @@ public struct AuthorizationRequest: Sendable {
     ///   endpoint off loopback; ``OIDCError/Code/duplicateParameter`` when the endpoint's own query
     ///   already has one of the parameters.
     public func url() throws(OIDCError) -> URL {
-        try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
+        try EndpointURLPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
         return try Self.assemble(authorizationEndpoint, try parameters())
     }
 
@@ -201,7 +201,7 @@ public struct AuthorizationRequest: Sendable {
     /// - Throws: ``OIDCError/Code/invalidArgument`` for an empty client id or request URI; as
     ///   ``url()`` for the endpoint.
     public func url(requestURI: String) throws(OIDCError) -> URL {
-        try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
+        try EndpointURLPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
         guard !clientID.isEmpty else { throw .invalidArgument("The client id is empty.") }
         guard !requestURI.isEmpty else { throw .invalidArgument("The request URI is empty.") }
         return try Self.assemble(authorizationEndpoint, [.init("client_id", clientID), .init("request_uri", requestURI)])
@@ -219,7 +219,7 @@ public struct AuthorizationRequest: Sendable {
         let existing = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         if !existing.isEmpty {
             let ours = Set(parameters.map(\.name))
-            for item in try FormEncoding.decode(existing, allowDuplicates: true) where ours.contains(item.name) {
+            for item in try FormURLEncoding.decode(existing, allowDuplicates: true) where ours.contains(item.name) {
                 throw OIDCError(
                     .duplicateParameter,
                     "The authorization endpoint's query already has '\(item.name)'; remove it from the endpoint.",
@@ -246,7 +246,7 @@ public struct AuthorizationRequest: Sendable {
         if ["http", "https"].contains(scheme.lowercased()), (url.host ?? "").isEmpty {
             throw .invalidArgument("The redirect URI '\(uri)' has no host; an http(s) redirect URI needs one.")
         }
-        if scheme.lowercased() == "http", let host = url.host, !EndpointPolicy.isLoopback(host: host) {
+        if scheme.lowercased() == "http", let host = url.host, !EndpointURLPolicy.isLoopback(host: host) {
             throw OIDCError(
                 .insecureEndpoint,
                 "The redirect URI uses plain http on '\(host)'; use https, a loopback address, or an app scheme.",

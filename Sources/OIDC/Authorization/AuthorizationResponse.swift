@@ -40,7 +40,7 @@ public struct AuthorizationResponse: Sendable {
     /// - Throws: ``OIDCError/Code/duplicateParameter``, ``OIDCError/Code/malformedURL``.
     static func queryParameters(of callbackURL: URL) throws(OIDCError) -> [OAuthParameter] {
         let query = URLComponents(url: callbackURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        return try FormEncoding.decode(query)
+        return try FormURLEncoding.decode(query)
     }
 
     /// Checks the parameters of a callback (its query, or a verified JARM response's claims) against

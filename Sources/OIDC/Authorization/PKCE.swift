@@ -37,7 +37,7 @@ public struct PKCE: Sendable, Equatable {
             )
         }
         self.verifier = Secret(verifier)
-        self.challenge = Base64URL.encode(try LibCrypto.sha256(bytes))
+        self.challenge = Base64URLEncoding.encode(try LibCrypto.sha256(bytes))
     }
 
     /// A fresh verifier of `length` characters from OpenSSL's CSPRNG, and its challenge.
@@ -49,7 +49,7 @@ public struct PKCE: Sendable, Equatable {
         }
         // base64url characters are all unreserved; 6 bits each.
         let random = try LibCrypto.randomBytes(count: (length * 6 + 7) / 8)
-        return try PKCE(verifier: String(Base64URL.encode(random).prefix(length)))
+        return try PKCE(verifier: String(Base64URLEncoding.encode(random).prefix(length)))
     }
 
     private static func isUnreserved(_ b: UInt8) -> Bool {

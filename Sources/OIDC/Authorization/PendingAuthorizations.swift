@@ -85,7 +85,7 @@ public actor PendingAuthorizations {
             return nil
         }
         let query = URLComponents(url: callback, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        guard let parameters = try? FormEncoding.decode(query), let state = parameters["state"] ?? Self.signedState(parameters, entry.request),
+        guard let parameters = try? FormURLEncoding.decode(query), let state = parameters["state"] ?? Self.signedState(parameters, entry.request),
             ConstantTime.equals(state, entry.request.state)
         else { return nil }
         entries[id] = nil

@@ -21,22 +21,21 @@ public struct PushedAuthorization: Sendable, Equatable {
     ///   REQUIRED by RFC 9126 §2.2).
     public init(json: [UInt8], now: Date = Date()) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The pushed authorization request's answer is not a valid JSON object (\(error)).")
         }
-        guard case .string(let uri)? = object["request_uri"], !uri.isEmpty else {
+        let members = JSONObjectReader(object, document: "The pushed authorization request's answer")
+        guard let uri = try members.nonEmptyString("request_uri") else {
             throw OIDCError(.malformedResponse, "The pushed authorization request's answer has no 'request_uri' string (RFC 9126 §2.2).")
         }
-        guard case .number(let seconds)? = object["expires_in"], seconds.isFinite, seconds >= 1, seconds <= Double(Int32.max),
-            seconds == seconds.rounded()
-        else {
+        guard let seconds = try members.wholeSeconds("expires_in") else {
             throw OIDCError(
                 .malformedResponse, "The pushed authorization request's answer has no 'expires_in' as a positive whole number of seconds (RFC 9126 §2.2)."
             )
         }
         requestURI = uri
-        expiresIn = Int(seconds)
-        expiresAt = now.addingTimeInterval(seconds)
+        expiresIn = seconds
+        expiresAt = now.addingTimeInterval(TimeInterval(seconds))
     }
 }
 

@@ -14,6 +14,6 @@ public enum RandomToken {
                 "A random state or nonce needs 16 to 1024 bytes (128 bits at least); \(byteCount) was asked for."
             )
         }
-        return Base64URL.encode(try LibCrypto.randomBytes(count: byteCount))
+        return Base64URLEncoding.encode(try LibCrypto.randomBytes(count: byteCount))
     }
 }

@@ -45,7 +45,7 @@ extension AuthorizationRequest {
             if parameter.name == "max_age", let seconds = Double(parameter.value) {
                 claims[parameter.name] = .number(seconds)
             } else if Self.jsonValuedParameters.contains(parameter.name) {
-                do { claims[parameter.name] = try StrictJSON.parse(Array(parameter.value.utf8)) } catch {
+                do { claims[parameter.name] = try StrictJSONParser.parse(Array(parameter.value.utf8)) } catch {
                     throw OIDCError(.invalidArgument, "The '\(parameter.name)' parameter is not valid JSON (\(error)).", context: ["parameter": parameter.name])
                 }
             } else {
@@ -69,7 +69,7 @@ extension AuthorizationRequest {
     /// - Throws: ``OIDCError/Code/invalidArgument`` for an empty client id or request object; as
     ///   ``url()`` for the endpoint.
     public func url(requestObject: String) throws(OIDCError) -> URL {
-        try EndpointPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
+        try EndpointURLPolicy.validate(authorizationEndpoint, role: "authorization endpoint")
         guard !clientID.isEmpty else { throw .invalidArgument("The client id is empty.") }
         guard !requestObject.isEmpty else { throw .invalidArgument("The request object is empty.") }
         return try Self.assemble(authorizationEndpoint, [.init("client_id", clientID), .init("request", requestObject)])

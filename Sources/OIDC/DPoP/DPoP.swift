@@ -46,7 +46,7 @@ public struct DPoP: Sendable {
     static func isNonceChallenge(_ response: HTTPResponse) -> Bool {
         switch response.status {
         case 400:
-            guard let object = try? StrictJSON.parseObject(response.body) else { return false }
+            guard let object = try? StrictJSONParser.parseObject(response.body) else { return false }
             return object["error"]?.stringValue == "use_dpop_nonce"
         case 401:
             return resourceChallengeErrors(response).contains("use_dpop_nonce")

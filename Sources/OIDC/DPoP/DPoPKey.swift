@@ -35,7 +35,7 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
         let header: [String: JSONValue] = ["typ": "dpop+jwt", "alg": .string(key.algorithm.rawValue), "jwk": .object(jwk)]
         self.signingKey = key
         self.thumbprint = try key.thumbprint()
-        self.encodedHeader = Array(Base64URL.encode(Array(JSONValue.object(header).jsonText.utf8)).utf8)
+        self.encodedHeader = Array(Base64URLEncoding.encode(Array(JSONValue.object(header).jsonText.utf8)).utf8)
     }
 
     /// A key read from PEM (PKCS#8, SEC1 or PKCS#1, unencrypted), as ``JWSSigningKey/init(pem:algorithm:keyID:)``.
@@ -79,7 +79,7 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
         claims.add("htu", try Self.target(of: url))
         claims.add("iat", Int64(issuedAt))
         if let accessToken {
-            claims.add("ath", Base64URL.encode(try LibCrypto.sha256(Array(accessToken.revealedValue.utf8))))
+            claims.add("ath", Base64URLEncoding.encode(try LibCrypto.sha256(Array(accessToken.revealedValue.utf8))))
         }
         if let nonce {
             guard DPoPNonces.isValid(nonce) else {
@@ -92,10 +92,10 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
         // Room for the signature too: 86 characters for ES256, up to 683 for RSA 4096.
         jws.reserveCapacity(encodedHeader.count + payload.count * 4 / 3 + 690)
         jws.append(UInt8(ascii: "."))
-        payload.withUnsafeBufferPointer { Base64URL.append($0, to: &jws) }
+        payload.withUnsafeBufferPointer { Base64URLEncoding.append($0, to: &jws) }
         let signature = try signingKey.signature(over: jws)
         jws.append(UInt8(ascii: "."))
-        signature.withUnsafeBufferPointer { Base64URL.append($0, to: &jws) }
+        signature.withUnsafeBufferPointer { Base64URLEncoding.append($0, to: &jws) }
         return String(decoding: jws, as: UTF8.self)
     }
 

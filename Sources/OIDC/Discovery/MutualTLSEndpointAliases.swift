@@ -40,34 +40,21 @@ public struct MutualTLSEndpointAliases: Sendable, Equatable {
     public var isEmpty: Bool { self == MutualTLSEndpointAliases() }
 
     /// The aliases of a metadata document's `mtls_endpoint_aliases` object; members this library
-    /// does not use are ignored. Each URL is held to the ``EndpointPolicy`` of every endpoint
+    /// does not use are ignored. Each URL is held to the ``EndpointURLPolicy`` of every endpoint
     /// (https, or plain http on a loopback host).
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` when the member is not an object or an alias is
     ///   not a string URL; ``OIDCError/Code/insecureEndpoint`` for a plain-http alias off loopback.
     init(metadata value: JSONValue) throws(OIDCError) {
-        guard case .object(let members) = value else {
+        guard case .object(let object) = value else {
             throw OIDCError(.malformedResponse, "The provider's metadata member 'mtls_endpoint_aliases' must be an object.")
         }
-        func alias(_ name: String) throws(OIDCError) -> URL? {
-            switch members[name] {
-            case nil, .null?: return nil
-            case .string(let text)?:
-                guard let url = URL(string: text), url.scheme != nil else {
-                    throw OIDCError(.malformedResponse, "The provider's mtls_endpoint_aliases member '\(name)' is not a URL.")
-                }
-                try EndpointPolicy.validate(url, role: "mtls_endpoint_aliases." + name)
-                return url
-            default:
-                throw OIDCError(.malformedResponse, "The provider's mtls_endpoint_aliases member '\(name)' must be a string.")
-            }
+        let members = JSONObjectReader(object, document: "The provider's mtls_endpoint_aliases")
+        self.init()
+        for endpoint in ProviderEndpoint.allCases {
+            guard let alias = endpoint.alias else { continue }
+            self[keyPath: alias] = try members.endpoint(endpoint.member, role: "mtls_endpoint_aliases." + endpoint.member)
         }
-        self.init(
-            tokenEndpoint: try alias("token_endpoint"), revocationEndpoint: try alias("revocation_endpoint"),
-            introspectionEndpoint: try alias("introspection_endpoint"), deviceAuthorizationEndpoint: try alias("device_authorization_endpoint"),
-            pushedAuthorizationRequestEndpoint: try alias("pushed_authorization_request_endpoint"),
-            userinfoEndpoint: try alias("userinfo_endpoint")
-        )
     }
 }
 
@@ -78,13 +65,10 @@ extension ProviderConfiguration {
     /// certificate or its client authentication is `tls_client_auth` or `self_signed_tls_client_auth`.
     public func usingMutualTLSEndpointAliases() -> ProviderConfiguration {
         var aliased = self
-        let aliases = mutualTLSEndpointAliases
-        aliased.tokenEndpoint = aliases.tokenEndpoint ?? tokenEndpoint
-        aliased.revocationEndpoint = aliases.revocationEndpoint ?? revocationEndpoint
-        aliased.introspectionEndpoint = aliases.introspectionEndpoint ?? introspectionEndpoint
-        aliased.deviceAuthorizationEndpoint = aliases.deviceAuthorizationEndpoint ?? deviceAuthorizationEndpoint
-        aliased.pushedAuthorizationRequestEndpoint = aliases.pushedAuthorizationRequestEndpoint ?? pushedAuthorizationRequestEndpoint
-        aliased.userinfoEndpoint = aliases.userinfoEndpoint ?? userinfoEndpoint
+        for endpoint in ProviderEndpoint.allCases {
+            guard let alias = endpoint.alias, let url = mutualTLSEndpointAliases[keyPath: alias] else { continue }
+            aliased[keyPath: endpoint.configuration] = url
+        }
         return aliased
     }
 }

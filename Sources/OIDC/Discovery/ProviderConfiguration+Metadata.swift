@@ -15,15 +15,9 @@ extension ProviderConfiguration {
     public func merging(_ metadata: ProviderMetadata) -> ProviderConfiguration {
         var merged = self
         merged.issuer = metadata.issuer
-        merged.authorizationEndpoint = metadata.authorizationEndpoint ?? authorizationEndpoint
-        merged.tokenEndpoint = metadata.tokenEndpoint ?? tokenEndpoint
-        merged.jwksURI = metadata.jwksURI ?? jwksURI
-        merged.userinfoEndpoint = metadata.userinfoEndpoint ?? userinfoEndpoint
-        merged.revocationEndpoint = metadata.revocationEndpoint ?? revocationEndpoint
-        merged.endSessionEndpoint = metadata.endSessionEndpoint ?? endSessionEndpoint
-        merged.deviceAuthorizationEndpoint = metadata.deviceAuthorizationEndpoint ?? deviceAuthorizationEndpoint
-        merged.introspectionEndpoint = metadata.introspectionEndpoint ?? introspectionEndpoint
-        merged.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint ?? pushedAuthorizationRequestEndpoint
+        for endpoint in ProviderEndpoint.allCases {
+            merged[keyPath: endpoint.configuration] = metadata.endpoints[endpoint] ?? self[keyPath: endpoint.configuration]
+        }
         merged.requiresPushedAuthorizationRequests =
             metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
         merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects

@@ -93,7 +93,7 @@ public actor ProviderDiscovery {
         else {
             throw .invalidArgument("The issuer '\(issuer)' must be an absolute https URL without query or fragment.")
         }
-        try EndpointPolicy.validate(url, role: "issuer")
+        try EndpointURLPolicy.validate(url, role: "issuer")
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         var oauth = components
         let path = components.percentEncodedPath == "/" ? "" : components.percentEncodedPath

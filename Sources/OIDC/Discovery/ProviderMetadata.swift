@@ -9,27 +9,27 @@ public struct ProviderMetadata: Sendable {
     /// `issuer`: equal to the expected issuer, character for character (checked when parsing).
     public let issuer: String
     /// `authorization_endpoint`, where the browser is sent to log in.
-    public let authorizationEndpoint: URL?
+    public var authorizationEndpoint: URL? { endpoints[.authorization] }
     /// `token_endpoint`, for code exchange and refresh.
-    public let tokenEndpoint: URL?
+    public var tokenEndpoint: URL? { endpoints[.token] }
     /// `jwks_uri`, where the provider publishes its signing keys; a document without the member is
     /// refused.
-    public let jwksURI: URL?
+    public var jwksURI: URL? { endpoints[.jwks] }
     /// `userinfo_endpoint` (OIDC Core §5.3), when advertised.
-    public let userinfoEndpoint: URL?
+    public var userinfoEndpoint: URL? { endpoints[.userinfo] }
     /// `revocation_endpoint` (RFC 7009), when advertised.
-    public let revocationEndpoint: URL?
+    public var revocationEndpoint: URL? { endpoints[.revocation] }
     /// `end_session_endpoint` (OpenID Connect RP-Initiated Logout), when advertised.
-    public let endSessionEndpoint: URL?
+    public var endSessionEndpoint: URL? { endpoints[.endSession] }
     /// `registration_endpoint` (dynamic client registration), when advertised; the library does not
     /// use it.
     public let registrationEndpoint: URL?
     /// `device_authorization_endpoint` (RFC 8628 §4), when advertised.
-    public let deviceAuthorizationEndpoint: URL?
+    public var deviceAuthorizationEndpoint: URL? { endpoints[.deviceAuthorization] }
     /// `introspection_endpoint` (RFC 7662, RFC 8414 §2), when advertised.
-    public let introspectionEndpoint: URL?
+    public var introspectionEndpoint: URL? { endpoints[.introspection] }
     /// `pushed_authorization_request_endpoint` (RFC 9126 §5), when advertised.
-    public let pushedAuthorizationRequestEndpoint: URL?
+    public var pushedAuthorizationRequestEndpoint: URL? { endpoints[.pushedAuthorization] }
     /// `require_pushed_authorization_requests` (RFC 9126 §5): the provider takes authorization
     /// requests only through its pushed authorization request endpoint.
     public let requirePushedAuthorizationRequests: Bool
@@ -66,6 +66,8 @@ public struct ProviderMetadata: Sendable {
     /// `tls_client_certificate_bound_access_tokens` (RFC 8705 §3.3): the provider binds access
     /// tokens issued over mutual TLS to the client's certificate.
     public let tlsClientCertificateBoundAccessTokens: Bool
+    /// The endpoints the document names, read over ``ProviderEndpoint``'s list.
+    let endpoints: [ProviderEndpoint: URL]
     /// The whole document, as parsed.
     public let raw: [String: JSONValue]
     /// The document as received (UTF-8 JSON).
@@ -78,32 +80,11 @@ public struct ProviderMetadata: Sendable {
     ///   `expectedIssuer`; ``OIDCError/Code/insecureEndpoint`` for a plain-http endpoint off loopback.
     public init(json: [UInt8], expectedIssuer: String) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The provider's metadata is not a valid JSON object (\(error)).")
         }
-        func string(_ name: String) throws(OIDCError) -> String? {
-            guard let value = object[name], value != .null else { return nil }
-            guard let text = value.stringValue else {
-                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be a string.")
-            }
-            return text
-        }
-        func strings(_ name: String) throws(OIDCError) -> [String]? {
-            guard let value = object[name], value != .null else { return nil }
-            guard let list = value.arrayValue, let texts = Optional(list.compactMap(\.stringValue)), texts.count == list.count else {
-                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be an array of strings.")
-            }
-            return texts
-        }
-        func endpoint(_ name: String) throws(OIDCError) -> URL? {
-            guard let text = try string(name) else { return nil }
-            guard let url = URL(string: text) else {
-                throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' is not a URL.")
-            }
-            try EndpointPolicy.validate(url, role: name)
-            return url
-        }
-        guard let issuer = try string("issuer") else {
+        let members = JSONObjectReader(object, document: "The provider's metadata")
+        guard let issuer = try members.string("issuer") else {
             throw OIDCError(.malformedResponse, "The provider's metadata has no 'issuer'.")
         }
         guard issuer == expectedIssuer else {
@@ -116,54 +97,38 @@ public struct ProviderMetadata: Sendable {
         // OIDC Discovery §3 REQUIRED (jwks_uri and response_types_supported; RFC 8414 also
         // requires the latter). Without keys no ID token can be verified.
         // A member whose value is null is as absent as a missing one.
-        func present(_ name: String) -> Bool {
-            switch object[name] {
-            case nil, .null?: false
-            default: true
-            }
-        }
-        guard present("response_types_supported") else {
+        guard members["response_types_supported"] != nil else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks the required 'response_types_supported'.")
         }
-        guard present("jwks_uri") else {
+        guard members["jwks_uri"] != nil else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks 'jwks_uri'; ID tokens could not be verified.")
         }
         self.issuer = issuer
-        authorizationEndpoint = try endpoint("authorization_endpoint")
-        tokenEndpoint = try endpoint("token_endpoint")
-        jwksURI = try endpoint("jwks_uri")
-        userinfoEndpoint = try endpoint("userinfo_endpoint")
-        revocationEndpoint = try endpoint("revocation_endpoint")
-        endSessionEndpoint = try endpoint("end_session_endpoint")
-        registrationEndpoint = try endpoint("registration_endpoint")
-        deviceAuthorizationEndpoint = try endpoint("device_authorization_endpoint")
-        introspectionEndpoint = try endpoint("introspection_endpoint")
-        pushedAuthorizationRequestEndpoint = try endpoint("pushed_authorization_request_endpoint")
-        scopesSupported = try strings("scopes_supported")
-        responseTypesSupported = try strings("response_types_supported")
-        grantTypesSupported = try strings("grant_types_supported")
-        codeChallengeMethodsSupported = try strings("code_challenge_methods_supported")
-        tokenEndpointAuthMethodsSupported = try strings("token_endpoint_auth_methods_supported")
-        idTokenSigningAlgValuesSupported = try strings("id_token_signing_alg_values_supported")
-        requestObjectSigningAlgValuesSupported = try strings("request_object_signing_alg_values_supported")
-        dpopSigningAlgValuesSupported = try strings("dpop_signing_alg_values_supported")
-        responseModesSupported = try strings("response_modes_supported")
-        authorizationSigningAlgValuesSupported = try strings("authorization_signing_alg_values_supported")
-        /// A boolean member; absent or null is `false`.
-        func flag(_ name: String) throws(OIDCError) -> Bool {
-            switch object[name] {
-            case nil, .null?: return false
-            case .bool(let flag)?: return flag
-            default: throw OIDCError(.malformedResponse, "The provider's metadata member '\(name)' must be a boolean.")
-            }
+        var endpoints: [ProviderEndpoint: URL] = [:]
+        for endpoint in ProviderEndpoint.allCases {
+            endpoints[endpoint] = try members.endpoint(endpoint.member)
         }
-        authorizationResponseIssParameterSupported = try flag("authorization_response_iss_parameter_supported")
-        requireSignedRequestObject = try flag("require_signed_request_object")
-        requirePushedAuthorizationRequests = try flag("require_pushed_authorization_requests")
-        tlsClientCertificateBoundAccessTokens = try flag("tls_client_certificate_bound_access_tokens")
-        switch object["mtls_endpoint_aliases"] {
-        case nil, .null?: mutualTLSEndpointAliases = MutualTLSEndpointAliases()
-        case let value?: mutualTLSEndpointAliases = try MutualTLSEndpointAliases(metadata: value)
+        self.endpoints = endpoints
+        registrationEndpoint = try members.endpoint("registration_endpoint")
+        scopesSupported = try members.strings("scopes_supported")
+        responseTypesSupported = try members.strings("response_types_supported")
+        grantTypesSupported = try members.strings("grant_types_supported")
+        codeChallengeMethodsSupported = try members.strings("code_challenge_methods_supported")
+        tokenEndpointAuthMethodsSupported = try members.strings("token_endpoint_auth_methods_supported")
+        idTokenSigningAlgValuesSupported = try members.strings("id_token_signing_alg_values_supported")
+        requestObjectSigningAlgValuesSupported = try members.strings("request_object_signing_alg_values_supported")
+        dpopSigningAlgValuesSupported = try members.strings("dpop_signing_alg_values_supported")
+        responseModesSupported = try members.strings("response_modes_supported")
+        authorizationSigningAlgValuesSupported = try members.strings("authorization_signing_alg_values_supported")
+        // Booleans: absent or null is `false`.
+        authorizationResponseIssParameterSupported = try members.bool("authorization_response_iss_parameter_supported") ?? false
+        requireSignedRequestObject = try members.bool("require_signed_request_object") ?? false
+        requirePushedAuthorizationRequests = try members.bool("require_pushed_authorization_requests") ?? false
+        tlsClientCertificateBoundAccessTokens = try members.bool("tls_client_certificate_bound_access_tokens") ?? false
+        if let aliases = members["mtls_endpoint_aliases"] {
+            mutualTLSEndpointAliases = try MutualTLSEndpointAliases(metadata: aliases)
+        } else {
+            mutualTLSEndpointAliases = MutualTLSEndpointAliases()
         }
         raw = object
         rawJSON = String(decoding: json, as: UTF8.self)
@@ -185,15 +150,11 @@ public struct ProviderMetadata: Sendable {
             method = supported.contains("client_secret_basic") || !supported.contains("client_secret_post") ? .clientSecretBasic : .clientSecretPost
         }
         var configuration = ProviderConfiguration(
-            issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint, jwksURI: jwksURI,
-            defaultScopes: defaultScopes, clientAuthentication: method
+            issuer: issuer, authorizationEndpoint: nil, defaultScopes: defaultScopes, clientAuthentication: method
         )
-        configuration.userinfoEndpoint = userinfoEndpoint
-        configuration.revocationEndpoint = revocationEndpoint
-        configuration.endSessionEndpoint = endSessionEndpoint
-        configuration.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
-        configuration.introspectionEndpoint = introspectionEndpoint
-        configuration.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        for endpoint in ProviderEndpoint.allCases {
+            configuration[keyPath: endpoint.configuration] = endpoints[endpoint]
+        }
         configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
         configuration.requiresSignedRequestObjects = requireSignedRequestObject
         configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []

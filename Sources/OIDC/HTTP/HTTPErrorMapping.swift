@@ -104,7 +104,7 @@ enum HTTPErrorMapping {
     /// An RFC 6749 §5.2 error object, or an RFC 9457 problem, from the body; `nil` for anything else.
     static func parseProviderError(_ response: HTTPResponse) -> OIDCError.ProviderError? {
         guard !response.body.isEmpty, response.body.count <= 64 * 1024,
-            let object = try? StrictJSON.parseObject(response.body)
+            let object = try? StrictJSONParser.parseObject(response.body)
         else { return nil }
         if let error = object["error"]?.stringValue, !error.isEmpty {
             return OIDCError.ProviderError(

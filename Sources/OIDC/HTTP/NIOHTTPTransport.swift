@@ -25,7 +25,7 @@ internal import NIOPosix
 /// itself owns only its idle connections. Call ``shutdown()`` when done (or use
 /// ``withNIOHTTPTransport(configuration:logger:_:)``), or use ``shared``, which lives as long as the process.
 ///
-/// Plain `http` is sent to any host: the callers (``EndpointPolicy``) decide where http is allowed.
+/// Plain `http` is sent to any host: the callers (the library's endpoint policy) decide where http is allowed.
 ///
 /// With a ``logger``, each exchange is logged at `debug` (method, URL without its query, status,
 /// duration), connection reuse and redirects at `trace`, and a pin mismatch at `warning`; header

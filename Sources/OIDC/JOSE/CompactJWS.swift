@@ -72,10 +72,10 @@ public struct CompactJWS: Sendable {
         let payloadPart = UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second])
         let signaturePart = UnsafeBufferPointer(rebasing: bytes[(second + 1)...])
         guard !headerPart.isEmpty else { throw malformed("the header segment is empty") }
-        guard let headerBytes = Base64URL.decode(headerPart) else { throw malformed("the header is not unpadded base64url") }
+        guard let headerBytes = Base64URLEncoding.decode(headerPart) else { throw malformed("the header is not unpadded base64url") }
 
         let header: JSONMembers
-        do { header = try StrictJSON.parseMembers(headerBytes, maximumDepth: maximumDepth) } catch {
+        do { header = try StrictJSONParser.parseMembers(headerBytes, maximumDepth: maximumDepth) } catch {
             throw malformed("the header is not a valid JSON object (\(error))")
         }
         guard let alg = header["alg"]?.stringValue else { throw malformed("the header has no string 'alg'") }
@@ -89,8 +89,8 @@ public struct CompactJWS: Sendable {
             )
         }
         guard !signaturePart.isEmpty else { throw malformed("the signature segment is empty") }
-        guard let payload = Base64URL.decode(payloadPart) else { throw malformed("the payload is not unpadded base64url") }
-        guard let signature = Base64URL.decode(signaturePart) else { throw malformed("the signature is not unpadded base64url") }
+        guard let payload = Base64URLEncoding.decode(payloadPart) else { throw malformed("the payload is not unpadded base64url") }
+        guard let signature = Base64URLEncoding.decode(signaturePart) else { throw malformed("the signature is not unpadded base64url") }
         if let critical = header["crit"] {
             // RFC 7515 §4.1.11: a non-empty array of names we must understand; we understand none.
             let names = critical.arrayValue?.compactMap(\.stringValue) ?? []

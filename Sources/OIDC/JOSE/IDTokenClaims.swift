@@ -47,7 +47,7 @@ public struct IDTokenClaims: Sendable {
     ///   missing, or a date is not a finite number.
     package init(payload: [UInt8]) throws(OIDCError) {
         let members: JSONMembers
-        do { members = try StrictJSON.parseMembers(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
+        do { members = try StrictJSONParser.parseMembers(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
             throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")
         }
         func invalid(_ name: String, _ rule: String) -> OIDCError {

@@ -209,7 +209,7 @@ public struct IDTokenVerifier: Sendable {
     /// with the hash of the ID token's algorithm (SHA-512 for EdDSA with Ed25519).
     private func checkAccessTokenHash(_ atHash: String, accessToken: Secret, algorithm: JWSAlgorithm) throws(OIDCError) {
         let digest = try LibCrypto.digest(Array(accessToken.revealedValue.utf8), name: algorithm.digestName ?? "SHA512")
-        let expected = Base64URL.encode(digest.prefix(digest.count / 2))
+        let expected = Base64URLEncoding.encode(digest.prefix(digest.count / 2))
         guard ConstantTime.equals(atHash, expected) else {
             throw OIDCError(.invalidClaim, "The ID token's at_hash does not match the access token issued with it.", context: ["claim": "at_hash"])
         }

@@ -73,7 +73,7 @@ public struct JARMVerifier: Sendable {
         let key = try keyChoice.selectKey(for: jws, in: keys)
         try jws.verifySignature(with: key)
         let claims: [String: JSONValue]
-        do { claims = try StrictJSON.parseObject(jws.payload, maximumDepth: CompactJWS.maximumDepth) } catch {
+        do { claims = try StrictJSONParser.parseObject(jws.payload, maximumDepth: CompactJWS.maximumDepth) } catch {
             throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")
         }
         try validate(claims, now: now)

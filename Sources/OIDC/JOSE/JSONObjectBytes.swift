@@ -1,6 +1,6 @@
 /// A compact JSON object written straight to UTF-8 bytes, its members in the order they are added:
 /// for claims made on a hot path (a DPoP proof for every request), where ``JSONValue``'s general,
-/// sorted writer does more than is needed. Strings are escaped as RFC 8259 requires, the same way
+/// sorted writer does more than is needed. Strings are escaped by ``JSONString``, as
 /// ``JSONValue/jsonText`` escapes them.
 struct JSONObjectBytes {
     private(set) var bytes: [UInt8]
@@ -15,23 +15,7 @@ struct JSONObjectBytes {
     /// Adds `"name":"value"`.
     mutating func add(_ name: StaticString, _ value: String) {
         startMember(name)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.append(value, to: &bytes)
     }
 
     /// Adds `"name":number`, a whole number.

@@ -2,36 +2,36 @@
 /// bytes (what is signed, and RFC 7638's thumbprint input).
 extension JSONValue {
     /// The value as compact JSON text: no whitespace, object members sorted by their UTF-8 bytes,
-    /// strings escaped as RFC 8259 requires (and `/` left as it is), whole numbers without a
-    /// fraction.
+    /// strings escaped as RFC 8259 requires (and `/` left as it is, by `JSONString`), whole numbers
+    /// without a fraction.
     public var jsonText: String {
-        var output = ""
+        var output: [UInt8] = []
         write(to: &output)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    private func write(to output: inout String) {
+    private func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let flag): output += flag ? "true" : "false"
-        case .number(let number): output += Self.text(of: number)
-        case .string(let text): Self.write(text, to: &output)
+        case .null: output += "null".utf8
+        case .bool(let flag): output += (flag ? "true" : "false").utf8
+        case .number(let number): output += Self.text(of: number).utf8
+        case .string(let text): JSONString.append(text, to: &output)
         case .array(let elements):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 element.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, name) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
-                if index > 0 { output += "," }
-                Self.write(name, to: &output)
-                output += ":"
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                JSONString.append(name, to: &output)
+                output.append(UInt8(ascii: ":"))
                 members[name]?.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
@@ -39,26 +39,6 @@ extension JSONValue {
     private static func text(of number: Double) -> String {
         if number.rounded() == number, abs(number) < 9_007_199_254_740_992 { return String(Int64(number)) }
         return number.isFinite ? "\(number)" : "null"
-    }
-
-    private static func write(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
     }
 }
 

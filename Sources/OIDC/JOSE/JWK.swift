@@ -33,7 +33,7 @@ public struct JWK: Sendable {
     /// Parses one JWK from its JSON text.
     public init(json: [UInt8]) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.invalidKey, "The JWK is not a valid JSON object: \(error).")
         }
         try self.init(object: object)
@@ -51,7 +51,7 @@ public struct JWK: Sendable {
         }
         func bytes(_ name: String) throws(OIDCError) -> [UInt8] {
             guard let text = try string(name) else { throw OIDCError(.invalidKey, "The JWK lacks '\(name)'.") }
-            guard let decoded = Base64URL.decode(text), !decoded.isEmpty else {
+            guard let decoded = Base64URLEncoding.decode(text), !decoded.isEmpty else {
                 throw OIDCError(.invalidKey, "The JWK member '\(name)' is not unpadded base64url.")
             }
             return decoded

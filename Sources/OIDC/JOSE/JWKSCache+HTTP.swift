@@ -14,7 +14,7 @@ extension JWKSCache {
         transport: any HTTPTransport, jwksURI: URL, maximumAge: TimeInterval = 300, unknownKeyCooldown: TimeInterval = 60, logger: Logger? = nil
     ) {
         self.init(maximumAge: maximumAge, unknownKeyCooldown: unknownKeyCooldown, logger: logger) { () async throws(OIDCError) -> [UInt8] in
-            try EndpointPolicy.validate(jwksURI, role: "JWKS URI")
+            try EndpointURLPolicy.validate(jwksURI, role: "JWKS URI")
             var headers = HTTPHeaders()
             headers.add("Accept", "application/json, application/jwk-set+json")
             let response = try await transport.send(HTTPRequest(method: "GET", url: jwksURI, headers: headers))

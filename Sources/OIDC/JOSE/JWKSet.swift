@@ -26,7 +26,7 @@ public struct JWKSet: Sendable {
     /// - Throws: ``OIDCError/Code/invalidKey`` when the document is not a JSON object with a `keys` array.
     public init(json: [UInt8], allowsSymmetricKeys: Bool = true) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.invalidKey, "The JWKS is not a valid JSON object: \(error).")
         }
         guard let entries = object["keys"]?.arrayValue else {

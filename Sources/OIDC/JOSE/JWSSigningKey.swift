@@ -43,7 +43,7 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
     ///   make one key pair, or a key the algorithm does not allow.
     public init(jwk json: String, algorithm: JWSAlgorithm? = nil, keyID: String? = nil) throws(OIDCError) {
         let members: [String: JSONValue]
-        do { members = try StrictJSON.parseObject(Array(json.utf8)) } catch {
+        do { members = try StrictJSONParser.parseObject(Array(json.utf8)) } catch {
             throw OIDCError(.invalidKey, "The private JWK is not a JSON object (\(error)).")
         }
         var chosen = algorithm
@@ -145,7 +145,7 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
         }
         var canonical: [String: JSONValue] = [:]
         for name in required { canonical[name] = members[name].map { .string($0) } }
-        return Base64URL.encode(try LibCrypto.sha256(Array(JSONValue.object(canonical).jsonText.utf8)))
+        return Base64URLEncoding.encode(try LibCrypto.sha256(Array(JSONValue.object(canonical).jsonText.utf8)))
     }
 
     /// A compact JWS over `claims`: the header holds `alg`, `kid` (``keyID``), `typ` (when given)
@@ -155,9 +155,9 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
         header["alg"] = .string(algorithm.rawValue)
         if let keyID { header["kid"] = .string(keyID) }
         if let type { header["typ"] = .string(type) }
-        let input = Base64URL.encode(Array(JSONValue.object(header).jsonText.utf8)) + "."
-            + Base64URL.encode(Array(JSONValue.object(claims).jsonText.utf8))
-        return input + "." + Base64URL.encode(try key.sign(Array(input.utf8), algorithm: algorithm))
+        let input = Base64URLEncoding.encode(Array(JSONValue.object(header).jsonText.utf8)) + "."
+            + Base64URLEncoding.encode(Array(JSONValue.object(claims).jsonText.utf8))
+        return input + "." + Base64URLEncoding.encode(try key.sign(Array(input.utf8), algorithm: algorithm))
     }
 
     /// The signature of `input` (a JWS signing input) with this key's algorithm: for conformance

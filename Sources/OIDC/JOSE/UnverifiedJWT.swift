@@ -18,12 +18,12 @@ public struct UnverifiedJWT: Sendable {
         }
         let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw CompactJWS.malformed("it needs exactly three dot-separated segments") }
-        guard let headerBytes = Base64URL.decode(segments[0]), let claimBytes = Base64URL.decode(segments[1]) else {
+        guard let headerBytes = Base64URLEncoding.decode(segments[0]), let claimBytes = Base64URLEncoding.decode(segments[1]) else {
             throw CompactJWS.malformed("the header or payload is not unpadded base64url")
         }
         do {
-            header = try StrictJSON.parseObject(headerBytes, maximumDepth: CompactJWS.maximumDepth)
-            claims = try StrictJSON.parseObject(claimBytes, maximumDepth: CompactJWS.maximumDepth)
+            header = try StrictJSONParser.parseObject(headerBytes, maximumDepth: CompactJWS.maximumDepth)
+            claims = try StrictJSONParser.parseObject(claimBytes, maximumDepth: CompactJWS.maximumDepth)
         } catch {
             throw CompactJWS.malformed("the header or claims are not a valid JSON object (\(error))")
         }

@@ -170,7 +170,7 @@ public final class LoopbackRedirectListener: Sendable {
                 "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): serve it with serve(_:redirectingTo:verifier:keys:), so that its callback can be verified.")
         }
         try checkRedirectURI(of: request)
-        try EndpointPolicy.validate(location, role: "authorization URL")
+        try EndpointURLPolicy.validate(location, role: "authorization URL")
         try state.beginWait(for: request, location: location.absoluteString, awaiting: false)
     }
 
@@ -190,7 +190,7 @@ public final class LoopbackRedirectListener: Sendable {
             throw .invalidArgument("The request did not ask for a signed response (JARM); serve it with serve(_:redirectingTo:).")
         }
         try checkRedirectURI(of: request)
-        try EndpointPolicy.validate(location, role: "authorization URL")
+        try EndpointURLPolicy.validate(location, role: "authorization URL")
         try state.beginWait(
             for: request, location: location.absoluteString, awaiting: false, jarm: LoopbackJARMCheck(verifier: verifier, keys: keys))
     }
@@ -202,7 +202,7 @@ public final class LoopbackRedirectListener: Sendable {
     ///   opened, or when `request` is not the one served or the login has ended.
     /// - Throws: ``OIDCError/Code/insecureEndpoint`` for a `location` that is not https (or http on loopback).
     public func replaceRedirect(for request: AuthorizationRequest, with location: URL) throws(OIDCError) -> Bool {
-        try EndpointPolicy.validate(location, role: "authorization URL")
+        try EndpointURLPolicy.validate(location, role: "authorization URL")
         return state.replaceLocation(for: request, with: location.absoluteString)
     }
 

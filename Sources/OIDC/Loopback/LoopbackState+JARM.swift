@@ -29,7 +29,7 @@ extension LoopbackState {
     func signedCallback(query: Substring, request: AuthorizationRequest, check: LoopbackJARMCheck) -> LoopbackAnswer {
         let response: String
         do {
-            response = try AuthorizationResponse.securedResponse(in: try FormEncoding.decode(query))
+            response = try AuthorizationResponse.securedResponse(in: try FormURLEncoding.decode(query))
         } catch {
             guard error.code == .unsecuredResponse, Self.carriesState(of: request, query: query) else {
                 logger.notice("callback without a signed response (JARM) for this login ignored")

@@ -372,7 +372,7 @@ final class LoopbackState: @unchecked Sendable {
 
     /// Whether the query is readable and has exactly one `state`, equal to the request's (constant time).
     static func carriesState(of request: AuthorizationRequest, query: Substring) -> Bool {
-        guard let parameters = try? FormEncoding.decode(query, allowDuplicates: true) else { return false }
+        guard let parameters = try? FormURLEncoding.decode(query, allowDuplicates: true) else { return false }
         let states = parameters.filter { $0.name == "state" }
         guard states.count == 1, let state = states.first else { return false }
         return ConstantTime.equals(state.value, request.state)

@@ -20,6 +20,6 @@ package enum ClientCertificateCheck {
 
     /// The certificate's `x5t#S256` (RFC 8705 §3.1): base64url without padding of the SHA-256 of its DER.
     package static func thumbprint(der: [UInt8]) throws(OIDCError) -> String {
-        Base64URL.encode(try LibCrypto.sha256(der))
+        Base64URLEncoding.encode(try LibCrypto.sha256(der))
     }
 }

@@ -9,7 +9,7 @@ extension OpenSSLPrivateKey {
     ///   this does not support, or parts that do not belong together.
     package convenience init(jwk members: [String: JSONValue]) throws(OIDCError) {
         func bytes(_ name: String) throws(OIDCError) -> [UInt8] {
-            guard let text = members[name]?.stringValue, let value = Base64URL.decode(text), !value.isEmpty else {
+            guard let text = members[name]?.stringValue, let value = Base64URLEncoding.decode(text), !value.isEmpty else {
                 throw OIDCError(.invalidKey, "The private JWK's '\(name)' is missing or not base64url.", context: ["member": name])
             }
             return value

@@ -107,7 +107,7 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
     package func publicJWKMembers() throws(OIDCError) -> [String: String] {
         switch EVP_PKEY_get_base_id(pointer) {
         case EVP_PKEY_RSA:
-            return ["kty": "RSA", "n": Base64URL.encode(try bigNumber("n")), "e": Base64URL.encode(try bigNumber("e"))]
+            return ["kty": "RSA", "n": Base64URLEncoding.encode(try bigNumber("n")), "e": Base64URLEncoding.encode(try bigNumber("e"))]
         case EVP_PKEY_EC:
             var name = [CChar](repeating: 0, count: 64)
             var nameLength = 0
@@ -123,14 +123,14 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
             else { throw Self.failure("EC public point") }
             let size = (pointLength - 1) / 2
             return [
-                "kty": "EC", "crv": curve, "x": Base64URL.encode(point[1..<(1 + size)]),
-                "y": Base64URL.encode(point[(1 + size)..<(1 + 2 * size)]),
+                "kty": "EC", "crv": curve, "x": Base64URLEncoding.encode(point[1..<(1 + size)]),
+                "y": Base64URLEncoding.encode(point[(1 + size)..<(1 + 2 * size)]),
             ]
         case EVP_PKEY_ED25519:
             var raw = [UInt8](repeating: 0, count: 32)
             var length = 32
             guard EVP_PKEY_get_raw_public_key(pointer, &raw, &length) == 1, length == 32 else { throw Self.failure("Ed25519 public key") }
-            return ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(raw)]
+            return ["kty": "OKP", "crv": "Ed25519", "x": Base64URLEncoding.encode(raw)]
         default:
             throw OIDCError(.invalidKey, "Only RSA, EC and Ed25519 private keys are supported.")
         }

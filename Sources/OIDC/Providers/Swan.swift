@@ -120,7 +120,7 @@ public struct SwanConsentCallback: Sendable, Equatable {
     ///   ``OIDCError/Code/malformedURL`` for broken encoding.
     public init(url: URL) throws(OIDCError) {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        let parameters = try FormEncoding.decode(query)
+        let parameters = try FormURLEncoding.decode(query)
         func required(_ name: String) throws(OIDCError) -> String {
             guard let value = parameters[name], !value.isEmpty else {
                 throw OIDCError(

@@ -92,7 +92,7 @@ extension RelyingParty {
             )
         }
         // The URL the browser will get is checked before anything is signed or sent.
-        try EndpointPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
+        try EndpointURLPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
         if let key = requestObjectKey, !provider.requestObjectSigningAlgorithms.isEmpty,
             !provider.requestObjectSigningAlgorithms.contains(key.algorithm.rawValue)
         {

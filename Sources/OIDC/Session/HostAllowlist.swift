@@ -46,7 +46,7 @@ public struct HostAllowlist: Sendable, Equatable {
         else {
             throw OIDCError(.hostNotAllowed, "The URL's host is not a plain host name or IP address; the bearer token was not sent.")
         }
-        guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: host)) else {
+        guard scheme == "https" || (scheme == "http" && EndpointURLPolicy.isLoopback(host: host)) else {
             throw OIDCError(
                 .hostNotAllowed, "The request to \(host) is not https; the bearer token is never sent in clear (http only to loopback).",
                 context: ["host": host]

@@ -68,7 +68,7 @@ extension StoredLogin {
             return OIDCError(.corruptStore, "The stored login\(path.map { " at \($0)" } ?? "") is unreadable: \(reason).", context: context)
         }
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(bytes) } catch { throw corrupt("not a JSON object (\(error))") }
+        do { object = try StrictJSONParser.parseObject(bytes) } catch { throw corrupt("not a JSON object (\(error))") }
         guard let version = object["version"]?.numberValue else { throw corrupt("no format version") }
         guard version == Double(Self.formatVersion) else {
             var context: [String: String] = [:]
@@ -142,14 +142,9 @@ extension StoredLogin {
             "issuer_matching": provider.issuerMatching.rawValue,
             "authorization_response_iss_parameter_supported": provider.authorizationResponseIssParameterSupported,
         ]
-        object["authorization_endpoint"] = provider.authorizationEndpoint?.absoluteString
-        object["token_endpoint"] = provider.tokenEndpoint?.absoluteString
-        object["jwks_uri"] = provider.jwksURI?.absoluteString
-        object["userinfo_endpoint"] = provider.userinfoEndpoint?.absoluteString
-        object["revocation_endpoint"] = provider.revocationEndpoint?.absoluteString
-        object["end_session_endpoint"] = provider.endSessionEndpoint?.absoluteString
-        object["device_authorization_endpoint"] = provider.deviceAuthorizationEndpoint?.absoluteString
-        object["introspection_endpoint"] = provider.introspectionEndpoint?.absoluteString
+        for endpoint in ProviderEndpoint.allCases {
+            object[endpoint.member] = provider[keyPath: endpoint.configuration]?.absoluteString
+        }
         if !provider.codeChallengeMethodsSupported.isEmpty { object["code_challenge_methods_supported"] = provider.codeChallengeMethodsSupported }
         if !provider.tokenRequestHeaders.isEmpty {
             object["token_request_headers"] = provider.tokenRequestHeaders.map { [$0.name, $0.value] }
@@ -168,10 +163,6 @@ extension StoredLogin {
             }
         }
         guard let issuer = object["issuer"]?.stringValue,
-            let authorization = url("authorization_endpoint"),
-            let token = url("token_endpoint"), let jwks = url("jwks_uri"), let userinfo = url("userinfo_endpoint"),
-            let revocation = url("revocation_endpoint"), let endSession = url("end_session_endpoint"),
-            let device = url("device_authorization_endpoint"), let introspection = url("introspection_endpoint"),
             let scopes = object["default_scopes"]?.arrayValue?.map(\.stringValue), !scopes.contains(nil),
             let method = object["token_endpoint_auth_method"]?.stringValue.flatMap(ClientAuthenticationMethod.init(rawValue:)),
             let matching = object["issuer_matching"]?.stringValue.flatMap(IssuerMatching.init(rawValue:))
@@ -187,14 +178,12 @@ extension StoredLogin {
         default: return nil
         }
         var configuration = ProviderConfiguration(
-            issuer: issuer, authorizationEndpoint: authorization, tokenEndpoint: token, jwksURI: jwks,
-            defaultScopes: scopes.compactMap { $0 }, clientAuthentication: method
+            issuer: issuer, authorizationEndpoint: nil, defaultScopes: scopes.compactMap { $0 }, clientAuthentication: method
         )
-        configuration.userinfoEndpoint = userinfo
-        configuration.revocationEndpoint = revocation
-        configuration.endSessionEndpoint = endSession
-        configuration.deviceAuthorizationEndpoint = device
-        configuration.introspectionEndpoint = introspection
+        for endpoint in ProviderEndpoint.allCases {
+            guard let url = url(endpoint.member) else { return nil }
+            configuration[keyPath: endpoint.configuration] = url
+        }
         configuration.tokenRequestHeaders = headers
         configuration.issuerMatching = matching
         configuration.authorizationResponseIssParameterSupported = object["authorization_response_iss_parameter_supported"]?.boolValue ?? false

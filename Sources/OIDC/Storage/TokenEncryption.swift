@@ -91,7 +91,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
         let sealed = try AESGCM.seal(plaintext, key: current.material, iv: iv, authenticating: Self.aad(kid: current.id, record: record))
         let envelope =
             #"{"format":"\#(Self.format)","version":\#(Self.version),"alg":"\#(Self.algorithm)","kid":"\#(current.id)","#
-            + #""iv":"\#(Base64URL.encode(iv))","ciphertext":"\#(Base64URL.encode(sealed.ciphertext))","tag":"\#(Base64URL.encode(sealed.tag))"}"#
+            + #""iv":"\#(Base64URLEncoding.encode(iv))","ciphertext":"\#(Base64URLEncoding.encode(sealed.ciphertext))","tag":"\#(Base64URLEncoding.encode(sealed.tag))"}"#
         return Array(envelope.utf8)
     }
 
@@ -137,7 +137,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
     package static func isSealed(_ bytes: [UInt8]) -> Bool { envelopeObject(bytes) != nil }
 
     private static func envelopeObject(_ bytes: [UInt8]) -> [String: JSONValue]? {
-        guard let object = try? StrictJSON.parseObject(bytes), object["format"]?.stringValue == format else { return nil }
+        guard let object = try? StrictJSONParser.parseObject(bytes), object["format"]?.stringValue == format else { return nil }
         return object
     }
 
@@ -187,7 +187,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
             throw malformed("kid is not 1 to 64 characters of A-Z a-z 0-9 . _ -")
         }
         func decoded(_ name: String, count: Int? = nil) throws(OIDCError) -> [UInt8] {
-            guard case .string(let text)? = object[name], let decoded = Base64URL.decode(text) else { throw malformed("\(name) is not base64url") }
+            guard case .string(let text)? = object[name], let decoded = Base64URLEncoding.decode(text) else { throw malformed("\(name) is not base64url") }
             if let count, decoded.count != count { throw malformed("\(name) is not \(count) bytes") }
             return decoded
         }

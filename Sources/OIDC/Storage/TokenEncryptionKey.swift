@@ -163,6 +163,6 @@ public struct TokenEncryptionKey: Sendable, CustomStringConvertible, CustomDebug
             if characters[index] == UInt8(ascii: "+") { characters[index] = UInt8(ascii: "-") }
             if characters[index] == UInt8(ascii: "/") { characters[index] = UInt8(ascii: "_") }
         }
-        return Base64URL.decode(characters)
+        return Base64URLEncoding.decode(characters)
     }
 }

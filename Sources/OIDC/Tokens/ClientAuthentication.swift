@@ -114,7 +114,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
             form.insert(OAuthParameter("client_id", clientID), at: 0)
         case .clientSecretBasic:
             let secret = try requireSecret()
-            let credentials = FormEncoding.encode(value: clientID) + ":" + FormEncoding.encode(value: secret.revealedValue)
+            let credentials = FormURLEncoding.encode(value: clientID) + ":" + FormURLEncoding.encode(value: secret.revealedValue)
             headers.add("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString())
         case .clientSecretPost:
             let secret = try requireSecret()
@@ -148,7 +148,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
             throw OIDCError(.invalidArgument, "client_secret_jwt signs with HS256, HS384 or HS512, not \(secretAlgorithm.rawValue).")
         }
         let header: JSONValue = .object(["alg": .string(secretAlgorithm.rawValue), "typ": "JWT"])
-        let input = Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(JSONValue.object(claims).jsonText.utf8))
+        let input = Base64URLEncoding.encode(Array(header.jsonText.utf8)) + "." + Base64URLEncoding.encode(Array(JSONValue.object(claims).jsonText.utf8))
         var key = Array(secret.revealedValue.utf8)
         defer { LibCrypto.cleanse(&key) }
         let least = secretAlgorithm == .hs256 ? 32 : secretAlgorithm == .hs384 ? 48 : 64
@@ -159,7 +159,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
                 "client_secret_jwt with \(secretAlgorithm.rawValue) needs a client secret of at least \(least) bytes (RFC 7518 §3.2); this one is shorter. Ask the provider for a longer secret, or use another method.")
         }
         let signature = try LibCrypto.hmac(digest: secretAlgorithm.digestName ?? "SHA256", key: key, data: Array(input.utf8))
-        return input + "." + Base64URL.encode(signature)
+        return input + "." + Base64URLEncoding.encode(signature)
     }
 
     private func requireSecret() throws(OIDCError) -> Secret {

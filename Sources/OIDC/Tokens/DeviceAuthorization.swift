@@ -36,25 +36,10 @@ public struct DeviceAuthorization: Sendable {
 
     init(json: [UInt8], receivedAt: Date, scopes: [String], codeVerifier: Secret?) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The device authorization answer is not a valid JSON object (\(error)).")
         }
-        func string(_ name: String) throws(OIDCError) -> String? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .string(let text)? where !text.isEmpty: return text
-            default: throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' must be a non-empty string.")
-            }
-        }
-        func seconds(_ name: String) throws(OIDCError) -> Double? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .number(let value)?: return value
-            case .string(let text)? where Double(text.trimmingCharacters(in: .whitespaces))?.isFinite == true:
-                return Double(text.trimmingCharacters(in: .whitespaces))
-            default: throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' must be a number of seconds.")
-            }
-        }
+        let members = JSONObjectReader(object, document: "The device authorization answer")
         func url(_ text: String?, _ name: String) throws(OIDCError) -> URL? {
             guard let text else { return nil }
             // Shown on terminals: a control character or a space is no part of a URI (RFC 3986), and
@@ -62,12 +47,12 @@ public struct DeviceAuthorization: Sendable {
             guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
                 let url = URL(string: text)
             else { throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not a URL.") }
-            do { try EndpointPolicy.validate(url, role: name) } catch {
+            do { try EndpointURLPolicy.validate(url, role: name) } catch {
                 throw OIDCError(.malformedResponse, "The device authorization answer's '\(name)' is not usable: \(error.message)")
             }
             return url
         }
-        guard let deviceCode = try string("device_code"), let userCode = try string("user_code") else {
+        guard let deviceCode = try members.nonEmptyString("device_code"), let userCode = try members.nonEmptyString("user_code") else {
             throw OIDCError(.malformedResponse, "The device authorization answer has no device_code or user_code (RFC 8628 §3.2).")
         }
         // Shown verbatim on a terminal, and typed by a person: no control, format (bidi override,
@@ -75,15 +60,15 @@ public struct DeviceAuthorization: Sendable {
         guard userCode.count <= 256, !userCode.unicodeScalars.contains(where: UntrustedText.isUnsafe) else {
             throw OIDCError(.malformedResponse, "The device authorization answer's user_code is not text a person can read and type.")
         }
-        var verificationText = try string("verification_uri")
-        if verificationText == nil { verificationText = try string("verification_url") }  // Google's name
+        var verificationText = try members.nonEmptyString("verification_uri")
+        if verificationText == nil { verificationText = try members.nonEmptyString("verification_url") }  // Google's name
         guard let verification = try url(verificationText, "verification_uri") else {
             throw OIDCError(.malformedResponse, "The device authorization answer has no verification_uri (RFC 8628 §3.2).")
         }
-        guard let expiresIn = try seconds("expires_in"), expiresIn > 0, expiresIn < 86_400 * 365 else {
+        guard let expiresIn = try members.seconds("expires_in"), expiresIn > 0, expiresIn < 86_400 * 365 else {
             throw OIDCError(.malformedResponse, "The device authorization answer has no positive expires_in (RFC 8628 §3.2).")
         }
-        let interval = try seconds("interval") ?? 5
+        let interval = try members.seconds("interval") ?? 5
         guard interval > 0, interval <= 3600 else {
             throw OIDCError(
                 .malformedResponse,
@@ -92,7 +77,7 @@ public struct DeviceAuthorization: Sendable {
         self.deviceCode = Secret(deviceCode)
         self.userCode = userCode
         self.verificationURI = verification
-        self.verificationURIComplete = try url(try string("verification_uri_complete"), "verification_uri_complete")
+        self.verificationURIComplete = try url(try members.nonEmptyString("verification_uri_complete"), "verification_uri_complete")
         self.expiresAt = receivedAt.addingTimeInterval(expiresIn)
         self.interval = .milliseconds(Int64((interval * 1000).rounded(.up)))
         self.scopes = scopes
@@ -153,13 +138,13 @@ extension TokenClient {
         var waiting: DevicePoll?
         let now = now()
         let response = try await post(form, to: url, what: "token endpoint", grantType: Self.deviceCodeGrant) { response in
-            guard response.status == 400 || response.status == 401, let object = try? StrictJSON.parseObject(response.body) else { return false }
+            guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return false }
             let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
             switch object["error"]?.stringValue {
             case "authorization_pending":
                 waiting = .pending(retryAfter: retryAfter)
             case "slow_down":
-                let seconds = object["interval"]?.numberValue ?? object["interval"]?.stringValue.flatMap(Double.init)
+                let seconds = try? JSONObjectReader(object, document: "The slow_down answer").seconds("interval")
                 waiting = .slowDown(
                     interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil }, retryAfter: retryAfter)
             default:

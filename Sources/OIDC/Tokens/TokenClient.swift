@@ -222,7 +222,7 @@ public struct TokenClient: Sendable {
             throw OIDCError(.malformedResponse, "The userinfo endpoint answered with a signed JWT, which this library does not accept yet; ask for JSON.")
         }
         let claims: [String: JSONValue]
-        do { claims = try StrictJSON.parseObject(response.body) } catch {
+        do { claims = try StrictJSONParser.parseObject(response.body) } catch {
             throw OIDCError(.malformedResponse, "The userinfo answer is not a valid JSON object (\(error)).")
         }
         guard let subject = claims["sub"]?.stringValue else {
@@ -262,7 +262,7 @@ public struct TokenClient: Sendable {
         guard let url else {
             throw .invalidArgument("The provider configuration has no \(role); set it, or use discovery.")
         }
-        try EndpointPolicy.validate(url, role: role)
+        try EndpointURLPolicy.validate(url, role: role)
         return url
     }
 
@@ -328,7 +328,7 @@ public struct TokenClient: Sendable {
         headers.add("Accept", "application/json")
         for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
         try authentication.authenticate(&form, headers: &headers, clientID: clientID, endpoint: url, issuer: provider.issuer, now: now())
-        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormEncoding.encode(form).utf8))
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Array(FormURLEncoding.encode(form).utf8))
         return try proving?.signing(request) ?? request
     }
 

@@ -40,26 +40,13 @@ public struct TokenIntrospection: Sendable {
     ///   boolean `active` (RFC 7662 §2.2: REQUIRED), or with a standard member of the wrong type.
     public init(json: [UInt8]) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(json) } catch {
+        do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The introspection answer is not a valid JSON object (\(error)).")
         }
         guard case .bool(let active)? = object["active"] else {
             throw OIDCError(.malformedResponse, "The introspection answer has no boolean 'active' (RFC 7662 §2.2).")
         }
-        func string(_ name: String) throws(OIDCError) -> String? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .string(let text)?: return text
-            default: throw OIDCError(.malformedResponse, "The introspection answer's '\(name)' must be a string.")
-            }
-        }
-        func date(_ name: String) throws(OIDCError) -> Date? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .number(let seconds)? where seconds.isFinite && abs(seconds) < 1e11: return Date(timeIntervalSince1970: seconds)
-            default: throw OIDCError(.malformedResponse, "The introspection answer's '\(name)' must be a number of seconds.")
-            }
-        }
+        let members = JSONObjectReader(object, document: "The introspection answer")
         self.active = active
         self.raw = object
         guard active else {
@@ -67,22 +54,22 @@ public struct TokenIntrospection: Sendable {
                 (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
             return
         }
-        scopes = try string("scope").map { $0.split(separator: " ").map(String.init) }
-        clientID = try string("client_id")
-        username = try string("username")
-        tokenType = try string("token_type")
-        expiresAt = try date("exp")
-        issuedAt = try date("iat")
-        notBefore = try date("nbf")
-        subject = try string("sub")
+        scopes = try members.string("scope").map { $0.split(separator: " ").map(String.init) }
+        clientID = try members.string("client_id")
+        username = try members.string("username")
+        tokenType = try members.string("token_type")
+        expiresAt = try members.date("exp")
+        issuedAt = try members.date("iat")
+        notBefore = try members.date("nbf")
+        subject = try members.string("sub")
         switch object["aud"] {
         case nil, .null?: audience = nil
         case .string(let one)?: audience = [one]
         case .array(let many)? where many.allSatisfy({ $0.stringValue != nil }): audience = many.compactMap(\.stringValue)
         default: throw OIDCError(.malformedResponse, "The introspection answer's 'aud' must be a string or an array of strings.")
         }
-        issuer = try string("iss")
-        tokenID = try string("jti")
+        issuer = try members.string("iss")
+        tokenID = try members.string("jti")
     }
 }
 

@@ -22,19 +22,13 @@ extension TokenSet {
     /// that is not an access token (RFC 8693 §2.2.1).
     package init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date, acceptedTypes: [String]) throws(OIDCError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(body) } catch {
+        do { object = try StrictJSONParser.parseObject(body) } catch {
             throw OIDCError(.malformedResponse, "The token response is not a valid JSON object (\(error)); the provider's answer is broken or truncated.")
         }
-        func string(_ name: String) throws(OIDCError) -> String? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .string(let text)?: return text
-            default: throw OIDCError(.malformedResponse, "The token response's '\(name)' must be a string.")
-            }
-        }
+        let members = JSONObjectReader(object, document: "The token response")
         /// A token member: `1*VSCHAR` (RFC 6749 Appendix A.12, A.17), else refused without its value.
         func token(_ name: String) throws(OIDCError) -> String? {
-            guard let text = try string(name) else { return nil }
+            guard let text = try members.string(name) else { return nil }
             if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value > 0x7E }) {
                 throw OIDCError(
                     .malformedResponse,
@@ -47,7 +41,7 @@ extension TokenSet {
         guard let access = try token("access_token"), !access.isEmpty else {
             throw OIDCError(.malformedResponse, "The token response has no access_token.")
         }
-        guard let type = try string("token_type") else {
+        guard let type = try members.string("token_type") else {
             throw OIDCError(.malformedResponse, "The token response has no token_type.")
         }
         guard let accepted = acceptedTypes.first(where: { type.caseInsensitiveCompare($0) == .orderedSame }) else {
@@ -57,18 +51,8 @@ extension TokenSet {
                 context: ["token_type": UntrustedText.sanitized(type, limit: 32)]
             )
         }
-        var expiresAt: Date?
-        switch object["expires_in"] {
-        case nil, .null?:
-            break
-        case .number(let seconds)? where seconds >= 0 && seconds < 1e10:
-            expiresAt = receivedAt.addingTimeInterval(seconds)
-        case .string(let text)? where Double(text).map({ $0 >= 0 && $0 < 1e10 }) == true:
-            expiresAt = receivedAt.addingTimeInterval(Double(text)!)  // some providers send a string
-        default:
-            throw OIDCError(.malformedResponse, "The token response's expires_in must be a number of seconds.")
-        }
-        let scope = try string("scope")
+        let expiresAt = try members.seconds("expires_in").map(receivedAt.addingTimeInterval)
+        let scope = try members.string("scope")
         self.init(
             accessToken: Secret(access), tokenType: accepted, refreshToken: try token("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
             idToken: try token("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }, expiresAt: expiresAt,

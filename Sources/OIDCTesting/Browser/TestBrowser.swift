@@ -119,7 +119,7 @@ public struct TestBrowser: Sendable {
             if let name = button.name { fields.append(OAuthParameter(name, button.value ?? "")) }
             // No action (or an empty one) posts to the page itself, query included.
             let action = form.action.flatMap { $0.isEmpty ? nil : URL(string: $0, relativeTo: page)?.absoluteURL } ?? page
-            let body = FormEncoding.encode(fields)
+            let body = FormURLEncoding.encode(fields)
             return Submission(action: action, body: body, key: action.absoluteString + "|" + fields.map(\.name).joined(separator: ","))
         }
         return nil

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import OIDC
 
 /// What every handler needs: the issuer, the configuration and the state.
 struct ProviderContext: Sendable {
@@ -30,19 +31,27 @@ enum ProviderPaths {
     static let pushedAuthorization = "/par"
     static let protectedResource = "/api/me"
 
-    /// The metadata members an mTLS alias exists for (RFC 8705 §5), with their paths.
-    static let mutualTLSAliased: [(member: String, path: String)] = [
-        ("token_endpoint", token), ("revocation_endpoint", revocation), ("introspection_endpoint", introspection),
-        ("device_authorization_endpoint", deviceAuthorization), ("pushed_authorization_request_endpoint", pushedAuthorization),
-        ("userinfo_endpoint", userinfo),
-    ]
+    /// The path of each endpoint of the library's list (``ProviderEndpoint``), below the issuer.
+    static func path(of endpoint: ProviderEndpoint) -> String {
+        switch endpoint {
+        case .authorization: authorize
+        case .token: token
+        case .jwks: jwks
+        case .userinfo: userinfo
+        case .revocation: revocation
+        case .endSession: endSession
+        case .deviceAuthorization: deviceAuthorization
+        case .introspection: introspection
+        case .pushedAuthorization: pushedAuthorization
+        }
+    }
 
     /// The endpoint an mTLS alias path addresses (`{issuerPath}{prefix}/token`), given the issuer's
     /// path and the aliases' prefix; `nil` for anything else.
     static func aliasedEndpoint(for path: String, issuerPath: String, prefix: String?) -> TestProvider.Endpoint? {
         guard let prefix, path.hasPrefix(issuerPath + prefix + "/") else { return nil }
         let rest = String(path.dropFirst(issuerPath.count + prefix.count))
-        guard mutualTLSAliased.contains(where: { $0.path == rest }) else { return nil }
+        guard ProviderEndpoint.aliased.contains(where: { ProviderPaths.path(of: $0) == rest }) else { return nil }
         return endpoint(for: issuerPath + rest, issuerPath: issuerPath)
     }
 
@@ -67,5 +76,19 @@ enum ProviderPaths {
         case protectedResource[...]: return .protectedResource
         default: return nil
         }
+    }
+}
+
+extension TestProvider.Configuration {
+    /// Whether the provider answers at `endpoint`: at every one but the pushed authorization
+    /// request endpoint, which answers only when offered.
+    func serves(_ endpoint: ProviderEndpoint) -> Bool {
+        endpoint != .pushedAuthorization || pushedAuthorizationRequests != .notOffered
+    }
+
+    /// Whether the discovery document names `endpoint`: every endpoint served, but the device
+    /// authorization endpoint only when ``TestProvider/DeviceFlow/advertised``.
+    func advertises(_ endpoint: ProviderEndpoint) -> Bool {
+        serves(endpoint) && (endpoint != .deviceAuthorization || deviceFlow.advertised)
     }
 }

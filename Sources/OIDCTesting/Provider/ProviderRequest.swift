@@ -41,7 +41,7 @@ struct ProviderRequest: Sendable {
 
     /// The query parameters; duplicates kept so callers can reject them.
     func queryParameters() throws(OIDCError) -> [OAuthParameter] {
-        try FormEncoding.decode(query ?? "", allowDuplicates: true)
+        try FormURLEncoding.decode(query ?? "", allowDuplicates: true)
     }
 
     /// Whether the body is declared as `application/x-www-form-urlencoded`.
@@ -56,7 +56,7 @@ struct ProviderRequest: Sendable {
         guard let text = String(validating: body, as: UTF8.self) else {
             throw OIDCError(.malformedURL, "The form body is not UTF-8.")
         }
-        return try FormEncoding.decode(text, allowDuplicates: true)
+        return try FormURLEncoding.decode(text, allowDuplicates: true)
     }
 
     /// The bearer token of an `Authorization: Bearer …` header (RFC 6750 §2.1).

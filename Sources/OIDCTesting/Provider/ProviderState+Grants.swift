@@ -150,7 +150,7 @@ extension ProviderState {
         if let nonce { claims["nonce"] = nonce }
         do {
             let digest = try LibCrypto.sha256(Array(accessToken.utf8))
-            claims["at_hash"] = Base64URL.encode(digest.prefix(digest.count / 2))
+            claims["at_hash"] = Base64URLEncoding.encode(digest.prefix(digest.count / 2))
             return try keys.signingKey(configuration.idTokenAlgorithm).sign(claims: claims)
         } catch {
             throw OAuthError(code: "server_error", description: "The provider could not sign the ID token.", status: 500)

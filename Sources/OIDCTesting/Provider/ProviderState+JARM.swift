@@ -37,9 +37,9 @@ extension ProviderState {
 
     /// Five base64url parts, the first a JWE header: what an encrypted response looks like.
     private static func jweShaped() throws -> String {
-        let header = Base64URL.encode(Array(#"{"alg":"RSA-OAEP-256","enc":"A256GCM"}"#.utf8))
+        let header = Base64URLEncoding.encode(Array(#"{"alg":"RSA-OAEP-256","enc":"A256GCM"}"#.utf8))
         var parts = [header]
-        for count in [256, 12, 64, 16] { parts.append(Base64URL.encode(try LibCrypto.randomBytes(count: count))) }
+        for count in [256, 12, 64, 16] { parts.append(Base64URLEncoding.encode(try LibCrypto.randomBytes(count: count))) }
         return parts.joined(separator: ".")
     }
 }

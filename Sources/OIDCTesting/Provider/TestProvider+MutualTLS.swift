@@ -86,7 +86,7 @@ extension TestProvider.Client {
             let parsed = (try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))) ?? []
             certificates += parsed.compactMap { try? $0.toDERBytes() }
         }
-        if let jwks, let object = try? StrictJSON.parseObject(Array(jwks.utf8)), let keys = object["keys"]?.arrayValue {
+        if let jwks, let object = try? StrictJSONParser.parseObject(Array(jwks.utf8)), let keys = object["keys"]?.arrayValue {
             for key in keys {
                 guard let first = key.objectValue?["x5c"]?.arrayValue?.first?.stringValue, let der = Data(base64Encoded: first) else { continue }
                 certificates.append(Array(der))

@@ -62,7 +62,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         }
         try Self.check("--authorization-endpoint", authorizationEndpoint) { text in
             guard let url = URL(string: text), url.scheme != nil else { throw OIDCError(.invalidArgument, "'\(text)' is not an absolute URL.") }
-            try EndpointPolicy.validate(url, role: "authorization endpoint")
+            try EndpointURLPolicy.validate(url, role: "authorization endpoint")
         }
         try Self.check("--code-verifier", codeVerifier) { _ = try PKCE(verifier: $0) }
         try Self.check("--redirect-uri", redirectUri) { _ = try RedirectMatcher(redirectURI: $0) }

@@ -109,7 +109,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             guard let url = URL(string: deviceAuthorizationEndpoint), url.scheme == "https" || url.scheme == "http" else {
                 throw ValidationError("--device-authorization-endpoint needs an https URL, got '\(deviceAuthorizationEndpoint)'")
             }
-            do { try EndpointPolicy.validate(url, role: "device_authorization_endpoint") } catch {
+            do { try EndpointURLPolicy.validate(url, role: "device_authorization_endpoint") } catch {
                 throw ValidationError("--device-authorization-endpoint: \(error.message)")
             }
         }

@@ -55,13 +55,13 @@ struct ClientCredentialsRequest: Equatable {
     init?(of login: StoredLogin) {
         guard login.attributes[Attribute.grant] == Self.grant else { return nil }
         scopes = (login.attributes[Attribute.scope] ?? "").split(separator: " ").map(String.init)
-        parameters = (try? FormEncoding.decode(login.attributes[Attribute.parameters] ?? "", allowDuplicates: true)) ?? []
+        parameters = (try? FormURLEncoding.decode(login.attributes[Attribute.parameters] ?? "", allowDuplicates: true)) ?? []
     }
 
     var attributes: [String: String] {
         var attributes = [Attribute.grant: Self.grant]
         if !scopes.isEmpty { attributes[Attribute.scope] = scopes.joined(separator: " ") }
-        if !parameters.isEmpty { attributes[Attribute.parameters] = FormEncoding.encode(parameters) }
+        if !parameters.isEmpty { attributes[Attribute.parameters] = FormURLEncoding.encode(parameters) }
         return attributes
     }
 }

@@ -103,7 +103,7 @@ struct Profile: Equatable {
     /// - Throws: a message (the caller names the file) when the JSON is not a profile of a known version.
     init(serialized bytes: [UInt8]) throws(ProfileFormatError) {
         let object: [String: JSONValue]
-        do { object = try StrictJSON.parseObject(bytes) } catch { throw ProfileFormatError("it is not a JSON object") }
+        do { object = try StrictJSONParser.parseObject(bytes) } catch { throw ProfileFormatError("it is not a JSON object") }
         guard let version = object["version"]?.numberValue else { throw ProfileFormatError("it has no format version") }
         guard version == Double(Self.formatVersion) else {
             throw ProfileFormatError("it has format version \(version), which this version of oidc does not know")

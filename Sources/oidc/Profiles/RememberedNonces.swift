@@ -16,7 +16,7 @@ enum RememberedNonces {
     /// not DPoP-bound, or an attribute that does not parse.
     static func read(_ login: StoredLogin) -> [(origin: String, nonce: String)] {
         guard login.dpopThumbprint != nil, let text = login.attributes[attribute],
-            let pairs = try? FormEncoding.decode(Substring(text), allowDuplicates: false)
+            let pairs = try? FormURLEncoding.decode(Substring(text), allowDuplicates: false)
         else { return [] }
         return pairs.suffix(capacity).map { ($0.name, $0.value) }
     }
@@ -58,7 +58,7 @@ enum RememberedNonces {
             let remembered = read(login)
             let updated = merged(remembered, with: learned)
             guard updated.map(\.origin) != remembered.map(\.origin) || updated.map(\.nonce) != remembered.map(\.nonce) else { return }
-            login.attributes[attribute] = FormEncoding.encode(updated.map { OAuthParameter($0.origin, $0.nonce) })
+            login.attributes[attribute] = FormURLEncoding.encode(updated.map { OAuthParameter($0.origin, $0.nonce) })
             try keychain.save(login, for: key)
         }
     }

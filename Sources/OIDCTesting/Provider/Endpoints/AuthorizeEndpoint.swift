@@ -176,13 +176,13 @@ enum AuthorizeEndpoint {
             guard method == "S256" else {
                 return refuse("invalid_request", "Unsupported code_challenge_method; use S256.")
             }
-            guard challenge.utf8.count == 43, Base64URL.decode(challenge)?.count == 32 else {
+            guard challenge.utf8.count == 43, Base64URLEncoding.decode(challenge)?.count == 32 else {
                 return refuse("invalid_request", "code_challenge must be BASE64URL(SHA-256(verifier)): 43 characters.")
             }
         }
         var dpopJKT: String?
         if context.configuration.dpop.support != .notOffered, let jkt = parameters["dpop_jkt"] {
-            guard jkt.utf8.count == 43, Base64URL.decode(jkt)?.count == 32 else {
+            guard jkt.utf8.count == 43, Base64URLEncoding.decode(jkt)?.count == 32 else {
                 return refuse("invalid_request", "dpop_jkt must be a JWK SHA-256 thumbprint (RFC 9449 §10): 43 base64url characters.")
             }
             dpopJKT = jkt

@@ -16,7 +16,7 @@ enum ClientAssertionCheck {
         let claims: [String: JSONValue]
         do {
             jws = try CompactJWS(assertion)
-            claims = try StrictJSON.parseObject(jws.payload)
+            claims = try StrictJSONParser.parseObject(jws.payload)
         } catch {
             throw .invalidClient("The client assertion is not a well-formed JWS.")
         }

@@ -41,7 +41,7 @@ enum DPoPProofCheck {
             let proof = try verify(compact, request: request, now: now, context)
             thumbprint = proof.thumbprint
             if let accessToken {
-                let hash = try? Base64URL.encode(LibCrypto.sha256(Array(accessToken.utf8)))
+                let hash = try? Base64URLEncoding.encode(LibCrypto.sha256(Array(accessToken.utf8)))
                 guard let ath = proof.claims["ath"]?.stringValue, let hash, ConstantTime.equals(ath, hash) else {
                     throw DPoPRefusal.invalidProof("The DPoP proof's ath is not the hash of the access token sent with it.")
                 }
@@ -79,7 +79,7 @@ enum DPoPProofCheck {
         let claims: [String: JSONValue]
         do {
             jws = try CompactJWS(compact, maximumLength: 16 * 1024)
-            claims = try StrictJSON.parseObject(jws.payload)
+            claims = try StrictJSONParser.parseObject(jws.payload)
         } catch {
             throw .invalidProof("The DPoP proof is not a compact JWS with a JSON claims set.")
         }
@@ -135,7 +135,7 @@ enum DPoPProofCheck {
         }
         var canonical: [String: JSONValue] = [:]
         for name in required { canonical[name] = members[name] }
-        return Base64URL.encode(try LibCrypto.sha256(Array(JSONValue.object(canonical).jsonText.utf8)))
+        return Base64URLEncoding.encode(try LibCrypto.sha256(Array(JSONValue.object(canonical).jsonText.utf8)))
     }
 
     /// RFC 3986 §6.2.2 and §6.2.3 normalization of an absolute http(s) URL without its query and
@@ -177,7 +177,7 @@ enum DPoPProofCheck {
         var claims: [String: JSONValue] = [:]
         if let jws = try? CompactJWS(compact, maximumLength: 16 * 1024) {
             header = jws.header
-            claims = (try? StrictJSON.parseObject(jws.payload)) ?? [:]
+            claims = (try? StrictJSONParser.parseObject(jws.payload)) ?? [:]
         }
         let proof = TestProvider.ReceivedDPoPProof(compact: compact, header: header, claims: claims, thumbprint: thumbprint, error: error)
         await context.state.recordDPoPProof(proof, at: endpoint)

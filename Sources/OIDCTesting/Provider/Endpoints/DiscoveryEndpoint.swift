@@ -17,13 +17,6 @@ enum DiscoveryEndpoint {
             .filter { context.configuration.mutualTLS != nil || !mutualTLSMethods.contains($0) }.map(\.rawValue)
         var document: [String: Any] = [
             "issuer": issuer,
-            "authorization_endpoint": issuer + ProviderPaths.authorize,
-            "token_endpoint": issuer + ProviderPaths.token,
-            "jwks_uri": issuer + ProviderPaths.jwks,
-            "userinfo_endpoint": issuer + ProviderPaths.userinfo,
-            "revocation_endpoint": issuer + ProviderPaths.revocation,
-            "introspection_endpoint": issuer + ProviderPaths.introspection,
-            "end_session_endpoint": issuer + ProviderPaths.endSession,
             "response_types_supported": ["code"],
             "response_modes_supported": context.configuration.signedResponses == .offered ? ["query", "jwt", "query.jwt"] : ["query"],
             "grant_types_supported": [
@@ -48,11 +41,13 @@ enum DiscoveryEndpoint {
             "require_signed_request_object": context.configuration.signedRequestObjects == .required,
             "request_uri_parameter_supported": false,
         ]
+        for endpoint in ProviderEndpoint.allCases where context.configuration.advertises(endpoint) {
+            document[endpoint.member] = issuer + ProviderPaths.path(of: endpoint)
+        }
         switch context.configuration.pushedAuthorizationRequests {
         case .notOffered:
             break
         case .offered, .required:
-            document["pushed_authorization_request_endpoint"] = issuer + ProviderPaths.pushedAuthorization
             document["require_pushed_authorization_requests"] = context.configuration.pushedAuthorizationRequests == .required
         }
         if context.configuration.dpop.support != .notOffered {
@@ -61,15 +56,12 @@ enum DiscoveryEndpoint {
         if context.configuration.signedResponses == .offered {
             document["authorization_signing_alg_values_supported"] = [context.configuration.idTokenAlgorithm.rawValue]
         }
-        if context.configuration.deviceFlow.advertised {
-            document["device_authorization_endpoint"] = issuer + ProviderPaths.deviceAuthorization
-        }
         if let mutualTLS = context.configuration.mutualTLS {
             document["tls_client_certificate_bound_access_tokens"] = mutualTLS.bindsAccessTokens
             if let prefix = mutualTLS.aliasPathPrefix {
                 var aliases: [String: String] = [:]
-                for (name, path) in ProviderPaths.mutualTLSAliased where document[name] != nil {
-                    aliases[name] = issuer + prefix + path
+                for endpoint in ProviderEndpoint.aliased where document[endpoint.member] != nil {
+                    aliases[endpoint.member] = issuer + prefix + ProviderPaths.path(of: endpoint)
                 }
                 document["mtls_endpoint_aliases"] = aliases
             }

@@ -15,7 +15,7 @@ enum RequestObjectCheck {
         let claims: [String: JSONValue]
         do {
             jws = try CompactJWS(object)
-            claims = try StrictJSON.parseObject(jws.payload)
+            claims = try StrictJSONParser.parseObject(jws.payload)
             try ClientAssertionCheck.verify(jws, withKeysOf: jwks, requiresKeyID: context.configuration.requiresKeyID)
         } catch {
             throw Self.invalid("The request object is not a JWS signed by a key of the client (\((error as? OIDCError).map { "\($0.code)" } ?? "unreadable")).")

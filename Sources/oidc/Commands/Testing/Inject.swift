@@ -60,7 +60,7 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
         for (flag, value) in [("--token-endpoint", tokenEndpoint), ("--revocation-endpoint", revocationEndpoint)] {
             guard let value else { continue }
             guard let url = URL(string: value) else { throw ValidationError("\(flag): '\(value)' is not a URL") }
-            do { try EndpointPolicy.validate(url, role: flag) } catch { throw ValidationError("\(flag): \(error.message)") }
+            do { try EndpointURLPolicy.validate(url, role: flag) } catch { throw ValidationError("\(flag): \(error.message)") }
         }
     }
 

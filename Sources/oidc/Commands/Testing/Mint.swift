@@ -38,7 +38,7 @@ struct Mint: ParsableCommand, LoggingCommand {
             throw ValidationError("--key: cannot read the file '\(key)'")
         }
         let claimsJSON = try readClaims()
-        guard (try? StrictJSON.parseObject(Array(claimsJSON.utf8))) != nil else {
+        guard (try? StrictJSONParser.parseObject(Array(claimsJSON.utf8))) != nil else {
             throw ValidationError("--claims must be a JSON object (no duplicate members)")
         }
         let token: String

@@ -4,22 +4,22 @@
 /// RFC 7519 §4 require it; Foundation silently keeps the last), nesting deeper than a bound,
 /// numbers that are not finite `Double`s, invalid UTF-8, unpaired surrogates, unescaped control
 /// characters and anything after the value (RFC 8259).
-public enum StrictJSON {
+package enum StrictJSONParser {
     /// Why a document was refused.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong, such as `duplicate member name 'aud'` or `number out of range`.
-        public let reason: String
+        package let reason: String
         /// Byte offset of the problem.
-        public let offset: Int
+        package let offset: Int
         /// ``reason`` and ``offset``: `duplicate member name 'aud' at byte 42`.
-        public var description: String { "\(reason) at byte \(offset)" }
+        package var description: String { "\(reason) at byte \(offset)" }
     }
 
     /// The default nesting bound; JOSE headers and ID-token claims need far less.
-    public static let defaultMaximumDepth = 32
+    package static let defaultMaximumDepth = 32
 
     /// Parses one JSON text.
-    public static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(ParseError) in
             var reader = Reader(buffer: buffer, maximumDepth: maximumDepth)
             return try reader.document()
@@ -27,7 +27,7 @@ public enum StrictJSON {
     }
 
     /// Parses one JSON text that must be an object.
-    public static func parseObject(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> [String: JSONValue] {
+    package static func parseObject(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(ParseError) -> [String: JSONValue] {
         guard case .object(let object) = try parse(bytes, maximumDepth: maximumDepth) else {
             throw ParseError(reason: "expected a JSON object", offset: 0)
         }

@@ -3,7 +3,7 @@
 /// Decoding accepts only the 64 URL-safe characters, rejects padding, whitespace and any other byte,
 /// a length that no encoding can have, and non-zero unused bits in the last character, so every
 /// byte string has exactly one accepted encoding.
-public enum Base64URL {
+package enum Base64URLEncoding {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     private static let reverse: [UInt8] = {
@@ -13,7 +13,7 @@ public enum Base64URL {
     }()
 
     /// Encodes bytes as base64url without padding.
-    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         if let text = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode($0) }
     }
@@ -68,7 +68,7 @@ public enum Base64URL {
     }
 
     /// Decodes strict base64url; `nil` for anything that is not the canonical unpadded encoding.
-    public static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = text.count
         guard count % 4 != 1 else { return nil }
         var valid = true
@@ -115,13 +115,13 @@ public enum Base64URL {
     }
 
     /// Decodes strict base64url; `nil` for anything that is not the canonical unpadded encoding.
-    public static func decode<Chars: Collection>(_ text: Chars) -> [UInt8]? where Chars.Element == UInt8 {
+    package static func decode<Chars: Collection>(_ text: Chars) -> [UInt8]? where Chars.Element == UInt8 {
         if let result = text.withContiguousStorageIfAvailable({ decode($0) }) { return result }
         return Array(text).withUnsafeBufferPointer { decode($0) }
     }
 
     /// Decodes strict base64url from a string; `nil` for anything that is not canonical.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { decode($0) }
     }

@@ -1,14 +1,14 @@
-public import Foundation
+package import Foundation
 
 /// Which URLs may carry OAuth traffic: https everywhere, plain http only to loopback hosts
 /// (RFC 8252 §7.3).
-public enum EndpointPolicy {
+package enum EndpointURLPolicy {
     /// Whether `host` is a loopback IP literal (`127.0.0.0/8`, `::1`, with or without brackets),
     /// parsed strictly (`127.0.0.09` is a name, which a resolver would send to DNS), or
     /// the name `localhost`, which resolvers answer from the hosts file and never send out (RFC 6761
     /// §6.3). RFC 8252 §8.3 prefers the literal for redirect URIs; the loopback listener binds literals
     /// only.
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var h = host.lowercased()
         if h.hasPrefix("["), h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
         if h == "localhost" { return true }
@@ -21,7 +21,7 @@ public enum EndpointPolicy {
     ///   - url: the endpoint.
     ///   - role: what the URL is for, named in the error (`authorization endpoint`).
     /// - Throws: ``OIDCError/Code/insecureEndpoint`` or ``OIDCError/Code/invalidArgument``.
-    public static func validate(_ url: URL, role: String) throws(OIDCError) {
+    package static func validate(_ url: URL, role: String) throws(OIDCError) {
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
             throw .invalidArgument("The \(role) '\(url.absoluteString)' must be an absolute http(s) URL with a host.")
         }

@@ -1,16 +1,16 @@
 /// `application/x-www-form-urlencoded` bodies for token, revocation and introspection requests
 /// (RFC 6749 Appendix B; WHATWG URL §5): a space becomes `+`, every byte outside `A-Z a-z 0-9 * - . _`
 /// is percent-encoded from its UTF-8 form, pairs are joined with `&` in the given order.
-public enum FormEncoding {
+package enum FormURLEncoding {
     /// Encodes the pairs in order: `Hej Världen` becomes `Hej+V%C3%A4rlden`.
-    public static func encode(_ parameters: [OAuthParameter]) -> String {
+    package static func encode(_ parameters: [OAuthParameter]) -> String {
         parameters.map {
             PercentEncoding.encode($0.name, style: .form) + "=" + PercentEncoding.encode($0.value, style: .form)
         }.joined(separator: "&")
     }
 
     /// Encodes one value as a form body would.
-    public static func encode(value: String) -> String {
+    package static func encode(value: String) -> String {
         PercentEncoding.encode(value, style: .form)
     }
 
@@ -22,7 +22,7 @@ public enum FormEncoding {
     ///     OAuth parameters "MUST NOT be included more than once" (RFC 6749 §3.1).
     /// - Throws: ``OIDCError/Code/malformedURL`` for a broken escape or invalid UTF-8,
     ///   ``OIDCError/Code/duplicateParameter`` for a repeated name.
-    public static func decode(_ text: Substring, allowDuplicates: Bool = false) throws(OIDCError) -> [OAuthParameter] {
+    package static func decode(_ text: Substring, allowDuplicates: Bool = false) throws(OIDCError) -> [OAuthParameter] {
         var result: [OAuthParameter] = []
         var seen = Set<String>()
         for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
@@ -55,7 +55,7 @@ public enum FormEncoding {
     }
 
     /// Decodes a form body or a URL query into its pairs, in order.
-    public static func decode(_ text: String, allowDuplicates: Bool = false) throws(OIDCError) -> [OAuthParameter] {
+    package static func decode(_ text: String, allowDuplicates: Bool = false) throws(OIDCError) -> [OAuthParameter] {
         try decode(text[...], allowDuplicates: allowDuplicates)
     }
 }
