@@ -21,15 +21,7 @@ extension LoginFlow {
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-        if profile.pushedAuthorization { rp.pushedAuthorization = .always }
-        if profile.dpop { rp.dpop = .on }
-        if profile.fapi2 { rp.securityProfile = .fapi2 }
-        if profile.signedResponses { rp.responseMode = .jwt }
-        // A provider that takes only signed request objects gets them when a key is at hand; without
-        // one, a browser login stops before anything is sent, saying what to give.
-        if profile.signsRequestObjects || (provider.requiresSignedRequestObjects && profile.privateKeyFile != nil) {
-            rp.requestObjectKey = try profile.requestObjectKey()
-        }
+        try profile.configure(&rp)
         return rp
     }
 

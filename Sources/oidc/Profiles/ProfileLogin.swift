@@ -99,10 +99,12 @@ struct ProfileLogin {
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-        // A --fapi2 profile holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
-        if boundProfile?.fapi2 == true { rp.securityProfile = .fapi2 }
-        // A DPoP-bound client-credentials login asks for its next tokens bound to a new key too.
-        if login.dpopThumbprint != nil { rp.dpop = .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) }
+        // The profile that configured this login configures its relying party: a --fapi2 profile
+        // holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
+        try (boundProfile ?? Profile()).configure(&rp)
+        // The login, not the profile, says whether tokens are bound: a DPoP-bound client-credentials
+        // login asks for its next tokens bound to a new key too; a bearer login stays one.
+        rp.dpop = login.dpopThumbprint != nil ? .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) : .off
         return rp
     }
 
