@@ -43,8 +43,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "Refresh even if the token is still valid.")
     var forceRefresh = false
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
@@ -66,11 +65,11 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         }
         // Before a refresh spends the refresh token for a credential that would be refused anyway.
         if output == .execCredential, !wantsIDToken { try Self.refuseBoundTokenForKubectl(stored.login.tokens, profile: storeOptions.profileName) }
-        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         let transport = NIOHTTPTransport(configuration: try tls.transportConfiguration(over: stored.boundProfile), logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
-            let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
             var tokens = try await session.validTokens(forceRefresh: forceRefresh)
             // The access token may be fresh while the ID token kubectl needs has expired.
             if wantsIDToken, Self.needsRefresh(tokens, idToken: true), !forceRefresh {
