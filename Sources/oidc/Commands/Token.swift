@@ -99,9 +99,9 @@ struct Token: AsyncParsableCommand, LoggingCommand {
 
     /// Whether the access token (or, for kubectl, the ID token) expires within the margin.
     static func needsRefresh(_ tokens: TokenSet, idToken: Bool) -> Bool {
-        if tokens.needsRefresh(margin: margin) { return true }
+        if tokens.needsRefresh(at: CLIClock.now(), margin: margin) { return true }
         guard idToken, let expiry = idTokenExpiry(tokens) else { return false }
-        return expiry.timeIntervalSinceNow < margin
+        return expiry.timeIntervalSince(CLIClock.now()) < margin
     }
 
     /// The stored ID token's `exp`, within the years 1 to 9999 as the verifier bounds it: a login
@@ -134,7 +134,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
                 }
                 throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; use --token-type access, or log in with the openid scope.")
             }
-            if let expiry = Self.idTokenExpiry(tokens), expiry.timeIntervalSinceNow <= 0 {
+            if let expiry = Self.idTokenExpiry(tokens), expiry <= CLIClock.now() {
                 throw OIDCError(
                     .notLoggedIn,
                     "The ID token of profile '\(profile)' has expired and the provider sent no new one with the refresh; log in again (or use --token-type access).",

@@ -17,7 +17,7 @@ extension LoginFlow {
         if let endpoint = profile.deviceAuthorizationEndpoint { provider.deviceAuthorizationEndpoint = URL(string: endpoint) }
         let client = TokenClient(
             provider: provider, clientID: clientID, authentication: try profile.clientAuthentication(method: method, secret: clientSecret),
-            transport: transport, logger: CLILog.logger(.token)
+            transport: transport, now: CLIClock.now, logger: CLILog.logger(.token)
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))

@@ -72,7 +72,8 @@ struct ProfileLogin {
         let secret = method == .none || method == .privateKeyJWT || method.isMutualTLS ? nil : try clientSecret(file: clientSecretFile)
         let authentication = try (boundProfile ?? Profile()).clientAuthentication(method: method, secret: secret)
         return TokenClient(
-            provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, logger: CLILog.logger(.token)
+            provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, now: CLIClock.now,
+            logger: CLILog.logger(.token)
         )
     }
 
@@ -95,7 +96,7 @@ struct ProfileLogin {
         let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
             ?? TokenClient(
                 provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: nil), clientID: login.clientID, transport: transport,
-                logger: CLILog.logger(.token)
+                now: CLIClock.now, logger: CLILog.logger(.token)
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
