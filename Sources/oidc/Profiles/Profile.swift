@@ -8,8 +8,9 @@ import OIDC
 /// Each setting is a property here and one row of ``settings``, which names its key in the
 /// profile file and the flag that sets it: the file is written and read through that table
 /// (`Codable`, Profile+Settings.swift), and `oidc login` lays its flags over the profile through
-/// it (``lay(_:)``). What the settings do to a login is in ``configure(_:)`` (the relying party)
-/// and ``configure(_:)-(AuthorizationRequest)`` (the authorization request).
+/// it (``lay(_:)``). What the settings do to a login is in the two `configure(_:)`s: of the
+/// relying party (Profile+RelyingParty.swift) and of the authorization request
+/// (AuthorizationOptions.swift).
 struct Profile: Equatable {
     enum Kind: String, CaseIterable {
         case generic, schibsted, swan
