@@ -315,12 +315,13 @@ struct LoginCommandTests {
             let sandbox = LoginSandbox()
             #expect(try await sandbox.run(Self.loginArguments(provider)).status == 0)
             let old = try #require(try sandbox.storedLogin("work"))
-            try await Task.sleep(for: .seconds(2.2))
+            // The commands' clock 3 s ahead: the 2-second token has expired for them, with no wait.
+            let later = ["OIDC_TEST_CLOCK_OFFSET": "3"]
             let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [sandbox.store, "oidc", "work", "block", "1500"])
             let locked = await barrier.output()
             #expect(locked.contains("locked"))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
-                for _ in 0..<8 { group.addTask { try await sandbox.run(["token", "--profile", "work"]) } }
+                for _ in 0..<8 { group.addTask { try await sandbox.run(["token", "--profile", "work"], extra: later) } }
                 return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
             }
             _ = await barrier.exitStatus()
@@ -395,8 +396,9 @@ struct LoginCommandTests {
             #expect(!profile.contains("s3cret-value"))
             #expect(try sandbox.storedLogin("c")?.tokens.scopes.contains("openid") == true)  // added to --scope profile
 
-            try await Task.sleep(for: .seconds(2.2))
-            let noSecret = try await sandbox.run(["token", "--profile", "c"])
+            // The commands' clock 3 s ahead: the 2-second token has expired for them, with no wait.
+            let later = ["OIDC_TEST_CLOCK_OFFSET": "3"]
+            let noSecret = try await sandbox.run(["token", "--profile", "c"], extra: later)
             #expect(noSecret.status == 2, "\(noSecret.stderr)")
             #expect(noSecret.stderr.contains("--client-secret-file"))
             #expect(try sandbox.storedLogin("c") != nil)
@@ -404,7 +406,7 @@ struct LoginCommandTests {
 
             let secretFile = sandbox.root.appendingPathComponent("secret").path
             #expect(FileManager.default.createFile(atPath: secretFile, contents: Data("s3cret-value\n".utf8), attributes: [.posixPermissions: 0o600]))
-            let withSecret = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", secretFile])
+            let withSecret = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", secretFile], extra: later)
             #expect(withSecret.status == 0, "\(withSecret.stderr)")
             #expect(await provider.grantCount("refresh_token") == 1)
 

@@ -56,15 +56,16 @@ struct SecretBindingTests {
                 #expect(text.stdout.contains("superseded:  profile 'work' now points to issuer \(providerY.issuer), client id app-y, store \(storeY)"), "\(text.stdout)")
 
                 // The old login's refresh: refused before anything is sent, login kept.
-                try await Task.sleep(for: .seconds(1.2))
-                let refused = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store])
+                // The commands' clock 3 s ahead: the 2-second token has expired for them, with no wait.
+                let later = ["OIDC_TEST_CLOCK_OFFSET": "3"]
+                let refused = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store], extra: later)
                 #expect(refused.status == 2, "\(refused.stderr)")
                 #expect(refused.stderr.contains("a client secret goes only to the provider and client it was configured for"), "\(refused.stderr)")
                 #expect(!refused.stderr.contains("secret-of-"))
                 #expect(await providerX.grantCount("refresh_token") == 0)
                 #expect(try sandbox.storedLogin("work") != nil)
                 // Its own secret, given on the command, refreshes it.
-                let own = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store, "--client-secret-file", secretX])
+                let own = try await sandbox.run(["token", "--profile", "work", "--store", sandbox.store, "--client-secret-file", secretX], extra: later)
                 #expect(own.status == 0, "\(own.stderr)")
                 #expect(await providerX.grantCount("refresh_token") == 1)
 
@@ -97,25 +98,26 @@ struct SecretBindingTests {
             let secret = Self.secretFile(sandbox, "secret", "s3cret-value")
             let login = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "conf", "--client-secret-file", secret, "--profile", "c"])
             #expect(login.status == 0, "\(login.stderr)")
-            try await Task.sleep(for: .seconds(1.2))
+            // The commands' clock 3 s ahead: the 2-second token has expired for them, with no wait.
+            let later = ["OIDC_TEST_CLOCK_OFFSET": "3"]
 
             for mode in [0o644, 0o640, 0o620, 0o602] {
                 try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: secret)
-                let refused = try await sandbox.run(["token", "--profile", "c"])
+                let refused = try await sandbox.run(["token", "--profile", "c"], extra: later)
                 #expect(refused.status == 2, "mode \(String(mode, radix: 8)): \(refused.stderr)")
                 #expect(refused.stderr.contains("--client-secret-file") && refused.stderr.contains("chmod 600"), "\(refused.stderr)")
             }
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret)
             let link = sandbox.root.appendingPathComponent("secret-link").path
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: secret)
-            let linked = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", link])
+            let linked = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", link], extra: later)
             #expect(linked.status == 2, "\(linked.stderr)")
             #expect(linked.stderr.contains("symbolic link"), "\(linked.stderr)")
             if OtherUser.available, let other = OtherUser.ids {
                 // Planted by another user (what a shared directory allows), made by that user, readable
                 // by us: refused for being theirs.
                 let theirs = try await OtherUser.makeDirectory(files: ["planted": "attacker-chosen"])
-                let foreign = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", theirs + "/planted"])
+                let foreign = try await sandbox.run(["token", "--profile", "c", "--client-secret-file", theirs + "/planted"], extra: later)
                 try await OtherUser.remove(theirs)
                 #expect(foreign.status == 2, "\(foreign.stderr)")
                 #expect(foreign.stderr.contains("belongs to user id \(other.uid)"), "\(foreign.stderr)")
@@ -125,7 +127,7 @@ struct SecretBindingTests {
             #expect(await provider.grantCount("refresh_token") == 0)
             #expect(try sandbox.storedLogin("c") != nil)
 
-            let fixed = try await sandbox.run(["token", "--profile", "c"])
+            let fixed = try await sandbox.run(["token", "--profile", "c"], extra: later)
             #expect(fixed.status == 0, "\(fixed.stderr)")
             #expect(await provider.grantCount("refresh_token") == 1)
         }

@@ -71,6 +71,7 @@ extension AuthenticatedSession {
             attributes: stored?.attributes ?? [:]
         )
         login.dpopKey = client.dpop?.key
+        login.grant = .clientCredentials(scopes: scopes, parameters: parameters)
         await keep(login, replacing: nil)
         return .done(login)
     }

@@ -8,12 +8,15 @@ internal import Foundation
 ///             "expires_at": 1700000000, "received_at": 1699996400, "scope": "openid"},
 ///  "provider": {"issuer": "…", "authorization_endpoint": "…", "token_endpoint": "…", …},
 ///  "refresh_in_flight": "<id> <ms since 1970>",
+///  "grant": {"type": "client_credentials", "scopes": ["reports"], "parameters": [["resource", "…"]]},
 ///  "attributes": {"profile": "work"}}
 /// ```
 ///
 /// Files of earlier versions read as they are: without `provider`, and with the in-flight mark as
 /// the attribute `oidc.refresh-in-flight`, which is read into ``StoredLogin/refreshMark`` (and
 /// written there too, so that instances of an earlier version in the same fleet still see it).
+/// Without `grant`, the grant is read from the attributes `oidc` kept it in before
+/// (``Grant/legacyAttributes``), which stay as they are.
 extension StoredLogin {
     /// The storage format's version; a file with a newer one is refused rather than misread.
     package static let formatVersion = 1
@@ -42,6 +45,12 @@ extension StoredLogin {
         object["subject"] = subject
         object["provider"] = provider.map(Self.serialized)
         object["refresh_in_flight"] = refreshMark?.encoded
+        if let grant {
+            var members: [String: Any] = ["type": grant.type]
+            if !grant.scopes.isEmpty { members["scopes"] = grant.scopes }
+            if !grant.parameters.isEmpty { members["parameters"] = grant.parameters.map { [$0.name, $0.value] } }
+            object["grant"] = members
+        }
         if let dpopThumbprint {
             var dpop: [String: Any] = ["jkt": dpopThumbprint]
             if let dpopKey {
@@ -131,8 +140,39 @@ extension StoredLogin {
             dpopKey = key
             dpopThumbprint = thumbprint
         }
+        switch object["grant"] {
+        case nil, .null?: grant = Grant(legacyAttributes: attributes)
+        case .object(let members)?:
+            guard let grant = Self.grant(members) else { throw corrupt("grant is not a grant type with scopes and parameters") }
+            self.grant = grant
+        default: throw corrupt("grant is not an object")
+        }
         // A mark that does not parse is no mark.
         refreshMark = (try optionalString(object["refresh_in_flight"], "refresh_in_flight") ?? legacyMark).flatMap(RefreshMark.init(encoded:))
+    }
+
+    /// The grant ``serialized()`` wrote; `nil` when a member has the wrong type.
+    private static func grant(_ object: [String: JSONValue]) -> Grant? {
+        guard let type = object["type"]?.stringValue else { return nil }
+        var grant = Grant(type: type)
+        switch object["scopes"] {
+        case nil, .null?: break
+        case .array(let values)?:
+            let scopes = values.compactMap(\.stringValue)
+            guard scopes.count == values.count else { return nil }
+            grant.scopes = scopes
+        default: return nil
+        }
+        switch object["parameters"] {
+        case nil, .null?: break
+        case .array(let pairs)?:
+            for pair in pairs {
+                guard let parts = pair.arrayValue?.compactMap(\.stringValue), parts.count == 2, pair.arrayValue?.count == 2 else { return nil }
+                grant.parameters.append(OAuthParameter(parts[0], parts[1]))
+            }
+        default: return nil
+        }
+        return grant
     }
 
     private static func serialized(_ provider: ProviderConfiguration) -> [String: Any] {

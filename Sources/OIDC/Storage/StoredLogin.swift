@@ -20,6 +20,11 @@ public struct StoredLogin: Sendable, Equatable {
     /// Anything else the application wants to remember with the login, such as the profile name.
     /// Never put a secret here: attributes are shown by `oidc status`.
     public var attributes: [String: String]
+    /// How the tokens were granted, when that decides how new ones are had: a client's own tokens
+    /// (``Grant/clientCredentials(scopes:parameters:)``) are asked for again with the same scopes
+    /// and parameters. `nil` for a person's login through the browser, and for logins stored
+    /// without it.
+    public var grant: Grant?
     /// The refresh of this login marked in flight (stores whose lock can be lost,
     /// ``TokenStore/lockCanBeLost``); kept by the store, never shown by a session.
     package var refreshMark: RefreshMark?

@@ -48,7 +48,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
 
     func validate() throws {
         guard authorization.clientId != nil else { throw ValidationError("--client-id is required") }
-        let profile = try authorization.applied(to: Profile())
+        let profile = try authorization.profile()
         try AuthorizationOptions.validate(profile)
         switch provider {
         case .generic:
@@ -120,7 +120,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
     /// scopes given (`openid` when none), the shared options laid over it, then the deterministic
     /// values.
     func makeRequest(redirectURI: String) throws -> AuthorizationRequest {
-        let profile = try authorization.applied(to: Profile())
+        let profile = try authorization.profile()
         let clientID = authorization.clientId ?? ""
         let scopes = try authorization.scopes()
         var request: AuthorizationRequest

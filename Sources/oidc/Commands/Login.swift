@@ -133,21 +133,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             profile = Profile()
         }
         profile.provider = kind
-        profile = try options.applied(to: profile)
-        if let clientSecretFile { profile.clientSecretFile = Self.absolute(clientSecretFile) }
-        if !listen.isEmpty { profile.listen = listen }
-        if let browser { profile.browser = Self.absoluteCommand(browser) }
-        if let store = storeOptions.explicitStore { profile.store = Self.absolute(store) }
-        if !allowHost.isEmpty { profile.allowHosts = allowHost.map { $0.lowercased() } }
-        if let flow { profile.flow = flow == .auto ? nil : flow }
-        if let deviceAuthorizationEndpoint { profile.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint }
-        if let par { profile.pushedAuthorization = par }
-        if let requestObject { profile.signsRequestObjects = requestObject }
-        if let dpop { profile.dpop = dpop }
-        if let fapi2 { profile.fapi2 = fapi2 }
-        if let jarm { profile.signedResponses = jarm }
-        profile = clientAuth.applied(to: profile, absolute: Self.absolute)
-        profile = tls.applied(to: profile, absolute: Self.absolute)
+        try profile.lay(self, authorization, clientAuth, tls, storeOptions)
         return profile
     }
 
@@ -203,17 +189,5 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         }
         let subject = UntrustedText.sanitized(login.subject ?? "an unknown subject")
         return "logged in as \(subject) at \(login.issuer) (profile '\(profile)'); \(expiry)\(login.tokens.refreshToken == nil ? "; no refresh token" : "")"
-    }
-
-    /// A browser command whose program is a relative path (`./open.sh`) is remembered with the
-    /// current directory, so a later login from elsewhere does not run another directory's file.
-    private static func absoluteCommand(_ command: String) -> String {
-        let trimmed = command.drop(while: \.isWhitespace)
-        guard let program = trimmed.split(separator: " ").first, program.contains("/"), !program.hasPrefix("/") else { return command }
-        return absolute(String(program)) + trimmed.dropFirst(program.count)
-    }
-
-    static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }

@@ -24,13 +24,12 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "Delete without revoking.")
     var noRevoke = false
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
     func validate() throws {
-        if all, clientSecretFile != nil {
+        if all, credentials.clientSecretFile != nil {
             throw ValidationError("--client-secret-file goes with one profile, not --all: a secret must not reach another provider")
         }
         if all, tls.clientCertificate != nil || tls.caFile != nil {
@@ -68,7 +67,7 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         }
         let keychain = try store ?? options.keychain(profile: profile)
         let key = options.key
-        let secretFile = clientSecretFile
+        let secretFile = credentials.clientSecretFile
         let revoke = !noRevoke
         let outcome: String? = try await keychain.withLock(key) {
             guard let login = try keychain.load(key) else { return nil }

@@ -16,14 +16,13 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
-        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         guard stored.login.tokens.refreshToken != nil || ClientCredentialsRequest(of: stored.login) != nil else {
             throw OIDCError(
                 .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again.",
@@ -32,7 +31,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
         }
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
         let (login, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
-            let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
             let tokens = try await session.validTokens(forceRefresh: true)
             var login = try await session.login ?? stored.login
             login.tokens = tokens

@@ -33,8 +33,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     @Option(name: [.customShort("d"), .customLong("data")], help: "The request body: text, @FILE, or @- for standard input (Content-Type defaults to application/x-www-form-urlencoded, as with curl).")
     var data: String?
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
@@ -90,7 +89,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
         let (response, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(
-                transport: transport, clientSecretFile: clientSecretFile, allowlist: allowlist,
+                transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: allowlist,
                 options: AuthenticatedSession.Options(
                     requestOptions: HTTPRequestOptions(timeout: .seconds(timeout), maximumResponseSize: Self.maximumBodySize)
                 )

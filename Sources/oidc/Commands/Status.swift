@@ -97,7 +97,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             && !stored.lacksSecret(file: nil)
         if let expiry = login.tokens.expiresAt {
             entry["expires_at"] = ExecCredential.rfc3339(expiry)
-            entry["expired"] = expiry <= Date()
+            entry["expired"] = expiry <= CLIClock.now()
         }
         if let idExpiry = Token.idTokenExpiry(login.tokens) { entry["id_token_expires_at"] = ExecCredential.rfc3339(idExpiry) }
         return entry

@@ -43,8 +43,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "Refresh even if the token is still valid.")
     var forceRefresh = false
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
@@ -66,11 +65,11 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         }
         // Before a refresh spends the refresh token for a credential that would be refused anyway.
         if output == .execCredential, !wantsIDToken { try Self.refuseBoundTokenForKubectl(stored.login.tokens, profile: storeOptions.profileName) }
-        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         let transport = NIOHTTPTransport(configuration: try tls.transportConfiguration(over: stored.boundProfile), logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
-            let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+            let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
             var tokens = try await session.validTokens(forceRefresh: forceRefresh)
             // The access token may be fresh while the ID token kubectl needs has expired.
             if wantsIDToken, Self.needsRefresh(tokens, idToken: true), !forceRefresh {
@@ -100,9 +99,9 @@ struct Token: AsyncParsableCommand, LoggingCommand {
 
     /// Whether the access token (or, for kubectl, the ID token) expires within the margin.
     static func needsRefresh(_ tokens: TokenSet, idToken: Bool) -> Bool {
-        if tokens.needsRefresh(margin: margin) { return true }
+        if tokens.needsRefresh(at: CLIClock.now(), margin: margin) { return true }
         guard idToken, let expiry = idTokenExpiry(tokens) else { return false }
-        return expiry.timeIntervalSinceNow < margin
+        return expiry.timeIntervalSince(CLIClock.now()) < margin
     }
 
     /// The stored ID token's `exp`, within the years 1 to 9999 as the verifier bounds it: a login
@@ -135,7 +134,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
                 }
                 throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; use --token-type access, or log in with the openid scope.")
             }
-            if let expiry = Self.idTokenExpiry(tokens), expiry.timeIntervalSinceNow <= 0 {
+            if let expiry = Self.idTokenExpiry(tokens), expiry <= CLIClock.now() {
                 throw OIDCError(
                     .notLoggedIn,
                     "The ID token of profile '\(profile)' has expired and the provider sent no new one with the refresh; log in again (or use --token-type access).",

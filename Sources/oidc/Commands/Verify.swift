@@ -67,7 +67,7 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
         verifier.accessToken = try accessToken.map { Secret(try TokenInput.secret($0, flag: "--access-token")) }
         verifier.issuerMatching = issuerMatch == .exact ? .exact : .ignoringTrailingSlash
         verifier.maximumTokenLength = TokenInput.maximumLength
-        let moment = now.map { Date(timeIntervalSince1970: $0) } ?? Date()
+        let moment = now.map { Date(timeIntervalSince1970: $0) } ?? CLIClock.now()
         let verified: IDToken
         do { verified = try verifier.verify(token, keys: keys, now: moment) } catch {
             let failure: OIDCError = error

@@ -3,7 +3,7 @@ import OIDC
 
 extension LoginFlow {
     /// Client credentials (RFC 6749 §4.4): the client's own tokens, kept under the profile like a
-    /// person's login, with what to ask for again (scopes, `--param`) in its attributes, so that
+    /// person's login, with what to ask for again (scopes, `--param`) as its grant, so that
     /// `oidc token`, `oidc request` and exec-credential ask anew when the token expires: there is no
     /// refresh token, and no ID token.
     func clientCredentialsLogin(_ rp: RelyingParty) async throws -> StoredLogin {
@@ -18,8 +18,10 @@ extension LoginFlow {
         let tokens = try await rp.tokenClient(proving: dpopKey).clientCredentials(scopes: request.scopes, parameters: request.parameters)
         var stored = StoredLogin(
             tokens: tokens, issuer: rp.provider.issuer, clientID: rp.clientID, subject: nil, provider: rp.provider,
-            attributes: attributes.merging(request.attributes) { $1 }
+            // The grant in its attributes too, for an earlier oidc that shares the store.
+            attributes: attributes.merging(request.grant.legacyAttributes) { $1 }
         )
+        stored.grant = request.grant
         stored.dpopKey = dpopKey
         let login = stored
         do { try await keychain.withLock(key) { try keychain.save(login, for: key) } } catch let error as OIDCError { throw error } catch {
@@ -29,19 +31,10 @@ extension LoginFlow {
     }
 }
 
-/// What a client-credentials login asks for, kept with it as attributes so that the tokens that
-/// replace it ask for the same.
+/// What a client-credentials login asks for, kept with it as its grant (``StoredLogin/grant``) so
+/// that the tokens that replace it ask for the same.
 struct ClientCredentialsRequest: Equatable {
-    enum Attribute {
-        /// `client_credentials` marks a login of the client itself.
-        static let grant = "grant_type"
-        /// The scopes, space-separated.
-        static let scope = "scope"
-        /// The other parameters, form-encoded.
-        static let parameters = "parameters"
-    }
-
-    static let grant = "client_credentials"
+    static let grant = StoredLogin.Grant.clientCredentials().type
 
     var scopes: [String]
     var parameters: [OAuthParameter]
@@ -51,8 +44,10 @@ struct ClientCredentialsRequest: Equatable {
         self.parameters = parameters
     }
 
-    /// The request of a stored login, `nil` when it is not a client-credentials login.
+    /// The request of a stored login, `nil` when it is not a client-credentials login (a login an
+    /// earlier version stored names its grant in attributes, which the store reads as its grant).
     init?(of login: StoredLogin) {
+<<<<<<< HEAD
         guard login.attributes[Attribute.grant] == Self.grant else { return nil }
         scopes = (login.attributes[Attribute.scope] ?? "").split(separator: " ").map(String.init)
         parameters = (try? FormURLEncoding.decode(login.attributes[Attribute.parameters] ?? "", allowDuplicates: true)) ?? []
@@ -64,4 +59,13 @@ struct ClientCredentialsRequest: Equatable {
         if !parameters.isEmpty { attributes[Attribute.parameters] = FormURLEncoding.encode(parameters) }
         return attributes
     }
+=======
+        guard let grant = login.grant, grant.isClientCredentials else { return nil }
+        scopes = grant.scopes
+        parameters = grant.parameters
+    }
+
+    /// The grant kept with the login.
+    var grant: StoredLogin.Grant { .clientCredentials(scopes: scopes, parameters: parameters) }
+>>>>>>> i29-cli
 }

@@ -40,7 +40,9 @@ extension LoginFlow {
         }
         // The browser's private page (the link) goes as the wait ends, however it ends.
         await opened?.loginEnded(link)
-        approved.attributes = attributes.merging(DeviceGrant.attributes) { $1 }
+        approved.grant = .deviceCode
+        // The grant in its attributes too, for an earlier oidc that shares the store.
+        approved.attributes = attributes.merging(StoredLogin.Grant.deviceCode.legacyAttributes) { $1 }
         let stored = approved
         do { try await keychain.withLock(key) { try keychain.save(stored, for: key) } } catch let error as OIDCError { throw error } catch {
             throw OIDCError(.storageFailure, "The tokens could not be stored: \(error)")
@@ -86,13 +88,11 @@ extension LoginFlow {
 /// What a device login (RFC 8628) keeps with it: its grant, so that `oidc status` can say why a login
 /// has no ID token (the provider's device grant sent none).
 enum DeviceGrant {
-    static let grant = "urn:ietf:params:oauth:grant-type:device_code"
-
-    static var attributes: [String: String] { [ClientCredentialsRequest.Attribute.grant: grant] }
+    static let grant = StoredLogin.Grant.deviceCode.type
 
     /// Whether `login` came from the device flow.
     static func made(_ login: StoredLogin) -> Bool {
-        login.attributes[ClientCredentialsRequest.Attribute.grant] == grant
+        login.grant?.type == grant
     }
 
     /// Why `login` has no ID token, when it is a device login whose provider sent none.

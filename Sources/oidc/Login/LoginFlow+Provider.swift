@@ -17,19 +17,11 @@ extension LoginFlow {
         if let endpoint = profile.deviceAuthorizationEndpoint { provider.deviceAuthorizationEndpoint = URL(string: endpoint) }
         let client = TokenClient(
             provider: provider, clientID: clientID, authentication: try profile.clientAuthentication(method: method, secret: clientSecret),
-            transport: transport, logger: CLILog.logger(.token)
+            transport: transport, now: CLIClock.now, logger: CLILog.logger(.token)
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-        if profile.pushedAuthorization { rp.pushedAuthorization = .always }
-        if profile.dpop { rp.dpop = .on }
-        if profile.fapi2 { rp.securityProfile = .fapi2 }
-        if profile.signedResponses { rp.responseMode = .jwt }
-        // A provider that takes only signed request objects gets them when a key is at hand; without
-        // one, a browser login stops before anything is sent, saying what to give.
-        if profile.signsRequestObjects || (provider.requiresSignedRequestObjects && profile.privateKeyFile != nil) {
-            rp.requestObjectKey = try profile.requestObjectKey()
-        }
+        try profile.configure(&rp)
         return rp
     }
 

@@ -89,21 +89,11 @@ struct AuthorizationOptions: ParsableArguments {
     /// The scope tokens of `--scope`: each value split on spaces, checked, repeats dropped (``ScopeTokens``).
     func scopes() throws -> [String] { try ScopeTokens.parse(scope) }
 
-    /// These flags laid over `profile`: each flag given replaces the profile's value.
-    func applied(to profile: Profile) throws -> Profile {
-        var profile = profile
-        if let provider { profile.provider = Profile.Kind(rawValue: provider.rawValue) ?? .generic } else if issuer != nil { profile.provider = .generic }
-        if let issuer { profile.issuer = issuer }
-        if let environment { profile.environment = environment }
-        if let clientId { profile.clientID = clientId }
-        if !scope.isEmpty { profile.scopes = try scopes() }
-        if !parameters.isEmpty { profile.parameters = try Self.parseParameters(parameters) }
-        if let prompt { profile.prompt = prompt }
-        if let loginHint { profile.loginHint = loginHint }
-        if let acrValues { profile.acrValues = acrValues }
-        if let maxAge { profile.maxAge = maxAge }
-        if let uiLocales { profile.uiLocales = uiLocales }
-        if let mfa { profile.mfa = mfa }
+    /// These flags as a profile's settings, for a command that shapes its request as a login does
+    /// but remembers nothing (`oidc authorize-url`).
+    func profile() throws -> Profile {
+        var profile = Profile()
+        try profile.lay(self)
         return profile
     }
 

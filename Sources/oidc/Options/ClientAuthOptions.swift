@@ -36,17 +36,6 @@ struct ClientAuthOptions: ParsableArguments {
         }
         if let keyId, keyId.isEmpty { throw ValidationError("--key-id must not be empty") }
     }
-
-    /// These flags laid over `profile`.
-    func applied(to profile: Profile, absolute: (String) -> String) -> Profile {
-        var profile = profile
-        if let clientAuth { profile.clientAuth = clientAuth }
-        if let privateKeyFile { profile.privateKeyFile = absolute(privateKeyFile) }
-        if let keyId { profile.keyID = keyId }
-        if let keyAlgorithm { profile.keyAlgorithm = keyAlgorithm }
-        if let assertionAudience { profile.assertionAudience = assertionAudience.rawValue }
-        return profile
-    }
 }
 
 extension ClientAuthOptions {

@@ -21,21 +21,14 @@ struct TLSOptions: ParsableArguments {
         }
     }
 
-    /// These flags laid over `profile`, as absolute paths.
-    func applied(to profile: Profile, absolute: (String) -> String) -> Profile {
-        var profile = profile
-        if let clientCertificate { profile.clientCertificateFile = absolute(clientCertificate) }
-        if let clientKey { profile.clientKeyFile = absolute(clientKey) }
-        if let caFile { profile.caFile = absolute(caFile) }
-        return profile
-    }
-
     /// The transport configuration of a command that uses a stored login: these flags, else the
     /// profile's settings (when the profile is configured for the login: `profile` is the bound one).
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` (exit 2) naming the flag when a file cannot be used.
-    func transportConfiguration(over profile: Profile?) throws(OIDCError) -> NIOHTTPTransport.Configuration {
-        try applied(to: profile ?? Profile(), absolute: Login.absolute).transportConfiguration()
+    func transportConfiguration(over profile: Profile?) throws -> NIOHTTPTransport.Configuration {
+        var profile = profile ?? Profile()
+        try profile.lay(self)
+        return try profile.transportConfiguration()
     }
 }
 

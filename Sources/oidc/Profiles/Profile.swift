@@ -4,6 +4,13 @@ import OIDC
 /// What `oidc login --profile NAME` remembers, so that later `oidc login`, `oidc token`,
 /// `oidc refresh` and `oidc request` with the same profile need no other flag. Never a secret: a
 /// client secret is remembered only as the path of the file that holds it.
+///
+/// Each setting is a property here and one row of ``settings``, which names its key in the
+/// profile file and the flag that sets it: the file is written and read through that table
+/// (`Codable`, Profile+Settings.swift), and `oidc login` lays its flags over the profile through
+/// it (``lay(_:)``). What the settings do to a login is in the two `configure(_:)`s: of the
+/// relying party (Profile+RelyingParty.swift) and of the authorization request
+/// (AuthorizationOptions.swift).
 struct Profile: Equatable {
     enum Kind: String, CaseIterable {
         case generic, schibsted, swan
@@ -64,130 +71,55 @@ struct Profile: Equatable {
     /// `--ca-file`: the path of a certificate authority trusted besides the system's.
     var caFile: String?
 
+    init() {}
+
+    /// Lays the flags given in `groups` (a command and its option groups) over the profile: each
+    /// flag of ``settings`` that was given replaces its setting, as the row remembers it.
+    ///
+    /// - Throws: a usage error when a value does not parse (`--scope`, `--param`).
+    mutating func lay(_ groups: Any...) throws {
+        for setting in Self.settings {
+            for group in groups { try setting.lay(&self, group) }
+        }
+    }
+
+    /// The file's bytes: sorted keys, indented, settings at their defaults left out (the format of
+    /// every version so far, byte for byte).
     func serialized() throws -> [UInt8] {
-        var object: [String: Any] = ["version": Self.formatVersion, "provider": provider.rawValue]
-        object["issuer"] = issuer
-        object["environment"] = environment
-        object["client_id"] = clientID
-        object["client_secret_file"] = clientSecretFile
-        if !scopes.isEmpty { object["scopes"] = scopes }
-        if !parameters.isEmpty { object["parameters"] = parameters.map { [$0.name, $0.value] } }
-        object["prompt"] = prompt
-        object["login_hint"] = loginHint
-        object["acr_values"] = acrValues
-        object["max_age"] = maxAge
-        object["ui_locales"] = uiLocales
-        object["mfa"] = mfa
-        if !listen.isEmpty { object["listen"] = listen }
-        object["browser"] = browser
-        object["store"] = store
-        if !allowHosts.isEmpty { object["allow_hosts"] = allowHosts }
-        object["flow"] = flow?.rawValue
-        object["device_authorization_endpoint"] = deviceAuthorizationEndpoint
-        if pushedAuthorization { object["par"] = true }
-        if signsRequestObjects { object["request_object"] = true }
-        if dpop { object["dpop"] = true }
-        if fapi2 { object["fapi2"] = true }
-        if signedResponses { object["jarm"] = true }
-        object["client_auth"] = clientAuth
-        object["private_key_file"] = privateKeyFile
-        object["key_id"] = keyID
-        object["key_algorithm"] = keyAlgorithm
-        object["assertion_audience"] = assertionAudience
-        object["client_certificate_file"] = clientCertificateFile
-        object["client_key_file"] = clientKeyFile
-        object["ca_file"] = caFile
-        return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return Array(try encoder.encode(self))
     }
 
     /// - Throws: a message (the caller names the file) when the JSON is not a profile of a known version.
     init(serialized bytes: [UInt8]) throws(ProfileFormatError) {
-        let object: [String: JSONValue]
-        do { object = try StrictJSONParser.parseObject(bytes) } catch { throw ProfileFormatError("it is not a JSON object") }
-        guard let version = object["version"]?.numberValue else { throw ProfileFormatError("it has no format version") }
+        // The strict reader decides what is JSON at all (no duplicate members, bounded depth).
+        do { _ = try StrictJSONParser.parseObject(bytes) } catch { throw ProfileFormatError("it is not a JSON object") }
+        do { self = try JSONDecoder().decode(Profile.self, from: Data(bytes)) } catch let error as ProfileFormatError { throw error } catch {
+            throw ProfileFormatError("it is not a JSON object")
+        }
+    }
+}
+
+extension Profile: Codable {
+    /// Reads the version, then every row of ``settings``; members no row names are ignored.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: ProfileKey.self)
+        let version: Double?
+        do { version = try container.decodeIfPresent(Double.self, forKey: ProfileKey("version")) } catch { version = nil }
+        guard let version else { throw ProfileFormatError("it has no format version") }
         guard version == Double(Self.formatVersion) else {
             throw ProfileFormatError("it has format version \(version), which this version of oidc does not know")
         }
-        func string(_ name: String) throws(ProfileFormatError) -> String? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .string(let text)?: return text
-            default: throw ProfileFormatError("'\(name)' is not a string")
-            }
-        }
-        func flag(_ name: String) throws(ProfileFormatError) -> Bool {
-            switch object[name] {
-            case nil, .null?: return false
-            case .bool(let flag)?: return flag
-            default: throw ProfileFormatError("'\(name)' is not true or false")
-            }
-        }
-        func strings(_ name: String) throws(ProfileFormatError) -> [String] {
-            switch object[name] {
-            case nil, .null?: return []
-            case .array(let values)?:
-                var result: [String] = []
-                for value in values {
-                    guard let text = value.stringValue else { throw ProfileFormatError("'\(name)' holds something other than strings") }
-                    result.append(text)
-                }
-                return result
-            default: throw ProfileFormatError("'\(name)' is not a list")
-            }
-        }
-        guard let kind = Kind(rawValue: try string("provider") ?? "generic") else {
-            throw ProfileFormatError("'provider' is not one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        provider = kind
-        issuer = try string("issuer")
-        environment = try string("environment")
-        clientID = try string("client_id")
-        clientSecretFile = try string("client_secret_file")
-        scopes = try strings("scopes")
-        if case .array(let pairs)? = object["parameters"] {
-            for pair in pairs {
-                guard case .array(let items) = pair, items.count == 2, let name = items[0].stringValue, let value = items[1].stringValue else {
-                    throw ProfileFormatError("'parameters' must be a list of [name, value] pairs")
-                }
-                parameters.append(OAuthParameter(name, value))
-            }
-        }
-        prompt = try string("prompt")
-        loginHint = try string("login_hint")
-        acrValues = try string("acr_values")
-        if let age = object["max_age"]?.numberValue {
-            guard let whole = Int(exactly: age), whole >= 0 else { throw ProfileFormatError("'max_age' is not a whole number of seconds") }
-            maxAge = whole
-        }
-        uiLocales = try string("ui_locales")
-        mfa = try string("mfa")
-        listen = try strings("listen")
-        browser = try string("browser")
-        store = try string("store")
-        allowHosts = try strings("allow_hosts")
-        if let name = try string("flow") {
-            guard let kind = LoginFlowKind(rawValue: name) else {
-                throw ProfileFormatError("'flow' is not one of \(LoginFlowKind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            flow = kind
-        }
-        deviceAuthorizationEndpoint = try string("device_authorization_endpoint")
-        pushedAuthorization = try flag("par")
-        signsRequestObjects = try flag("request_object")
-        dpop = try flag("dpop")
-        fapi2 = try flag("fapi2")
-        signedResponses = try flag("jarm")
-        clientAuth = try string("client_auth")
-        privateKeyFile = try string("private_key_file")
-        keyID = try string("key_id")
-        keyAlgorithm = try string("key_algorithm")
-        assertionAudience = try string("assertion_audience")
-        clientCertificateFile = try string("client_certificate_file")
-        clientKeyFile = try string("client_key_file")
-        caFile = try string("ca_file")
+        self.init()
+        for setting in Self.settings { try setting.read(&self, container) }
     }
 
-    init() {}
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: ProfileKey.self)
+        try container.encode(Self.formatVersion, forKey: ProfileKey("version"))
+        for setting in Self.settings { try setting.write(self, &container) }
+    }
 }
 
 struct ProfileFormatError: Error {

@@ -72,7 +72,8 @@ struct ProfileLogin {
         let secret = method == .none || method == .privateKeyJWT || method.isMutualTLS ? nil : try clientSecret(file: clientSecretFile)
         let authentication = try (boundProfile ?? Profile()).clientAuthentication(method: method, secret: secret)
         return TokenClient(
-            provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, logger: CLILog.logger(.token)
+            provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, now: CLIClock.now,
+            logger: CLILog.logger(.token)
         )
     }
 
@@ -95,14 +96,16 @@ struct ProfileLogin {
         let client = try tokenClient(transport: transport, clientSecretFile: clientSecretFile)
             ?? TokenClient(
                 provider: ProviderConfiguration(issuer: login.issuer, authorizationEndpoint: nil), clientID: login.clientID, transport: transport,
-                logger: CLILog.logger(.token)
+                now: CLIClock.now, logger: CLILog.logger(.token)
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-        // A --fapi2 profile holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
-        if boundProfile?.fapi2 == true { rp.securityProfile = .fapi2 }
-        // A DPoP-bound client-credentials login asks for its next tokens bound to a new key too.
-        if login.dpopThumbprint != nil { rp.dpop = .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) }
+        // The profile that configured this login configures its relying party: a --fapi2 profile
+        // holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
+        try (boundProfile ?? Profile()).configure(&rp)
+        // The login, not the profile, says whether tokens are bound: a DPoP-bound client-credentials
+        // login asks for its next tokens bound to a new key too; a bearer login stays one.
+        rp.dpop = login.dpopThumbprint != nil ? .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) : .off
         return rp
     }
 

@@ -49,8 +49,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
     @Option(help: "token (default): the issued token; json: the token with issued_token_type, token_type, expires_in, scope, refresh_token.")
     var output: Output = .token
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
@@ -71,7 +70,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
 
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
-        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         let given = try subjectToken.map { Secret(try TokenInput.secret($0, flag: "--subject-token")) }
         let actor = try actorToken.map { Secret(try TokenInput.secret($0, flag: "--actor-token")) }
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
@@ -80,7 +79,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
             if let given {
                 subject = given
             } else {
-                let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+                let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
                 subject = try await session.validTokens(forceRefresh: false).accessToken
             }
             var request = TokenExchangeRequest(subjectToken: subject, subjectTokenType: subjectTokenType ?? TokenExchangeRequest.TokenType.accessToken)
@@ -90,7 +89,7 @@ struct Exchange: AsyncParsableCommand, LoggingCommand {
             request.audiences = audience
             request.scopes = try ScopeTokens.parse(scope)
             request.requestedTokenType = requestedTokenType
-            guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile) else {
+            guard let client = try stored.tokenClient(transport: transport, clientSecretFile: credentials.clientSecretFile) else {
                 throw OIDCError(.notLoggedIn, "The login of profile '\(storeOptions.profileName)' names no token endpoint; log in again.")
             }
             return try await client.exchangeToken(request)

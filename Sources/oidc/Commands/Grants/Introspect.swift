@@ -27,8 +27,7 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
     @Option(help: "What the token is: access_token or refresh_token (RFC 7009 §2.1).")
     var tokenTypeHint: Hint?
 
-    @Option(help: "A file holding the client secret, for confidential clients (default: the profile's).")
-    var clientSecretFile: String?
+    @OptionGroup var credentials: StoredLoginCredentials
 
     @OptionGroup var tls: TLSOptions
 
@@ -43,10 +42,10 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
         let stored = try ProfileLogin.load(storeOptions)
         let given = try token.map { Secret(try TokenInput.secret($0, flag: "TOKEN")) }
         let refreshToken = try tokenTypeHint == .refreshToken && given == nil ? profileRefreshToken(stored.login) : nil
-        try stored.requireRefreshable(clientSecretFile: clientSecretFile)
+        try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
         let answer = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
-            guard let client = try stored.tokenClient(transport: transport, clientSecretFile: clientSecretFile),
+            guard let client = try stored.tokenClient(transport: transport, clientSecretFile: credentials.clientSecretFile),
                 client.provider.introspectionEndpoint != nil
             else {
                 throw OIDCError(
@@ -57,7 +56,7 @@ struct Introspect: AsyncParsableCommand, LoggingCommand {
             var subject = given ?? refreshToken ?? stored.login.tokens.accessToken
             if given == nil, refreshToken == nil, Token.needsRefresh(stored.login.tokens, idToken: false) {
                 // The profile's own access token, refreshed first when it is due, as `oidc token` would print it.
-                let session = try stored.session(transport: transport, clientSecretFile: clientSecretFile, allowlist: HostAllowlist([]))
+                let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
                 subject = try await session.validTokens().accessToken
             }
             return try await client.introspect(subject, hint: tokenTypeHint?.hint)

@@ -65,7 +65,7 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
     }
 
     func run() async throws {
-        let now = Date()
+        let now = CLIClock.now()
         var tokens: TokenSet
         if let tokenResponse {
             let data: Data?
