@@ -45,7 +45,7 @@ extension StoredLogin.Grant {
     package var legacyAttributes: [String: String] {
         var attributes = [LegacyAttribute.type: type]
         if !scopes.isEmpty { attributes[LegacyAttribute.scope] = scopes.joined(separator: " ") }
-        if !parameters.isEmpty { attributes[LegacyAttribute.parameters] = FormEncoding.encode(parameters) }
+        if !parameters.isEmpty { attributes[LegacyAttribute.parameters] = FormURLEncoding.encode(parameters) }
         return attributes
     }
 
@@ -55,7 +55,7 @@ extension StoredLogin.Grant {
         guard let type = attributes[LegacyAttribute.type] else { return nil }
         self.init(
             type: type, scopes: (attributes[LegacyAttribute.scope] ?? "").split(separator: " ").map(String.init),
-            parameters: (try? FormEncoding.decode(attributes[LegacyAttribute.parameters] ?? "", allowDuplicates: true)) ?? []
+            parameters: (try? FormURLEncoding.decode(attributes[LegacyAttribute.parameters] ?? "", allowDuplicates: true)) ?? []
         )
     }
 }

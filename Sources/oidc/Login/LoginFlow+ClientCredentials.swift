@@ -47,19 +47,6 @@ struct ClientCredentialsRequest: Equatable {
     /// The request of a stored login, `nil` when it is not a client-credentials login (a login an
     /// earlier version stored names its grant in attributes, which the store reads as its grant).
     init?(of login: StoredLogin) {
-<<<<<<< HEAD
-        guard login.attributes[Attribute.grant] == Self.grant else { return nil }
-        scopes = (login.attributes[Attribute.scope] ?? "").split(separator: " ").map(String.init)
-        parameters = (try? FormURLEncoding.decode(login.attributes[Attribute.parameters] ?? "", allowDuplicates: true)) ?? []
-    }
-
-    var attributes: [String: String] {
-        var attributes = [Attribute.grant: Self.grant]
-        if !scopes.isEmpty { attributes[Attribute.scope] = scopes.joined(separator: " ") }
-        if !parameters.isEmpty { attributes[Attribute.parameters] = FormURLEncoding.encode(parameters) }
-        return attributes
-    }
-=======
         guard let grant = login.grant, grant.isClientCredentials else { return nil }
         scopes = grant.scopes
         parameters = grant.parameters
@@ -67,5 +54,4 @@ struct ClientCredentialsRequest: Equatable {
 
     /// The grant kept with the login.
     var grant: StoredLogin.Grant { .clientCredentials(scopes: scopes, parameters: parameters) }
->>>>>>> i29-cli
 }
