@@ -155,8 +155,7 @@ extension AuthenticatedSession {
         let mark: RefreshMark?
         // A DPoP-bound login refreshes with its own key (its refresh token is bound too), checked
         // before the refresh is marked in flight.
-        var client = client
-        client.dpop = try proofs(for: stored)
+        let client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new

@@ -61,8 +61,8 @@ extension AuthenticatedSession {
         _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?,
         stored: StoredLogin?, reason: String, startedIn: Int
     ) async throws(OIDCError) -> LockedRefresh {
-        var client = client
-        if let key = try dpopKey?().get() { client.dpop = DPoP(key: key, nonces: dpopNonces, now: now) }
+        // A new key for each grant, when the relying party binds its tokens (its DPoPUse).
+        let client = client.proving(ifGiven: try dpopKey?().get() ?? nil, nonces: dpopNonces, now: now)
         logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": "client_credentials", "reason": .string(reason)]))
         let tokens = try await client.clientCredentials(scopes: scopes, parameters: parameters)
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
