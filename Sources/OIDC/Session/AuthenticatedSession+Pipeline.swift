@@ -32,7 +32,8 @@ extension AuthenticatedSession {
     func attempt(_ request: HTTPRequest, with login: StoredLogin, number: Int, next: HTTPStage.Next) async throws(OIDCError) -> HTTPResponse {
         let proofs = try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now)
         let attempt = ResourceAttempt(
-            accessToken: login.tokens.accessToken, proofs: proofs, number: number, metadata: lineMetadata(),
+            // The lines' metadata only when a line at debug or below can be logged: it costs a sanitiser call.
+            accessToken: login.tokens.accessToken, proofs: proofs, number: number, metadata: logger.logLevel <= .debug ? lineMetadata() : [:],
             answerMetadata: DPoP.logMetadata(proving: proofs))
         return try await withTaskLocal(ResourceAttempt.$current, attempt) { () async throws(OIDCError) -> HTTPResponse in try await next(request) }
     }
