@@ -4,13 +4,15 @@ public import Foundation
 /// and sees the answer on its way back (the shape of swift-openapi-runtime's
 /// `ClientMiddleware.intercept(_:next:)`).
 ///
-/// A ``RelyingParty`` builds two pipelines once: the provider's (every call to the token, pushed
-/// authorization, revocation, introspection, device authorization and userinfo endpoints) and the
-/// resources' (every ``AuthenticatedSession/send(_:)``). The library's own features (client
-/// authentication, mTLS endpoint aliases, DPoP proofs and nonce retries, the access token's header,
-/// the refresh on a 401) are stages of these pipelines; a stage of yours (tracing, metrics, a header)
-/// runs outside them, so it sees each request as it leaves, with every header the library adds,
-/// and each answer as it comes back.
+/// There are two pipelines (<doc:Pipelines>): the provider's, of a ``TokenClient`` (every call to
+/// the token, pushed authorization, revocation, introspection, device authorization and userinfo
+/// endpoints, each a ``ProviderCall``), and the resources', of an ``AuthenticatedSession`` (every
+/// ``AuthenticatedSession/send(_:)``). The library's own features (client authentication, the mutual
+/// TLS check, DPoP proofs and nonce retries, the access token's header, the refresh on a 401) are
+/// stages of these pipelines; a stage of yours (tracing, metrics, a header; ``TokenClient/stages``,
+/// ``AuthenticatedSession/Options/stages``) runs after them, just before the transport, so it sees
+/// each request as it leaves, with every header the library adds, and each answer as it comes back,
+/// before the library's retries and error mapping.
 ///
 /// A stage may change the request, call `next` more than once (a retry) or not at all (an answer
 /// of its own), and change or replace the answer. It must never log a secret: the request carries
