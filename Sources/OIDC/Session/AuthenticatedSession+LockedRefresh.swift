@@ -106,7 +106,8 @@ extension AuthenticatedSession {
         return OIDCError(
             .temporarilyUnavailable,
             "Another instance is refreshing this login: its lock on the token store was lost while its refresh was at the provider, and its new tokens have not reached the store yet. The login is kept; try again in \(seconds) s, by which time the tokens are saved or that refresh counts as failed.",
-            context: ["retryAfter": seconds])
+            context: ["retryAfter": seconds]
+        ).retrying(after: .seconds(remaining.rounded(.up)))
     }
 
     /// Under the store's lock: re-read, adopt tokens another process rotated, else get new ones

@@ -86,7 +86,7 @@ extension AuthenticatedSession {
             throw OIDCError(
                 .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; try again after \(retryAfter.formatted(.iso8601)).",
                 context: ["retryAfter": String(Int(retryAfter.timeIntervalSince(now()).rounded(.up)))]
-            )
+            ).retrying(after: .seconds(retryAfter.timeIntervalSince(now()).rounded(.up)))
         }
         logger.debug("asking the host application for tokens", metadata: lineMetadata(["reason": .string(reason)]))
         switch await provide() {
@@ -107,7 +107,7 @@ extension AuthenticatedSession {
             throw OIDCError(
                 .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",
                 context: ["retryAfter": String(Int(seconds.rounded(.up)))]
-            )
+            ).retrying(after: .seconds(seconds.rounded(.up)))
         case .unauthenticated:
             host.unauthenticated = true
             try await endLogin(.unauthenticated)
