@@ -81,9 +81,7 @@ extension TokenClient {
         // sent in the form as well, as RFC 9126 §2.1's example does.
         form.removeAll { $0.name == "client_id" }
         if authentication.method == .clientSecretBasic { form.insert(OAuthParameter("client_id", clientID), at: 0) }
-        let response = try await post(
-            form, to: url, what: "pushed authorization request endpoint", request: "pushed_authorization", passing: { $0.status == 201 }
-        )
+        let response = try await post(form, .pushedAuthorization, to: url, passing: { $0.status == 201 })
         guard response.status == 201 else {
             throw OIDCError(
                 .malformedResponse, "The pushed authorization request endpoint answered \(response.status), not 201 Created (RFC 9126 §2.2).",

@@ -17,6 +17,14 @@ enum HTTPErrorMapping {
     static func unexpectedStatus(
         _ response: HTTPResponse, endpoint: URL, what: String, secrets: [String] = [], authentication: ClientAuthentication? = nil
     ) -> OIDCError {
+        // The wait a `Retry-After` asks for, typed, for callers that back off (a device poll).
+        mapped(response, endpoint: endpoint, what: what, secrets: secrets, authentication: authentication)
+            .retrying(after: response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: Date()) })
+    }
+
+    private static func mapped(
+        _ response: HTTPResponse, endpoint: URL, what: String, secrets: [String], authentication: ClientAuthentication?
+    ) -> OIDCError {
         var context = ["status": String(response.status), "endpoint": describe(endpoint)]
         if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = UntrustedText.sanitized(retryAfter, limit: 64) }
         let providerError = parseProviderError(response).map { error in

@@ -164,7 +164,7 @@ public struct DeviceLogin: Sendable {
 
     /// The `Retry-After` of a transient error (seconds or an HTTP date), at most 5 minutes.
     private static func retryAfter(of error: OIDCError) -> Duration? {
-        error.context["retryAfter"].flatMap { RetryAfter.duration($0, now: Date(), limit: .seconds(300)) }
+        error.retryAfter.map { min($0, .seconds(300)) }
     }
 
     private func expired(slowDowns: Int, providerError: OIDCError.ProviderError? = nil) -> OIDCError {

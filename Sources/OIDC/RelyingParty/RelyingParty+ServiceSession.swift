@@ -37,7 +37,7 @@ extension RelyingParty {
             kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: makeKey))
         return AuthenticatedSession(
             store: store, key: key ?? serviceSessionKey(scopes: scopes, parameters: parameters), source: source, transport: transport,
-            allowlist: allowlist, options: options, now: tokenClient.now, logger: logger
+            allowlist: allowlist, options: options, now: tokenClient.now, logger: logger, dpopNonces: dpopNonces
         )
     }
 

@@ -61,7 +61,7 @@ extension RelyingParty {
         }
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(tokenClient), transport: transport, allowlist: allowlist, options: options,
-            now: tokenClient.now, logger: logger
+            now: tokenClient.now, logger: logger, dpopNonces: dpopNonces
         )
     }
 }

@@ -106,7 +106,8 @@ extension AuthenticatedSession {
         return OIDCError(
             .temporarilyUnavailable,
             "Another instance is refreshing this login: its lock on the token store was lost while its refresh was at the provider, and its new tokens have not reached the store yet. The login is kept; try again in \(seconds) s, by which time the tokens are saved or that refresh counts as failed.",
-            context: ["retryAfter": seconds])
+            context: ["retryAfter": seconds]
+        ).retrying(after: .seconds(remaining.rounded(.up)))
     }
 
     /// Under the store's lock: re-read, adopt tokens another process rotated, else get new ones
@@ -155,8 +156,7 @@ extension AuthenticatedSession {
         let mark: RefreshMark?
         // A DPoP-bound login refreshes with its own key (its refresh token is bound too), checked
         // before the refresh is marked in flight.
-        var client = client
-        client.dpop = try proofs(for: stored)
+        let client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new

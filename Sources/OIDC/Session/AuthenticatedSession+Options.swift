@@ -35,6 +35,10 @@ extension AuthenticatedSession {
         /// relying party whose ``RelyingParty/securityProfile`` is ``SecurityProfile/fapi2`` narrows
         /// it to PS256, ES256 and EdDSA (FAPI 2.0 §5.4.1), as at login.
         public var refreshedIDTokenAlgorithms: Set<JWSAlgorithm>?
+        /// Your own stages of the resource pipeline (tracing, metrics, a header; see <doc:Pipelines>),
+        /// in order: each sees every request as it leaves, with the access token's header and its
+        /// proof, and each answer as it comes back, before the library's nonce retry and refresh.
+        public var stages: [any HTTPStage] = []
 
         /// Options with the given values; every one has a default.
         public init(

@@ -67,9 +67,10 @@ public actor AuthenticatedSession {
     var refreshSavesOnly = false
     /// What the host application's token provider said last.
     var host = HostSourceState()
-    /// The DPoP nonces of the resource servers and the token endpoint, for DPoP-bound logins.
-    /// A program that keeps them between processes reads and seeds them here (`oidc request`).
-    package nonisolated let dpopNonces = DPoPNonces()
+    /// The DPoP nonces of the resource servers and the token endpoint, for DPoP-bound logins: its
+    /// relying party's, shared by all its sessions. A program that keeps them between processes
+    /// reads and seeds them here (`oidc request`).
+    package nonisolated let dpopNonces: DPoPNonces
 
     /// Why the last save of refreshed tokens failed, while they wait to be saved again; the tokens
     /// were still returned. `nil` once a save succeeds.
@@ -93,6 +94,20 @@ public actor AuthenticatedSession {
         store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
         options: Options = Options(), now: @escaping @Sendable () -> Date = { Date() }, logger: Logger? = nil
     ) {
+        self.init(
+            store: store, key: key, source: source, transport: transport, allowlist: allowlist, options: options, now: now, logger: logger,
+            dpopNonces: DPoPNonces())
+    }
+
+    /// A session as ``init(store:key:source:transport:allowlist:options:now:logger:)`` makes one,
+    /// with the servers' DPoP nonces in `dpopNonces`: its relying party's, so that the nonces its
+    /// sessions and logins learn serve each other (the token endpoint's, learned at login, serves
+    /// the first refresh).
+    init(
+        store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
+        options: Options, now: @escaping @Sendable () -> Date, logger: Logger?, dpopNonces: DPoPNonces
+    ) {
+        self.dpopNonces = dpopNonces
         self.logger = logger ?? OIDCLog.session
         self.store = store
         self.key = key
@@ -140,9 +155,10 @@ public actor AuthenticatedSession {
 
     // MARK: Requests
 
-    /// Sends `request` with the access token (bearer, or DPoP with a fresh proof for a DPoP-bound
-    /// login); on a 401, refreshes once and retries once. A DPoP nonce challenge gets one retry with
-    /// the new nonce and never a refresh.
+    /// Sends `request` through the resource pipeline (<doc:Pipelines>): with the access token
+    /// (bearer, or DPoP with a fresh proof for a DPoP-bound login); on a 401, refreshes once and
+    /// retries once. A DPoP nonce challenge gets one retry with the new nonce and never a refresh.
+    /// Your stages (``Options/stages``) see each request as it leaves.
     ///
     /// - Throws: ``OIDCError/Code/hostNotAllowed`` before anything is sent for a host off the
     ///   allowlist or plain http off loopback; ``OIDCError/Code/notLoggedIn`` (also for a
@@ -153,39 +169,7 @@ public actor AuthenticatedSession {
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
-        do { try allowlist.check(request.url) } catch {
-            logger.notice("bearer token withheld from a host off the allowlist", metadata: ["url": .endpoint(request.url), "error": .code(error)])
-            throw error
-        }
-        let login = try await validLogin()
-        let response = try await sendAuthorized(request, with: login, attempt: 1)
-        guard response.status == 401 else { return response }
-        let dpopErrors = DPoP.resourceChallengeErrors(response)
-        if dpopErrors.contains("use_dpop_nonce") {
-            // A nonce challenge without a usable nonce: the token is fine, a refresh would not help (RFC 9449 §9).
-            throw OIDCError(
-                .unauthorized,
-                "The resource at \(HTTPErrorMapping.describe(request.url)) asked for a DPoP nonce without giving a usable one (DPoP-Nonce); the token was not refreshed.",
-                context: ["status": "401", "dpop": "use_dpop_nonce"]
-            )
-        }
-        if dpopErrors.contains("invalid_dpop_proof") {
-            // The proof was refused, not the token: new tokens would be proven the same way (RFC 9449 §7.1).
-            throw OIDCError(
-                .unauthorized,
-                "The resource at \(HTTPErrorMapping.describe(request.url)) refused the DPoP proof (invalid_dpop_proof): this machine's clock may be off, or the resource sees another URL or method than the one signed; the token was not refreshed.",
-                context: ["status": "401", "dpop": "invalid_dpop_proof"]
-            )
-        }
-        logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(request.url)]))
-        let fresh = try await refresh(replacing: login.tokens.accessToken, reason: "unauthorized")
-        let retried = try await sendAuthorized(request, with: fresh, attempt: 2)
-        guard retried.status == 401 else { return retried }
-        throw OIDCError(
-            .unauthorized,
-            "The resource at \(HTTPErrorMapping.describe(request.url)) refused a freshly refreshed token (401); the token lacks rights there, or the resource trusts another issuer.",
-            context: ["status": "401"]
-        )
+        try await resourcePipeline.send(request, call: .resource)
     }
 
     /// Tokens whose access token is valid for at least ``Options/refreshMargin`` more (or of

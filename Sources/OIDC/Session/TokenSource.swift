@@ -61,8 +61,8 @@ extension AuthenticatedSession {
         _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?,
         stored: StoredLogin?, reason: String, startedIn: Int
     ) async throws(OIDCError) -> LockedRefresh {
-        var client = client
-        if let key = try dpopKey?().get() { client.dpop = DPoP(key: key, nonces: dpopNonces, now: now) }
+        // A new key for each grant, when the relying party binds its tokens (its DPoPUse).
+        let client = client.proving(ifGiven: try dpopKey?().get() ?? nil, nonces: dpopNonces, now: now)
         logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": "client_credentials", "reason": .string(reason)]))
         let tokens = try await client.clientCredentials(scopes: scopes, parameters: parameters)
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
@@ -87,7 +87,7 @@ extension AuthenticatedSession {
             throw OIDCError(
                 .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; try again after \(retryAfter.formatted(.iso8601)).",
                 context: ["retryAfter": String(Int(retryAfter.timeIntervalSince(now()).rounded(.up)))]
-            )
+            ).retrying(after: .seconds(retryAfter.timeIntervalSince(now()).rounded(.up)))
         }
         logger.debug("asking the host application for tokens", metadata: lineMetadata(["reason": .string(reason)]))
         switch await provide() {
@@ -108,7 +108,7 @@ extension AuthenticatedSession {
             throw OIDCError(
                 .temporarilyUnavailable, "The host application's token provider is temporarily unavailable; the session asks again in \(Int(seconds.rounded(.up))) s.",
                 context: ["retryAfter": String(Int(seconds.rounded(.up)))]
-            )
+            ).retrying(after: .seconds(seconds.rounded(.up)))
         case .unauthenticated:
             host.unauthenticated = true
             try await endLogin(.unauthenticated)

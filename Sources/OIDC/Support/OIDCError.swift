@@ -207,6 +207,14 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// Why the login ended, when this error ended it: a session that deleted its login (a refresh
     /// the provider rejected, a host application that said nobody is signed in) says so here.
     public private(set) var endedLogin: LogoutReason?
+    /// How long the server asked to wait before trying again, when it said: a `Retry-After` of a
+    /// provider's answer (seconds or an HTTP date, at most an hour), or the delay a session was
+    /// told to keep (``Code/temporarilyUnavailable``). ``context`` shows it as it came, as
+    /// `retryAfter`.
+    public private(set) var retryAfter: Duration?
+    /// The `token_type` of a token response refused for it (one not accepted where it came, such as
+    /// `Bearer` when DPoP was asked for), sanitised; ``context`` shows it as `token_type`.
+    public private(set) var tokenType: String?
 
     /// Whether the login is over and the user must log in again: show the login screen. `true`
     /// when this error ended the login (``endedLogin``) and for ``Code/notLoggedIn``; `false` for
@@ -216,6 +224,20 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// do { response = try await session.send(request) } catch where error.endsLogin { showLoginScreen() }
     /// ```
     public var endsLogin: Bool { endedLogin != nil || code == .notLoggedIn }
+
+    /// This error, with the wait the server asked for (``retryAfter``).
+    package func retrying(after wait: Duration?) -> OIDCError {
+        var error = self
+        error.retryAfter = wait
+        return error
+    }
+
+    /// This error, naming the `token_type` that was refused (``tokenType``).
+    package func refusing(tokenType type: String) -> OIDCError {
+        var error = self
+        error.tokenType = type
+        return error
+    }
 
     /// This error, saying that it ended the login for `reason`.
     package func endingLogin(_ reason: LogoutReason) -> OIDCError {

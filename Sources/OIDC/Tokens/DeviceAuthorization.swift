@@ -117,7 +117,7 @@ extension TokenClient {
         var form = parameters
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
         if let pkce { form += [OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", pkce.method)] }
-        let response = try await post(form, to: url, what: "device authorization endpoint", request: "device_authorization")
+        let response = try await post(form, .deviceAuthorization, to: url)
         let authorization = try DeviceAuthorization(json: response.body, receivedAt: now(), scopes: scopes, codeVerifier: pkce?.verifier)
         logger.debug(
             "device authorization issued",
@@ -137,7 +137,7 @@ extension TokenClient {
         let url = try endpoint(provider.tokenEndpoint, "token endpoint")
         var waiting: DevicePoll?
         let now = now()
-        let response = try await post(form, to: url, what: "token endpoint", grantType: Self.deviceCodeGrant) { response in
+        let response = try await post(form, .grant(.deviceCode), to: url) { response in
             guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return false }
             let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
             switch object["error"]?.stringValue {

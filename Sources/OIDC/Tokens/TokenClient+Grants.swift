@@ -46,6 +46,6 @@ extension TokenClient {
         }
         var form = [OAuthParameter("grant_type", grantType)] + parameters
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
-        return try await post(form, to: try endpoint(provider.tokenEndpoint, "token endpoint"), what: "token endpoint", grantType: grantType)
+        return try await post(form, .grant(GrantType(rawValue: grantType)), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
     }
 }

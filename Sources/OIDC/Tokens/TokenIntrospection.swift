@@ -85,7 +85,7 @@ extension TokenClient {
         var form = [OAuthParameter("token", token.revealedValue)]
         if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
         let url = try endpoint(provider.introspectionEndpoint, "introspection endpoint")
-        let response = try await post(form, to: url, what: "introspection endpoint", request: "introspection")
+        let response = try await post(form, .introspection, to: url)
         let answer = try TokenIntrospection(json: response.body)
         logger.debug("token introspected", metadata: ["active": .bool(answer.active), "token_type_hint": .string(hint?.rawValue ?? "none")])
         return answer

@@ -49,7 +49,7 @@ extension TokenSet {
                 .malformedResponse,
                 "The token type '\(UntrustedText.sanitized(type, limit: 32))' is not supported here; only \(acceptedTypes.joined(separator: " or ")) tokens are.",
                 context: ["token_type": UntrustedText.sanitized(type, limit: 32)]
-            )
+            ).refusing(tokenType: UntrustedText.sanitized(type, limit: 32))
         }
         let expiresAt = try members.seconds("expires_in").map(receivedAt.addingTimeInterval)
         let scope = try members.string("scope")

@@ -55,17 +55,10 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
         guard let target = URL(string: url) else { throw ValidationError("--url is not a URL") }
         let stored = try ProfileLogin.load(storeOptions)
         let login = stored.login
-        guard let thumbprint = login.dpopThumbprint else {
+        guard let key = try login.dpopProofKey(describedAs: "of profile '\(storeOptions.profileName)'") else {
             throw OIDCError(
                 .invalidArgument,
                 "The login of profile '\(storeOptions.profileName)' is not DPoP-bound, so it needs no proof: log in with --dpop for DPoP-bound tokens.",
-                context: ["profile": storeOptions.profileName]
-            )
-        }
-        guard let key = login.dpopKey, key.thumbprint == thumbprint else {
-            throw OIDCError(
-                .invalidArgument,
-                "The DPoP key of profile '\(storeOptions.profileName)' is \(login.dpopKey == nil ? "missing" : "not the one its tokens are bound to"): log in again with --profile \(storeOptions.profileName).",
                 context: ["profile": storeOptions.profileName]
             )
         }

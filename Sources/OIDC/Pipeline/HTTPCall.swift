@@ -1,0 +1,128 @@
+public import Foundation
+
+/// Which pipeline a request goes through, and which call it is: what an ``HTTPStage`` is told
+/// beside the request, so that it can tell a token request from a resource request without reading
+/// the URL.
+public enum HTTPCall: Sendable, Hashable {
+    /// A call to the provider (``TokenClient``): a grant, a pushed authorization request, a
+    /// revocation, an introspection, a device authorization or userinfo.
+    case provider(ProviderCall)
+    /// A request to a resource server, with the access token (``AuthenticatedSession/send(_:)``).
+    case resource
+
+    /// The name of the call in log lines: the grant type or the request's name (`revocation`,
+    /// `pushed_authorization`, …), or `resource`.
+    public var logName: String {
+        switch self {
+        case .provider(let call): call.logName
+        case .resource: "resource"
+        }
+    }
+
+    /// Whether the request carries the access token in its `Authorization` header (a resource
+    /// request, userinfo): with DPoP, its proof then holds the token's hash (`ath`).
+    public var carriesAccessToken: Bool {
+        switch self {
+        case .provider(let call): call.carriesAccessToken
+        case .resource: true
+        }
+    }
+
+    /// Whether the request carries a DPoP proof when the tokens are DPoP-bound.
+    public var carriesProof: Bool {
+        switch self {
+        case .provider(let call): call.carriesProof
+        case .resource: true
+        }
+    }
+}
+
+/// One call to a provider's endpoints: what it is decides what it carries (client
+/// authentication, a DPoP proof, the access token) and how it is named in logs.
+public enum ProviderCall: Sendable, Hashable {
+    /// A request at the token endpoint with this grant: a code exchange, a refresh, client
+    /// credentials, a device poll, a token exchange or an extension grant.
+    case grant(GrantType)
+    /// A pushed authorization request (RFC 9126).
+    case pushedAuthorization
+    /// A revocation (RFC 7009).
+    case revocation
+    /// An introspection (RFC 7662).
+    case introspection
+    /// A device authorization request (RFC 8628 §3.1).
+    case deviceAuthorization
+    /// A userinfo request (OIDC Core §5.3), with the access token.
+    case userinfo
+
+    /// Whether a DPoP proof goes with the call when the client binds its tokens with DPoP: token
+    /// requests and pushed authorization requests (RFC 9449 §5, §10.1); userinfo, as any request
+    /// with a DPoP-bound access token (§7); not revocation, introspection or device authorization,
+    /// which RFC 9449 leaves alone.
+    public var carriesProof: Bool {
+        switch self {
+        case .grant, .pushedAuthorization, .userinfo: true
+        case .revocation, .introspection, .deviceAuthorization: false
+        }
+    }
+
+    /// Whether the call carries the access token (`Authorization: Bearer` or `DPoP`) rather than the
+    /// client's authentication: userinfo.
+    public var carriesAccessToken: Bool {
+        switch self {
+        case .userinfo: true
+        case .grant, .pushedAuthorization, .revocation, .introspection, .deviceAuthorization: false
+        }
+    }
+
+    /// The name in log lines: the `grant_type` of a grant; `pushed_authorization`, `revocation`,
+    /// `introspection`, `device_authorization` or `userinfo` otherwise.
+    public var logName: String {
+        switch self {
+        case .grant(let grant): grant.rawValue
+        case .pushedAuthorization: "pushed_authorization"
+        case .revocation: "revocation"
+        case .introspection: "introspection"
+        case .deviceAuthorization: "device_authorization"
+        case .userinfo: "userinfo"
+        }
+    }
+
+    /// The endpoint in messages: `token endpoint`, `revocation endpoint`, ….
+    var endpointName: String {
+        switch self {
+        case .grant: "token endpoint"
+        case .pushedAuthorization: "pushed authorization request endpoint"
+        case .revocation: "revocation endpoint"
+        case .introspection: "introspection endpoint"
+        case .deviceAuthorization: "device authorization endpoint"
+        case .userinfo: "userinfo endpoint"
+        }
+    }
+}
+
+/// A `grant_type` (RFC 6749 §4): the registered ones as constants, any extension grant (§4.5) by
+/// its URI.
+public struct GrantType: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The `grant_type` value.
+    public let rawValue: String
+
+    /// The grant type `rawValue`.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The grant type `value`, as a literal.
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    /// `authorization_code` (RFC 6749 §4.1.3).
+    public static let authorizationCode = GrantType(rawValue: "authorization_code")
+    /// `refresh_token` (RFC 6749 §6).
+    public static let refreshToken = GrantType(rawValue: "refresh_token")
+    /// `client_credentials` (RFC 6749 §4.4).
+    public static let clientCredentials = GrantType(rawValue: "client_credentials")
+    /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4).
+    public static let deviceCode = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
+    /// `urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1).
+    public static let tokenExchange = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:token-exchange")
+
+    /// The `grant_type` value.
+    public var description: String { rawValue }
+}
