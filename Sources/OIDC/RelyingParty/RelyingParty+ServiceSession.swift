@@ -28,7 +28,7 @@ extension RelyingParty {
     ) -> AuthenticatedSession {
         let relyingParty = self
         var makeKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?
-        if dpop != .off {
+        if configuration.dpop != .off {
             makeKey = {
                 do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
             }

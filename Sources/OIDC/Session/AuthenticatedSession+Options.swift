@@ -31,16 +31,20 @@ extension AuthenticatedSession {
         /// login is kept. ``RelyingParty/session(store:key:allowlist:options:)`` sets its own.
         public var refreshedIDTokenKeys: JWKSCache?
         /// The signature algorithms a refreshed ID token may use; ``IDTokenVerifier``'s default (the
-        /// asymmetric ones) when `nil`. ``RelyingParty/session(store:key:allowlist:options:)`` of a
-        /// relying party whose ``RelyingParty/securityProfile`` is ``SecurityProfile/fapi2`` narrows
-        /// it to PS256, ES256 and EdDSA (FAPI 2.0 §5.4.1), as at login.
+        /// asymmetric ones) when `nil`. The ``securityProfile`` narrows them further.
         public var refreshedIDTokenAlgorithms: Set<JWSAlgorithm>?
+        /// The security profile the session holds refreshed ID tokens to, as its login was held:
+        /// ``SecurityProfile/none`` by default; ``SecurityProfile/fapi2`` takes PS256, ES256 and EdDSA
+        /// only (FAPI 2.0 §5.4.1). ``RelyingParty/session(store:key:allowlist:options:)`` sets the
+        /// relying party's (``RelyingParty/Configuration/securityProfile``) unless one is given.
+        public var securityProfile: SecurityProfile
 
         /// Options with the given values; every one has a default.
         public init(
             refreshMargin: Duration = .seconds(60), requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
             temporarilyUnavailableDelay: Duration = .seconds(60), inFlightRefreshWait: Duration = .seconds(10),
-            refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil
+            refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil,
+            securityProfile: SecurityProfile = .none
         ) {
             self.refreshMargin = refreshMargin
             self.requestOptions = requestOptions
@@ -48,6 +52,7 @@ extension AuthenticatedSession {
             self.inFlightRefreshWait = inFlightRefreshWait
             self.refreshedIDTokenKeys = refreshedIDTokenKeys
             self.refreshedIDTokenAlgorithms = refreshedIDTokenAlgorithms
+            self.securityProfile = securityProfile
         }
 
         /// These options with every duration brought into its documented range: a negative one
