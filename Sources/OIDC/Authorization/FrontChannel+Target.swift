@@ -28,11 +28,8 @@ extension FrontChannel {
         try checkProvider(of: relyingParty, for: request)
         let pushes = pushes(at: relyingParty)
         guard pushes || requestObjectKey != nil else { return AuthorizationTarget(url: try request.url()) }
-        try checkSigned(request, at: relyingParty)
         let signedAt = relyingParty.tokenClient.now()
-        let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
-            try request.requestObject(signedWith: key, audience: relyingParty.provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)
-        }
+        let object = try requestObject(for: request, at: relyingParty, now: signedAt)
         if !pushes, let object {
             return AuthorizationTarget(url: try request.url(requestObject: object), expiresAt: signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
         }
@@ -56,6 +53,14 @@ extension FrontChannel {
                 "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); set RelyingParty.requestObjectKey to the client's private key."
             )
         }
+    }
+
+    /// `request` as a request object signed with ``requestObjectKey`` at `now` (`nil` without a
+    /// key), once the checks before anything is signed or pushed pass.
+    private func requestObject(for request: AuthorizationRequest, at relyingParty: RelyingParty, now: Date) throws(OIDCError) -> String? {
+        try checkSigned(request, at: relyingParty)
+        guard let key = requestObjectKey else { return nil }
+        return try request.requestObject(signedWith: key, audience: relyingParty.provider.issuer, lifetime: Self.requestObjectLifetime, now: now)
     }
 
     /// What is checked before a request is signed or pushed: it is this client's, its endpoint is

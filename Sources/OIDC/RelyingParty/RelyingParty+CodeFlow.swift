@@ -79,28 +79,14 @@ extension RelyingParty {
     ///   that asked for a signed response, ``AuthorizationResponse/init(callbackURL:request:verifier:keys:now:)``)
     ///   and ``completeLogin(_:for:now:)`` throw.
     public func completeLogin(callback: URL, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError) -> VerifiedLogin {
-        let outcome: AuthorizationRequest.RedirectOutcome
+        let response: AuthorizationResponse
         if request.responseMode?.isJWTSecured == true, try RedirectMatcher(redirectURI: request.redirectURI).match(callback) == .authorizationResponse {
-            let verifier = jarmVerifier(for: request)
-            outcome = .authorized(
-                try await AuthorizationResponse(callbackURL: callback, request: request, verifier: verifier, keys: try requireKeys(), now: now ?? tokenClient.now()))
+            response = try await AuthorizationResponse(
+                callbackURL: callback, request: request, verifier: jarmVerifier(for: request), keys: try requireKeys(), now: now ?? tokenClient.now())
         } else {
-            outcome = try request.handleRedirect(callback)
+            response = try request.handleRedirect(callback).response(for: request)
         }
-        switch outcome {
-        case .authorized(let response):
-            return try await completeLogin(response, for: request, now: now)
-        case .ignored:
-            throw OIDCError(
-                .notOurRedirect, "This URL is an intermediate redirect (an app such as BankID returning), not the provider's answer; keep waiting for it.",
-                context: ["redirect": "intermediate"])
-        case .cancelled:
-            throw OIDCError(.cancelled, "The login was cancelled in the browser.")
-        case .notOurs:
-            throw OIDCError(
-                .notOurRedirect, "This URL is not the login's redirect URI (\(request.redirectURI)); hand only that redirect to completeLogin.",
-                context: ["redirect": "other", "expected": request.redirectURI])
-        }
+        return try await completeLogin(response, for: request, now: now)
     }
 
     /// Completes a login from a callback already checked (``AuthorizationRequest/handleRedirect(_:)``,
@@ -136,5 +122,25 @@ extension RelyingParty {
         IDTokenVerifier(
             tokenResponseOf: provider.issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching,
             hmacSecret: tokenClient.clientSecret, profile: configuration.securityProfile)
+    }
+}
+
+extension AuthorizationRequest.RedirectOutcome {
+    /// The provider's answer of an authorized outcome; the error that says why there is none.
+    fileprivate func response(for request: AuthorizationRequest) throws(OIDCError) -> AuthorizationResponse {
+        switch self {
+        case .authorized(let response):
+            return response
+        case .ignored:
+            throw OIDCError(
+                .notOurRedirect, "This URL is an intermediate redirect (an app such as BankID returning), not the provider's answer; keep waiting for it.",
+                context: ["redirect": "intermediate"])
+        case .cancelled:
+            throw OIDCError(.cancelled, "The login was cancelled in the browser.")
+        case .notOurs:
+            throw OIDCError(
+                .notOurRedirect, "This URL is not the login's redirect URI (\(request.redirectURI)); hand only that redirect to completeLogin.",
+                context: ["redirect": "other", "expected": request.redirectURI])
+        }
     }
 }
