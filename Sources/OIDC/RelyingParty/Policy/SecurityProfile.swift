@@ -59,10 +59,13 @@ public struct SecurityProfile: Sendable, Hashable, RawRepresentable, CaseIterabl
         self.rules = rules
     }
 
+    /// The profile's name (``rawValue``).
     public var description: String { rawValue }
 
+    /// Whether two profiles are the same one: profiles are told apart by name.
     public static func == (lhs: SecurityProfile, rhs: SecurityProfile) -> Bool { lhs.rawValue == rhs.rawValue }
 
+    /// Hashes the profile's name.
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
