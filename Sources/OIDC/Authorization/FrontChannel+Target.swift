@@ -10,7 +10,7 @@ extension FrontChannel {
     /// and the URL carries only `client_id` and the `request_uri` it gave; each call pushes anew, so
     /// every login has its own single-use request URI. With ``requestObjectKey``, the parameters
     /// travel only inside a signed request object (RFC 9101): pushed, or by value in a URL with only
-    /// `client_id` and `request`, good for ``requestObjectLifetime``. Otherwise it is the request's
+    /// `client_id` and `request`, good for 60 s. Otherwise it is the request's
     /// URL (``AuthorizationRequest/url()``), which does not expire.
     ///
     /// - Throws: ``OIDCError/Code/profileViolation`` for what the profile refuses; what

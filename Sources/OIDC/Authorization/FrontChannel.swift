@@ -43,7 +43,7 @@ public struct FrontChannel: Sendable {
     public static func pushed(signedWith key: JWSSigningKey) -> FrontChannel { FrontChannel(pushedAuthorization: .always, requestObjectKey: key) }
 
     /// How long the request objects of this strategy are good for: 60 s.
-    public static let requestObjectLifetime = Duration.seconds(60)
+    static let requestObjectLifetime = Duration.seconds(60)
 
     /// Whether a request of `relyingParty` is pushed: the provider requires it, this strategy or
     /// the relying party's security profile says always.

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 extension IDTokenVerifier {
     /// The verifier of an ID token a token endpoint sent with `accessToken`: the one assembly of
@@ -6,7 +6,7 @@ extension IDTokenVerifier {
     /// `clientID` as `iss` and `aud`, `nonce`'s rule, the access token's `at_hash`, `issuerMatching`,
     /// `hmacSecret` for HS256 when the client has a secret, and `profile`'s algorithms
     /// (the ``SecurityProfile``).
-    public init(
+    package init(
         tokenResponseOf issuer: String, clientID: String, nonce: NonceRule, accessToken: Secret?, issuerMatching: IssuerMatching,
         hmacSecret: Secret? = nil, profile: SecurityProfile = .none
     ) {

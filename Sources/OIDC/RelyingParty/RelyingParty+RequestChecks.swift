@@ -3,7 +3,7 @@ internal import Foundation
 extension RelyingParty {
     /// What a request must keep of this relying party's settings, whatever a `configure` closure did:
     /// its DPoP key when DPoP is on (else the tokens would come back unbound); what the security
-    /// profile requires of it (``SecurityProfile/check(_:sending:)``), before it is sent (`sending`)
+    /// profile requires of it (`SecurityProfile.check(_:sending:)`), before it is sent (`sending`)
     /// or its code exchanged.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` for a request without its DPoP key;

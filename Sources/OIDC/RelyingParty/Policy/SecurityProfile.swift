@@ -120,7 +120,7 @@ extension SecurityProfile {
     /// it is sent (`sending`) or its code exchanged.
     ///
     /// - Throws: ``OIDCError/Code/profileViolation``.
-    public func check(_ request: AuthorizationRequest, sending: Bool) throws(OIDCError) {
+    package func check(_ request: AuthorizationRequest, sending: Bool) throws(OIDCError) {
         guard requiresPushedCodeFlow else { return }
         guard request.pkce?.method == PKCE.method, request.issuer != nil else {
             throw OIDCError(
@@ -142,7 +142,7 @@ extension SecurityProfile {
     /// Refuses the device flow (RFC 8628) where the profile holds logins to the code flow (FAPI 2.0).
     ///
     /// - Throws: ``OIDCError/Code/profileViolation``; nothing was sent.
-    public func checkDeviceFlow() throws(OIDCError) {
+    package func checkDeviceFlow() throws(OIDCError) {
         guard requiresPushedCodeFlow else { return }
         let rule = "Security Profile §5.3.2.2, the authorization code flow"
         throw OIDCError(
