@@ -66,7 +66,7 @@ public struct AuthorizationRequest: Sendable {
     /// The DPoP key of this login (RFC 9449), when its tokens are to be DPoP-bound: its thumbprint
     /// is sent as `dpop_jkt` (§10), so the code is bound too, and the exchange proves possession
     /// of it. ``RelyingParty/authorizationRequest(redirectURI:scopes:configure:)`` sets it when
-    /// ``RelyingParty/dpop`` is on. Printing the request never shows the key.
+    /// ``RelyingParty/Configuration/dpop`` is on. Printing the request never shows the key.
     public var dpopKey: DPoPKey?
 
     /// A request to an explicit endpoint, with fresh random `state`, `nonce` and PKCE verifier.

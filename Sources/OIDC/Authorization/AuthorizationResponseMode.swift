@@ -2,7 +2,7 @@
 /// Response Type Encoding Practices §2.1, and JARM §2.3): the modes whose answer reaches the redirect
 /// URI's query, the only place ``AuthorizationResponse`` reads.
 ///
-/// Set it on ``AuthorizationRequest/responseMode``, or on ``RelyingParty/responseMode`` for every
+/// Set it on ``AuthorizationRequest/responseMode``, or on ``RelyingParty/Configuration/responseMode`` for every
 /// login of a relying party. ``RelyingParty/authorizationURL(for:)`` refuses a mode the provider's
 /// discovery leaves out of `response_modes_supported` before anything is sent.
 public enum AuthorizationResponseMode: String, Sendable, CaseIterable {

@@ -9,7 +9,7 @@ public import Foundation
 /// let proof = try key.proof(method: "GET", url: api, accessToken: tokens.accessToken)
 /// ```
 ///
-/// A key belongs to one login: ``RelyingParty/dpop`` makes a new one for each login by default,
+/// A key belongs to one login: ``RelyingParty/Configuration/dpop`` makes a new one for each login by default,
 /// and ``StoredLogin/dpopKey`` keeps it with the tokens it binds (sealed when the store encrypts).
 /// Printing a key shows its algorithm and thumbprint, never key material.
 public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {

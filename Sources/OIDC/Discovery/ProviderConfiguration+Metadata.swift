@@ -10,7 +10,7 @@ extension ProviderConfiguration {
     /// configuration's where the metadata has none; this configuration's quirks kept (client
     /// authentication method, extra token-request headers, issuer matching, default scopes).
     ///
-    /// ``RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:requestOptions:logger:)`` does this
+    /// ``RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:requestOptions:logger:configuration:)`` does this
     /// when given a preset.
     public func merging(_ metadata: ProviderMetadata) -> ProviderConfiguration {
         var merged = self

@@ -79,14 +79,14 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var requiresPushedAuthorizationRequests: Bool
     /// Whether the provider takes authorization requests only as signed request objects (RFC 9101
     /// §10.5, `require_signed_request_object`): ``RelyingParty/authorizationURL(for:)`` then
-    /// refuses to send one without ``RelyingParty/requestObjectKey``.
+    /// refuses to send one without ``FrontChannel/requestObjectKey``.
     public var requiresSignedRequestObjects: Bool
     /// The algorithms the provider takes for request objects (`request_object_signing_alg_values_supported`);
     /// empty when it does not say. ``RelyingParty/authorizationURL(for:)`` refuses a
-    /// ``RelyingParty/requestObjectKey`` of another algorithm before anything is sent.
+    /// ``FrontChannel/requestObjectKey`` of another algorithm before anything is sent.
     public var requestObjectSigningAlgorithms: [String]
     /// The algorithms the provider takes for DPoP proofs (`dpop_signing_alg_values_supported`,
-    /// RFC 9449 §5.1); empty when it does not say. A ``RelyingParty/dpop`` key of another
+    /// RFC 9449 §5.1); empty when it does not say. A ``RelyingParty/Configuration/dpop`` key of another
     /// algorithm is refused before anything is sent.
     public var dpopSigningAlgorithms: [String]
     /// The response modes the provider names (`response_modes_supported`); `nil` when it does not
@@ -99,7 +99,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var authorizationSigningAlgorithms: [String]
     /// The algorithms the provider signs ID tokens with (`id_token_signing_alg_values_supported`,
     /// OIDC Discovery §3); empty when it does not say. Under FAPI 2.0, a provider that names none of
-    /// PS256, ES256 and EdDSA is refused before anything is sent (``RelyingParty/checkSecurityProfile()``).
+    /// PS256, ES256 and EdDSA is refused before anything is sent (``SecurityProfile/validate(_:)``).
     public var idTokenSigningAlgorithms: [String] = []
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.

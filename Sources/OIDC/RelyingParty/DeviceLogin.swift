@@ -14,7 +14,8 @@ public import Foundation
 /// second) so that a clock that runs fast (seen under WSL) does not earn `slow_down` after
 /// `slow_down`; `slow_down` adds 5 s to this and every later poll (or takes the provider's new
 /// interval when it sends one); `Retry-After` is honoured; it stops at `expires_in` by this
-/// machine's own clock, since some providers never say `expired_token`.
+/// machine's own clock (``clock``), since some providers never say `expired_token`, or after
+/// ``timeout`` when that comes first.
 public struct DeviceLogin: Sendable {
     /// What happens while ``waitForTokens()`` waits, for a progress display.
     public enum Progress: Sendable {
@@ -32,7 +33,13 @@ public struct DeviceLogin: Sendable {
     public let authorization: DeviceAuthorization
     /// Told what happens while the login waits.
     public var onProgress: @Sendable (Progress) -> Void = { _ in }
-    /// The DPoP key the tokens will be bound to, when ``RelyingParty/dpop`` is on: every poll
+    /// How long to wait for the user's approval: until the codes expire (``expiresAt``) when `nil`,
+    /// the default; a shorter wait ends with ``OIDCError/Code/loginTimedOut`` too.
+    public var timeout: Duration?
+    /// The time the wait reads and sleeps on: the system's, dated as the relying party's
+    /// ``TokenClient/now`` dates, by default.
+    public var clock: LoginClock
+    /// The DPoP key the tokens will be bound to, when ``RelyingParty/Configuration/dpop`` is on: every poll
     /// carries a proof of it, and the login keeps it.
     public internal(set) var dpopKey: DPoPKey?
 
@@ -51,6 +58,7 @@ public struct DeviceLogin: Sendable {
     public init(relyingParty: RelyingParty, authorization: DeviceAuthorization) {
         self.relyingParty = relyingParty
         self.authorization = authorization
+        self.clock = LoginClock(now: relyingParty.tokenClient.now)
     }
 
     /// Transient poll failures in a row after which the wait gives up.
@@ -65,7 +73,8 @@ public struct DeviceLogin: Sendable {
     /// (django-oauth-toolkit 3.4); ``waitForLogin()`` keeps such a login, without a subject.
     ///
     /// - Throws: ``OIDCError/Code/loginTimedOut`` when the codes expire first (`expired_token`, or
-    ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming);
+    ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming; or
+    ///   at ``timeout``);
     ///   ``OIDCError/Code/providerError`` for `access_denied` and every other refusal;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled; a transient error after three
     ///   failed polls in a row without a `Retry-After` (one with it is waited for, until the codes
@@ -73,18 +82,18 @@ public struct DeviceLogin: Sendable {
     ///   device grant sent no ID token (the tokens are dropped: use ``waitForLogin()`` at such a
     ///   provider).
     public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
-        let (client, tokens) = try await approvedTokens()
-        guard tokens.idToken != nil else {
+        let tokens = try await approvedTokens()
+        guard let idToken = tokens.idToken else {
             throw OIDCError(
                 .missingParameter,
                 "The provider's device grant sent no ID token (RFC 8628 promises none), so there is no verified login to return; DeviceLogin.waitForLogin() keeps such a login without a subject."
             )
         }
-        return try await verified(tokens, client: client)
+        return try await verified(tokens, idToken: idToken)
     }
 
     /// Polls until the user approves, as ``waitForTokens()`` does, and returns the login to keep
-    /// (``RelyingParty/keep(_:in:as:allowlist:options:)``, a ``TokenStore``): when the provider sent an
+    /// (``RelyingParty/save(_:in:as:)``, a ``TokenStore``): when the provider sent an
     /// ID token, it is verified (signature, issuer, audience, times, `at_hash`) and its `sub` is the
     /// login's ``StoredLogin/subject``; when it sent none, which RFC 8628 allows (django-oauth-toolkit
     /// 3.4 sends none even for `openid`), the login is kept without a subject, as a client's own
@@ -92,39 +101,45 @@ public struct DeviceLogin: Sendable {
     ///
     /// - Throws: what ``waitForTokens()`` throws, but never for a missing ID token.
     public func waitForLogin() async throws(OIDCError) -> StoredLogin {
-        let (client, tokens) = try await approvedTokens()
-        guard tokens.idToken != nil else {
-            var login = StoredLogin(tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider)
+        let tokens = try await approvedTokens()
+        guard let idToken = tokens.idToken else {
+            let provider = relyingParty.provider
+            var login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
             login.dpopKey = dpopKey
             return login
         }
-        return StoredLogin(try await verified(tokens, client: client))
+        return StoredLogin(try await verified(tokens, idToken: idToken))
     }
 
-    /// `tokens` as a verified login, once their ID token passes the checks of this grant.
-    private func verified(_ tokens: TokenSet, client: TokenClient) async throws(OIDCError) -> VerifiedLogin {
-        var verifier = client.loginVerifier(issuer: client.provider.issuer, nonce: .notChecked, tokens: tokens)
-        verifier.issuerMatching = client.provider.issuerMatching
-        return try await client.verifiedLogin(tokens, verifier: verifier, keys: try relyingParty.requireKeys(), now: nil)
+    /// `tokens` as a verified login, once their ID token passes the checks of this grant (no nonce).
+    private func verified(_ tokens: TokenSet, idToken: Secret) async throws(OIDCError) -> VerifiedLogin {
+        let verifier = relyingParty.idTokenVerifier(for: tokens, nonce: .notChecked)
+        let verified = try await verifier.verify(idToken.revealedValue, keys: try relyingParty.requireKeys(), now: clock.now())
+        var login = VerifiedLogin(tokens: tokens, idToken: verified, clientID: relyingParty.clientID, issuer: verifier.issuer, provider: relyingParty.provider)
+        login.dpopKey = dpopKey
+        return login
     }
 
-    /// Polls until the user approves: the token client that polled, and the tokens it got.
-    private func approvedTokens() async throws(OIDCError) -> (TokenClient, TokenSet) {
+    /// Polls until the user approves, or the codes expire, or ``timeout``: the tokens.
+    private func approvedTokens() async throws(OIDCError) -> TokenSet {
         let client = relyingParty.tokenClient(proving: dpopKey)
         // The keys that would verify an ID token: a provider without them is refused before the wait.
         _ = try relyingParty.requireKeys()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(Int64(max(0, authorization.expiresAt.timeIntervalSince(client.now())) * 1000))
+        let started = clock.now()
+        let limit = timeout.map { started.addingTimeInterval($0.timeInterval) }
+        let deadline = min(authorization.expiresAt, limit ?? .distantFuture)
         var interval = authorization.interval
         var wait = Self.withMargin(interval)
         var slowDowns = 0
         var failures = 0
         // Bounded by the deadline: every pass sleeps towards it first.
         while true {
-            let left = deadline - clock.now
-            guard left > .zero else { throw expired(slowDowns: slowDowns) }
-            do { try await Task.sleep(for: min(wait, left)) } catch { throw OIDCError(.cancelled, "The device login was cancelled.") }
-            guard deadline > clock.now else { throw expired(slowDowns: slowDowns) }
+            let left = deadline.timeIntervalSince(clock.now())
+            guard left > 0 else { throw expired(slowDowns: slowDowns, timedOut: limit == deadline) }
+            do { try await clock.sleep(min(wait, .milliseconds(Int64(min(left, 1e9) * 1000)))) } catch {
+                throw OIDCError(.cancelled, "The device login was cancelled.")
+            }
+            guard deadline > clock.now() else { throw expired(slowDowns: slowDowns, timedOut: limit == deadline) }
             let poll: DevicePoll
             do {
                 poll = try await client.pollDeviceToken(authorization)
@@ -143,7 +158,7 @@ public struct DeviceLogin: Sendable {
             var retryAfter: Duration?
             switch poll {
             case .tokens(let tokens):
-                return (client, tokens)
+                return tokens
             case .pending(let after):
                 retryAfter = after
                 onProgress(.pending)
@@ -167,7 +182,12 @@ public struct DeviceLogin: Sendable {
         error.retryAfter.map { min($0, .seconds(300)) }
     }
 
-    private func expired(slowDowns: Int, providerError: OIDCError.ProviderError? = nil) -> OIDCError {
+    private func expired(slowDowns: Int, timedOut: Bool = false, providerError: OIDCError.ProviderError? = nil) -> OIDCError {
+        if timedOut, let timeout {
+            return OIDCError(
+                .loginTimedOut, "Nobody approved the device login within \(timeout.components.seconds) s (DeviceLogin.timeout); run the login again.",
+                context: ["slowDowns": String(slowDowns)])
+        }
         var message = "The device code expired before the sign-in at \(UntrustedText.sanitized(verificationURI.absoluteString, limit: 200)) was approved; run the login again."
         if slowDowns >= Self.driftSuspicion {
             message += " The provider asked to slow down \(slowDowns) times although every poll waited the interval it asked for: this machine's clock may run fast (seen under WSL, where `wsl --shutdown` resets it)."
@@ -187,18 +207,12 @@ extension RelyingParty {
     ///     is always asked for (put first when missing): the login verifies the ID token the
     ///     provider sends (RFC 8628 promises none; ``DeviceLogin/waitForLogin()`` keeps a login without one).
     ///   - parameters: more parameters of the request.
-    /// - Throws: `profileViolation` under ``RelyingParty/securityProfile`` `.fapi2` (the profile
+    /// - Throws: `profileViolation` under the security profile ``SecurityProfile/fapi2`` (the profile
     ///   holds the code flow); `missingParameter` when the provider publishes no `jwks_uri`;
     ///   `invalidArgument` when it has no device authorization endpoint; what
     ///   ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)`` throws.
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
-        guard securityProfile != .fapi2 else {
-            throw OIDCError(
-                .profileViolation,
-                "FAPI 2.0 (Security Profile §5.3.2.2, the authorization code flow): the profile holds browser logins through pushed authorization requests; the device flow is outside it. Log in with the code flow, or set securityProfile = .none for this login. Nothing was sent.",
-                context: ["profile": "fapi2", "rule": "Security Profile §5.3.2.2, the authorization code flow"]
-            )
-        }
+        try configuration.securityProfile.checkDeviceFlow()
         _ = try requireKeys()
         let dpopKey = try makeDPoPKey()
         let asked = scopes ?? provider.defaultScopes

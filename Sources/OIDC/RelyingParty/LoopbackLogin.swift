@@ -35,6 +35,9 @@ public struct LoopbackLogin: Sendable {
     public var browser: (any BrowserLauncher)?
     /// How long to wait for the browser to come back: 180 s by default.
     public var timeout: Duration
+    /// The time the login reads and sleeps on (the renewal of a start URL that is about to
+    /// expire): the system's, dated as the relying party's ``TokenClient/now`` dates, by default.
+    public var clock: LoginClock
     /// Sets anything else on the request (`prompt`, `loginHint`, `maxAge`, additional parameters),
     /// or replaces it; its redirect URI must stay the listener's.
     public var configure: @Sendable (inout AuthorizationRequest) throws(OIDCError) -> Void
@@ -51,6 +54,7 @@ public struct LoopbackLogin: Sendable {
         self.listener = LoopbackRedirectListener.Configuration()
         self.browser = SystemBrowser()
         self.timeout = .seconds(180)
+        self.clock = LoginClock(now: relyingParty.tokenClient.now)
         self.configure = { _ in }
         self.onProgress = { _ in }
     }
@@ -73,7 +77,7 @@ public struct LoopbackLogin: Sendable {
     ///   exchanged); `loginTimedOut` after ``timeout``; `cancelled` when the task is cancelled;
     ///   what ``RelyingParty/authorizationURL(for:)`` throws (a refused pushed authorization
     ///   request, no pushed authorization request endpoint, a response mode the provider does not
-    ///   offer); with ``RelyingParty/responseMode`` a JWT one (JARM), what
+    ///   offer); with ``RelyingParty/Configuration/responseMode`` a JWT one (JARM), what
     ///   ``LoopbackRedirectListener/serve(_:redirectingTo:verifier:keys:)`` says a wait throws (a
     ///   response that fails its verification is ignored, and reported if the login times out); what
     ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
@@ -84,6 +88,7 @@ public struct LoopbackLogin: Sendable {
         do throws(OIDCError) {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
             let target = try await relyingParty.authorizationTarget(for: request)
+            let logger = self.logger ?? relyingParty.logger
             if request.responseMode?.isJWTSecured == true {
                 // JARM: the listener verifies a callback's signed response before it looks at its state.
                 try listener.serve(request, redirectingTo: target.url, verifier: relyingParty.jarmVerifier(for: request), keys: keys)
@@ -91,8 +96,8 @@ public struct LoopbackLogin: Sendable {
                 try listener.serve(request, redirectingTo: target.url)
             }
             let renewal = target.expiresAt.map { expiresAt in
-                Task { [relyingParty, logger] in
-                    await Self.renewAuthorizationURL(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger ?? relyingParty.logger)
+                Task { [relyingParty, clock] in
+                    await Self.renewAuthorizationURL(request, expiresAt: expiresAt, listener: listener, relyingParty, logger: logger, clock: clock)
                 }
             }
             defer { renewal?.cancel() }
@@ -122,14 +127,14 @@ extension LoopbackLogin {
     /// a URL that lives less than that is renewed 10 s after it was made, having expired meanwhile
     /// (security review 4, I2: a 1 s lifetime made a push every 0.75 s). Ends once the start URL
     /// has been opened, at cancellation, or when making it fails (the link then stays as it was).
-    /// `sleep` waits (tests pass one that records the delay).
+    /// `clock` tells the time and waits (tests pass one they move, or one that records the delay).
     static func renewAuthorizationURL(
         _ request: AuthorizationRequest, expiresAt first: Date, listener: LoopbackRedirectListener, _ relyingParty: RelyingParty,
-        logger: Logger?, sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        logger: Logger?, clock: LoginClock = .system
     ) async {
         var expiresAt = first
         while !Task.isCancelled {
-            do { try await sleep(renewalDelay(secondsLeft: expiresAt.timeIntervalSinceNow)) } catch { return }
+            do { try await clock.sleep(renewalDelay(secondsLeft: expiresAt.timeIntervalSince(clock.now()))) } catch { return }
             do throws(OIDCError) {
                 let renewed = try await relyingParty.authorizationTarget(for: request)
                 guard try listener.replaceRedirect(for: request, with: renewed.url), let next = renewed.expiresAt else { return }

@@ -6,7 +6,9 @@ public import Foundation
 /// the browser came back to. Keep the request in between (``PendingAuthorizations`` on a server).
 extension RelyingParty {
     /// A new authorization request: fresh `state`, `nonce` and PKCE verifier (S256), this client's
-    /// id, the provider's endpoint, issuer and RFC 9207 promise, and ``responseMode``.
+    /// id, the provider's endpoint, issuer and RFC 9207 promise, the configuration's
+    /// ``Configuration/responseMode`` and DPoP key, and what its security profile requires
+    ///.
     ///
     /// - Parameters:
     ///   - redirectURI: the redirect URI exactly as registered with the provider.
@@ -22,106 +24,40 @@ extension RelyingParty {
     ) throws(OIDCError) -> AuthorizationRequest {
         let asked = scopes ?? provider.defaultScopes
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
-        try checkSecurityProfile()
+        try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
         request.dpopKey = try makeDPoPKey()
-        request.responseMode = responseMode
-        // FAPI 2.0 §5.3.2.2: the client checks the RFC 9207 iss of every authorization response.
-        if securityProfile == .fapi2 { request.requiresIssuerInResponse = true }
+        request.responseMode = configuration.responseMode
+        configuration.securityProfile.constrain(&request)
         try configure(&request)
         return request
     }
 
-    /// Where to send the browser for `request`: the one place a login's front-channel URL is made.
+    /// Where to send the browser for `request`: ``authorizationTarget(for:)``'s URL. Redirect the
+    /// browser at once rather than showing the URL for later: a request object is good for 60 s,
+    /// and a pushed request URI for what the provider says.
     ///
-    /// When the provider requires pushed authorization requests (RFC 9126,
-    /// ``ProviderConfiguration/requiresPushedAuthorizationRequests``), or ``pushedAuthorization`` is
-    /// ``PushedAuthorizationUse/always``, the request's parameters are first pushed to the provider,
-    /// authenticated as the client (``TokenClient/pushAuthorizationRequest(_:requestObject:)``), and the URL
-    /// carries only `client_id` and the `request_uri` it gave (``AuthorizationRequest/url(requestURI:)``):
-    /// nothing of the request can be read or changed in the browser. Each call pushes anew, so
-    /// every login has its own single-use request URI (``LoopbackLogin`` also pushes again when
-    /// the one its start URL leads to is about to expire unopened). Otherwise it is the request's
-    /// URL (``AuthorizationRequest/url()``). With ``requestObjectKey``, the parameters travel only
-    /// inside a signed request object (RFC 9101): pushed, or by value in a URL with only
-    /// `client_id` and `request` (``AuthorizationRequest/url(requestObject:)``). A request object
-    /// is good for 60 s, and a pushed request URI for what the provider says: redirect the browser
-    /// at once rather than showing the URL for later.
-    ///
-    /// - Throws: what ``AuthorizationRequest/url()`` throws (a bad scope, a reserved parameter, an
-    ///   endpoint that is not https); ``OIDCError/Code/invalidArgument`` when
-    ///   the provider names no pushed authorization request endpoint (for a pushed request),
-    ///   requires signed request objects and no ``requestObjectKey`` is set, lists
-    ///   `response_modes_supported` without the request's ``AuthorizationRequest/responseMode``, takes request objects of
-    ///   other algorithms than the key's, or the request is another client's (before anything is
-    ///   signed or sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` throws; and what ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throws.
+    /// - Throws: what ``FrontChannel/target(for:at:)`` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
         try await authorizationTarget(for: request).url
     }
 
+    /// Where to send the browser for `request`, and until when that works: the configuration's
+    /// ``Configuration/frontChannel`` makes it (``FrontChannel/target(for:at:)``), under the
+    /// provider's requirements and the security profile. A flow that waits for the user renews it
+    /// shortly before ``AuthorizationTarget/expiresAt`` (``LoopbackLogin`` does).
+    ///
+    /// - Throws: what ``FrontChannel/target(for:at:)`` throws.
+    public func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> AuthorizationTarget {
+        try await configuration.frontChannel.target(for: request, at: self)
+    }
+
     /// How long the request objects of ``authorizationURL(for:)`` are good for.
-    static let requestObjectLifetime = Duration.seconds(60)
+    static var requestObjectLifetime: Duration { FrontChannel.requestObjectLifetime }
 
-    /// ``authorizationURL(for:)``, with when its URL stops working: a pushed request's URI expires,
-    /// or a request object by value; `nil` for a plain URL.
-    func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> (url: URL, expiresAt: Date?) {
-        try checkSecurityProfile()
-        try requireRequestSettings(request)
-        if securityProfile == .fapi2, !request.requiresIssuerInResponse {
-            throw OIDCError(
-                .profileViolation,
-                "FAPI 2.0: this request was not made by this relying party's authorizationRequest(redirectURI:), so it lacks the RFC 9207 iss requirement or the DPoP key; make it with that method. No authorization request was sent.",
-                context: ["profile": "fapi2"]
-            )
-        }
-        if let mode = request.responseMode, let supported = provider.responseModesSupported, !supported.contains(mode.rawValue) {
-            throw .invalidArgument(
-                "The provider \(provider.issuer) does not offer response_mode=\(mode.rawValue) (its response_modes_supported: \(supported.joined(separator: ", "))); \(mode.isJWTSecured ? "it cannot sign its authorization responses (JARM), so do not ask for them" : "leave the response mode unset").",
-                context: ["response_mode": mode.rawValue]
-            )
-        }
-        if provider.requiresSignedRequestObjects, requestObjectKey == nil {
-            throw .invalidArgument(
-                "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); set RelyingParty.requestObjectKey to the client's private key."
-            )
-        }
-        guard pushesAuthorizationRequests || requestObjectKey != nil else { return (try request.url(), nil) }
-        guard request.clientID == clientID else {
-            throw .invalidArgument(
-                "The request is for client '\(request.clientID)', this relying party is '\(clientID)': the provider would see one client sign or push it and the browser name another."
-            )
-        }
-        // The URL the browser will get is checked before anything is signed or sent.
-        try EndpointURLPolicy.validate(request.authorizationEndpoint, role: "authorization endpoint")
-        if let key = requestObjectKey, !provider.requestObjectSigningAlgorithms.isEmpty,
-            !provider.requestObjectSigningAlgorithms.contains(key.algorithm.rawValue)
-        {
-            throw .invalidArgument(
-                "The provider takes request objects signed with \(provider.requestObjectSigningAlgorithms.joined(separator: ", ")), and this key signs \(key.algorithm.rawValue); give the key with an algorithm it takes (an RSA key can sign PS256)."
-            )
-        }
-        let signedAt = tokenClient.now()
-        let object = try requestObjectKey.map { (key) throws(OIDCError) -> String in
-            try request.requestObject(signedWith: key, audience: provider.issuer, lifetime: Self.requestObjectLifetime, now: signedAt)
-        }
-        if !pushesAuthorizationRequests, let object {
-            return (try request.url(requestObject: object), signedAt.addingTimeInterval(Self.requestObjectLifetime.timeInterval))
-        }
-        guard provider.pushedAuthorizationRequestEndpoint != nil else {
-            let why = provider.requiresPushedAuthorizationRequests
-                ? "The provider \(provider.issuer) requires pushed authorization requests but names no pushed_authorization_request_endpoint"
-                : "Pushed authorization requests were asked for, but the provider \(provider.issuer) names no pushed_authorization_request_endpoint"
-            throw .invalidArgument(why + "; set ProviderConfiguration.pushedAuthorizationRequestEndpoint, or use discovery.")
-        }
-        let pushed = try await tokenClient(proving: request.dpopKey).pushAuthorizationRequest(request, requestObject: object)
-        try checkPushedLifetime(pushed)
-        return (try request.url(requestURI: pushed.requestURI), pushed.expiresAt)
-    }
-
-    /// Whether ``authorizationURL(for:)`` pushes: the provider requires it, or ``pushedAuthorization`` says always.
-    public var pushesAuthorizationRequests: Bool {
-        provider.requiresPushedAuthorizationRequests || pushedAuthorization == .always || securityProfile == .fapi2
-    }
+    /// Whether ``authorizationURL(for:)`` pushes: the provider requires it, the front channel or
+    /// the security profile says always.
+    public var pushesAuthorizationRequests: Bool { configuration.frontChannel.pushes(at: self) }
 
     /// Completes a login from the URL the browser came back to: the callback is checked (a
     /// repeated parameter, then `state` first, then RFC 9207 `iss`, then a provider error; for a
@@ -143,17 +79,58 @@ extension RelyingParty {
     ///   that asked for a signed response, ``AuthorizationResponse/init(callbackURL:request:verifier:keys:now:)``)
     ///   and ``completeLogin(_:for:now:)`` throw.
     public func completeLogin(callback: URL, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError) -> VerifiedLogin {
-        let outcome: AuthorizationRequest.RedirectOutcome
+        let response: AuthorizationResponse
         if request.responseMode?.isJWTSecured == true, try RedirectMatcher(redirectURI: request.redirectURI).match(callback) == .authorizationResponse {
-            let verifier = jarmVerifier(for: request)
-            outcome = .authorized(
-                try await AuthorizationResponse(callbackURL: callback, request: request, verifier: verifier, keys: try requireKeys(), now: now ?? tokenClient.now()))
+            response = try await AuthorizationResponse(
+                callbackURL: callback, request: request, verifier: jarmVerifier(for: request), keys: try requireKeys(), now: now ?? tokenClient.now())
         } else {
-            outcome = try request.handleRedirect(callback)
+            response = try request.handleRedirect(callback).response(for: request)
         }
-        switch outcome {
+        return try await completeLogin(response, for: request, now: now)
+    }
+
+    /// Completes a login from a callback already checked (``AuthorizationRequest/handleRedirect(_:)``,
+    /// or a loopback listener's answer): the code exchanged, the ID token verified.
+    ///
+    /// - Throws: ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri`;
+    ///   what ``TokenClient/completeLogin(_:for:keys:now:configure:)`` throws.
+    public func completeLogin(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError)
+        -> VerifiedLogin
+    {
+        let profile = configuration.securityProfile
+        try checkSettings(of: request, sending: false)
+        return try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now) { verifier in
+            profile.constrain(&verifier)
+        }
+    }
+
+    /// How this relying party verifies `request`'s signed responses (JARM): the request's issuer
+    /// and client, the provider's `authorization_signing_alg_values_supported` (RS256 when it names
+    /// none), within the security profile's algorithms (FAPI 2.0 §5.4.1: every signature).
+    public func jarmVerifier(for request: AuthorizationRequest) -> JARMVerifier {
+        var verifier = JARMVerifier(provider: provider, clientID: request.clientID)
+        if let issuer = request.issuer { verifier.issuer = issuer }
+        configuration.securityProfile.constrain(&verifier)
+        return verifier
+    }
+
+    /// The verifier of the ID token in `tokens`, which a token endpoint of this provider sent: its
+    /// issuer, this client, `nonce`'s rule, the access token's `at_hash`, the client secret for
+    /// HS256 when there is one, and the security profile's algorithms. For a flow built from the
+    /// parts; the code flow adds the request's `max_age` and required `amr`.
+    public func idTokenVerifier(for tokens: TokenSet, nonce: IDTokenVerifier.NonceRule) -> IDTokenVerifier {
+        IDTokenVerifier(
+            tokenResponseOf: provider.issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching,
+            hmacSecret: tokenClient.clientSecret, profile: configuration.securityProfile)
+    }
+}
+
+extension AuthorizationRequest.RedirectOutcome {
+    /// The provider's answer of an authorized outcome; the error that says why there is none.
+    fileprivate func response(for request: AuthorizationRequest) throws(OIDCError) -> AuthorizationResponse {
+        switch self {
         case .authorized(let response):
-            return try await completeLogin(response, for: request, now: now)
+            return response
         case .ignored:
             throw OIDCError(
                 .notOurRedirect, "This URL is an intermediate redirect (an app such as BankID returning), not the provider's answer; keep waiting for it.",
@@ -165,38 +142,5 @@ extension RelyingParty {
                 .notOurRedirect, "This URL is not the login's redirect URI (\(request.redirectURI)); hand only that redirect to completeLogin.",
                 context: ["redirect": "other", "expected": request.redirectURI])
         }
-    }
-
-    /// Completes a login from a callback already checked (``AuthorizationRequest/handleRedirect(_:)``,
-    /// or a loopback listener's answer): the code exchanged, the ID token verified.
-    ///
-    /// - Throws: ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri`;
-    ///   what ``TokenClient/completeLogin(_:for:keys:now:configure:)`` throws.
-    public func completeLogin(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError)
-        -> VerifiedLogin
-    {
-        let profile = securityProfile
-        try requireRequestSettings(request)
-        if profile == .fapi2, !request.requiresIssuerInResponse {
-            throw OIDCError(
-                .profileViolation,
-                "FAPI 2.0 (Security Profile §5.3.2.2, iss in the authorization response): the request does not require the RFC 9207 iss; make it with authorizationRequest(redirectURI:) of this relying party. Nothing was exchanged.",
-                context: ["profile": "fapi2"]
-            )
-        }
-        return try await tokenClient(proving: request.dpopKey).completeLogin(response, for: request, keys: try requireKeys(), now: now) { verifier in
-            // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA only.
-            if profile == .fapi2 { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(Self.fapi2Algorithms) }
-        }
-    }
-
-    /// How this relying party verifies `request`'s signed responses (JARM): the request's issuer
-    /// and client, the provider's `authorization_signing_alg_values_supported` (RS256 when it names
-    /// none); under FAPI 2.0 only those of PS256, ES256 and EdDSA (§5.4.1: every signature).
-    func jarmVerifier(for request: AuthorizationRequest) -> JARMVerifier {
-        var verifier = JARMVerifier(provider: provider, clientID: request.clientID)
-        if let issuer = request.issuer { verifier.issuer = issuer }
-        if securityProfile == .fapi2 { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(Self.fapi2Algorithms) }
-        return verifier
     }
 }

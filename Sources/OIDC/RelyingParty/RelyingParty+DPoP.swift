@@ -12,16 +12,25 @@ public enum DPoPUse: Sendable, Equatable {
 
     /// A new ES256 key for each login.
     public static let on = DPoPUse.newKeyPerLogin(.es256)
+
+    /// The algorithm of the keys this use makes or holds; `nil` when off.
+    var algorithm: JWSAlgorithm? {
+        switch self {
+        case .off: nil
+        case .newKeyPerLogin(let algorithm): algorithm
+        case .key(let key): key.algorithm
+        }
+    }
 }
 
 extension RelyingParty {
-    /// A key for a new login, as ``dpop`` says; `nil` when DPoP is off.
+    /// A key for a new login, as the configuration's ``Configuration/dpop`` says; `nil` when DPoP is off.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider names the algorithms it
     ///   takes for proofs and the key's is not one; what ``DPoPKey/generate(_:)`` throws.
     public func makeDPoPKey() throws(OIDCError) -> DPoPKey? {
         let key: DPoPKey
-        switch dpop {
+        switch configuration.dpop {
         case .off: return nil
         case .newKeyPerLogin(let algorithm): key = try DPoPKey.generate(algorithm)
         case .key(let given): key = given

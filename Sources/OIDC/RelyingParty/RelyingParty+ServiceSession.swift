@@ -28,13 +28,15 @@ extension RelyingParty {
     ) -> AuthenticatedSession {
         let relyingParty = self
         var makeKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?
-        if dpop != .off {
+        if configuration.dpop != .off {
             makeKey = {
                 do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
             }
         }
         let source = AuthenticatedSession.TokenSource(
             kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: makeKey))
+        var options = options
+        options.stages = configuration.resourceStages + options.stages
         return AuthenticatedSession(
             store: store, key: key ?? serviceSessionKey(scopes: scopes, parameters: parameters), source: source, transport: transport,
             allowlist: allowlist, options: options, now: tokenClient.now, logger: logger, dpopNonces: dpopNonces

@@ -1,64 +1,55 @@
 internal import Foundation
 
 /// Keeping a login and using it: a store, a key, and the hosts its token may go to.
+///
+/// ```swift
+/// try await rp.save(login, in: store, as: key)
+/// let session = rp.session(store: store, key: key, allowlist: .default(for: api))
+/// ```
 extension RelyingParty {
-    /// Saves `login` in `store` under `key`, under the store's lock, and returns the session over
-    /// it (``session(store:key:allowlist:options:)``).
+    /// Saves `login` in `store` under `key`, under the store's lock (so no refresh of another
+    /// process interleaves), and returns what was saved. ``session(store:key:allowlist:options:)``
+    /// then uses it.
     ///
     /// - Parameters:
     ///   - login: a login just completed.
     ///   - store: where it is kept (``FileKeychain``, ``InMemoryTokenStore``, a database).
     ///   - key: its key there.
-    ///   - allowlist: the hosts that may receive the access token.
     ///   - attributes: anything else to remember with it (never a secret).
-    ///   - options: the session's options.
     /// - Throws: the store's errors, as ``OIDCError`` (`storageFailure` for another error type).
-    public func keep(
-        _ login: VerifiedLogin, in store: some TokenStore, as key: TokenStoreKey, allowlist: HostAllowlist,
-        attributes: [String: String] = [:], options: AuthenticatedSession.Options = AuthenticatedSession.Options()
-    ) async throws(OIDCError) -> AuthenticatedSession {
-        let stored = StoredLogin(login, attributes: attributes)
-        do { try await store.withLock(key) { try await store.save(stored, for: key) } } catch let error as OIDCError { throw error } catch {
-            throw AuthenticatedSession.storageFailure(error)
-        }
-        return session(store: store, key: key, allowlist: allowlist, options: options)
+    @discardableResult
+    public func save(
+        _ login: VerifiedLogin, in store: some TokenStore, as key: TokenStoreKey, attributes: [String: String] = [:]
+    ) async throws(OIDCError) -> StoredLogin {
+        try await save(StoredLogin(login, attributes: attributes), in: store, as: key)
     }
 
-    /// Saves `login` in `store` under `key`, under the store's lock, and returns the session over
-    /// it: for a login made outside ``VerifiedLogin``, such as ``DeviceLogin/waitForLogin()``'s, which
-    /// has no ID token when the provider's device grant sent none.
+    /// Saves `login` in `store` under `key`, under the store's lock, and returns it: for a login
+    /// made outside ``VerifiedLogin``, such as ``DeviceLogin/waitForLogin()``'s, which has no ID
+    /// token when the provider's device grant sent none, or a client's own tokens.
     ///
-    /// - Parameters:
-    ///   - login: a login just completed, with its attributes (never a secret).
-    ///   - store: where it is kept (``FileKeychain``, ``InMemoryTokenStore``, a database).
-    ///   - key: its key there.
-    ///   - allowlist: the hosts that may receive the access token.
-    ///   - options: the session's options.
     /// - Throws: the store's errors, as ``OIDCError`` (`storageFailure` for another error type).
-    public func keep(
-        _ login: StoredLogin, in store: some TokenStore, as key: TokenStoreKey, allowlist: HostAllowlist,
-        options: AuthenticatedSession.Options = AuthenticatedSession.Options()
-    ) async throws(OIDCError) -> AuthenticatedSession {
+    @discardableResult
+    public func save(_ login: StoredLogin, in store: some TokenStore, as key: TokenStoreKey) async throws(OIDCError) -> StoredLogin {
         do { try await store.withLock(key) { try await store.save(login, for: key) } } catch let error as OIDCError { throw error } catch {
             throw AuthenticatedSession.storageFailure(error)
         }
-        return session(store: store, key: key, allowlist: allowlist, options: options)
+        return login
     }
 
     /// A session over the login kept in `store` under `key`: it refreshes at this relying party's
     /// token endpoint, with its client authentication, and verifies the ID tokens refreshes bring
-    /// with ``keys`` (unless `options` names other keys), under ``securityProfile`` as at login
-    /// (``SecurityProfile/fapi2``: PS256, ES256 or EdDSA only). Nothing is read before the first use.
+    /// with ``keys`` (unless `options` names other keys), under this relying party's security
+    /// profile as at login (``AuthenticatedSession/Options/securityProfile``; ``SecurityProfile/fapi2``:
+    /// PS256, ES256 or EdDSA only). Nothing is read before the first use.
     public func session(
         store: some TokenStore, key: TokenStoreKey, allowlist: HostAllowlist,
         options: AuthenticatedSession.Options = AuthenticatedSession.Options()
     ) -> AuthenticatedSession {
         var options = options
         if options.refreshedIDTokenKeys == nil { options.refreshedIDTokenKeys = keys }
-        if securityProfile == .fapi2 {
-            // FAPI 2.0 §5.4.1 holds every ID token, the refreshed ones too.
-            options.refreshedIDTokenAlgorithms = (options.refreshedIDTokenAlgorithms ?? JWSAlgorithm.asymmetric).intersection(Self.fapi2Algorithms)
-        }
+        if options.securityProfile == .none { options.securityProfile = configuration.securityProfile }
+        options.stages = configuration.resourceStages + options.stages
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(tokenClient), transport: transport, allowlist: allowlist, options: options,
             now: tokenClient.now, logger: logger, dpopNonces: dpopNonces

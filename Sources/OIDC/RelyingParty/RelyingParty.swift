@@ -9,7 +9,9 @@ public import Logging
 /// ```swift
 /// let rp = try await RelyingParty.discover(issuer: "https://login.example.com", clientID: "my-cli")
 /// let login = try await rp.loopbackLogin().run { url in print("Opening \(url)") }
-/// let session = try await rp.keep(login, in: try FileKeychain(), as: key, allowlist: .default(for: api))
+/// let store = try FileKeychain()
+/// try await rp.save(login, in: store, as: key)
+/// let session = rp.session(store: store, key: key, allowlist: .default(for: api))
 /// ```
 ///
 /// Each method is a short composition of the public parts underneath (``TokenClient``,
@@ -31,40 +33,18 @@ public struct RelyingParty: Sendable {
     public let logger: Logger?
     /// The transport every request goes through.
     public var transport: any HTTPTransport { tokenClient.transport }
-    /// When ``authorizationURL(for:)`` pushes a login's parameters to the provider (RFC 9126):
-    /// ``PushedAuthorizationUse/whenRequired`` by default. Set it before the relying party is shared.
-    public var pushedAuthorization: PushedAuthorizationUse = .whenRequired
-    /// The client's private key that signs every authorization request as a request object (RFC
-    /// 9101, JAR) when set: ``authorizationURL(for:)`` then sends the request's parameters only
-    /// inside that object, by value or through a pushed authorization request. The provider must
-    /// have its public key (the client's registered JWKS). `nil` (the default) signs nothing.
-    public var requestObjectKey: JWSSigningKey?
-    /// Whether logins get DPoP-bound tokens (RFC 9449), and with which key: ``DPoPUse/off`` by
-    /// default; ``DPoPUse/on`` makes a new ES256 key for each login, which the login keeps
-    /// (``StoredLogin/dpopKey``). The code is bound too (`dpop_jkt`), every token request carries a
-    /// proof, and a `Bearer` answer is refused.
-    public var dpop: DPoPUse = .off
-    /// The security profile every login is held to: ``SecurityProfile/none`` by default;
-    /// ``SecurityProfile/fapi2`` pushes every authorization request, requires the `iss` of RFC 9207
-    /// in every callback and ID tokens signed with PS256, ES256 or EdDSA, and refuses, before
-    /// anything is sent, a login without a sender constraint or with shared-secret client
-    /// authentication (``checkSecurityProfile()``).
-    public var securityProfile: SecurityProfile = .none
+    /// The settings every login and session of this relying party follow, given when it was made:
+    /// the front channel, DPoP, the security profile, the response mode.
+    public internal(set) var configuration: Configuration
     /// The DPoP nonces of the provider and its APIs, shared by copies of this relying party.
     let dpopNonces = DPoPNonces()
-    /// The `response_mode` of every login's request (``authorizationRequest(redirectURI:scopes:configure:)``):
-    /// `nil` (the default) sends none. ``AuthorizationResponseMode/jwt`` asks for signed responses
-    /// (JARM), which ``completeLogin(callback:for:now:)`` and ``LoopbackLogin`` verify with the
-    /// provider's keys before anything in them is used, refusing a plain `code` as a downgrade.
-    /// FAPI 2.0 Message Signing needs it; the plain Security Profile does not. Set it before the
-    /// relying party is shared.
-    public var responseMode: AuthorizationResponseMode?
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.
     ///
     /// A client secret given for a provider configured with ``ClientAuthenticationMethod/none`` is
-    /// sent with `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored.
+    /// sent with `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored
+    /// (``ClientAuthentication/init(secret:for:)``).
     ///
     /// - Parameters:
     ///   - provider: the provider's endpoints and quirks.
@@ -73,20 +53,17 @@ public struct RelyingParty: Sendable {
     ///   - transport: sends every request; the shared ``NIOHTTPTransport`` by default.
     ///   - requestOptions: timeout and size limit of the token-endpoint requests.
     ///   - logger: where every part logs, never a secret; `nil` (the default) logs nothing. To give
-    ///     each part its own label, build the parts and use ``init(tokenClient:keys:logger:)``.
+    ///     each part its own label, build the parts and use ``init(tokenClient:keys:logger:configuration:)``.
+    ///   - configuration: the settings of every login and session; the defaults when not given.
     public init(
         provider: ProviderConfiguration, clientID: String, clientSecret: Secret? = nil,
         transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
-        logger: Logger? = nil
+        logger: Logger? = nil, configuration: Configuration = Configuration()
     ) {
-        var provider = provider
-        if clientSecret != nil, provider.clientAuthentication == .none { provider.clientAuthentication = .clientSecretBasic }
-        let client = TokenClient(
-            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, requestOptions: requestOptions,
-            logger: logger
+        self.init(
+            provider: provider, clientID: clientID, authentication: ClientAuthentication(secret: clientSecret, for: provider), transport: transport,
+            requestOptions: requestOptions, logger: logger, configuration: configuration
         )
-        let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: logger) }
-        self.init(tokenClient: client, keys: keys, logger: logger)
     }
 
     /// A relying party of a provider whose endpoints are known, whose client authenticates with
@@ -99,35 +76,41 @@ public struct RelyingParty: Sendable {
     ///   - transport: sends every request; the shared ``NIOHTTPTransport`` by default.
     ///   - requestOptions: timeout and size limit of the provider's endpoints.
     ///   - logger: where every part logs, never a secret; `nil` (the default) logs nothing.
+    ///   - configuration: the settings of every login and session; the defaults when not given.
     public init(
         provider: ProviderConfiguration, clientID: String, authentication: ClientAuthentication,
         transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
-        logger: Logger? = nil
+        logger: Logger? = nil, configuration: Configuration = Configuration()
     ) {
         let client = TokenClient(
             provider: provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: requestOptions,
             logger: logger
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: logger) }
-        self.init(tokenClient: client, keys: keys, logger: logger)
+        self.init(tokenClient: client, keys: keys, logger: logger, configuration: configuration)
     }
 
     /// A relying party from its parts, for a token client or key cache configured beyond what
-    /// ``init(provider:clientID:clientSecret:transport:requestOptions:logger:)`` offers (a logger per
-    /// part, a clock, a key cache's ages).
-    public init(tokenClient: TokenClient, keys: JWKSCache?, logger: Logger? = nil) {
+    /// ``init(provider:clientID:clientSecret:transport:requestOptions:logger:configuration:)`` offers
+    /// (a logger per part, a clock, a key cache's ages).
+    /// The configuration's ``Configuration/providerStages`` run after the token client's own stages.
+    public init(tokenClient: TokenClient, keys: JWKSCache?, logger: Logger? = nil, configuration: Configuration = Configuration()) {
+        var tokenClient = tokenClient
+        tokenClient.stages += configuration.providerStages
         self.tokenClient = tokenClient
         self.keys = keys
         self.logger = logger
+        self.configuration = configuration
     }
 
     /// A relying party of the provider that publishes its metadata at `issuer` (OpenID Connect
-    /// Discovery, or RFC 8414). With a `preset`, the preset's quirks (client authentication, extra
-    /// headers, issuer matching, default scopes) are laid over the discovered endpoints
-    /// (``ProviderConfiguration/merging(_:)``). Without one, a confidential client authenticates as
-    /// the provider's `token_endpoint_auth_methods_supported` allows, and logins ask for `openid`
-    /// (plus `offline_access` when the provider offers it) unless told otherwise. `requestOptions`
-    /// (a timeout, say) hold for the discovery and every later call to the provider.
+    /// Discovery, or RFC 8414), as ``ProviderConfiguration/discover(issuer:preset:confidential:transport:requestOptions:logger:)``
+    /// finds it. With a `preset`, the preset's quirks (client authentication, extra headers, issuer
+    /// matching, default scopes) are laid over the discovered endpoints. Without one, a
+    /// confidential client authenticates as the provider's `token_endpoint_auth_methods_supported`
+    /// allows, and logins ask for `openid` (plus `offline_access` when the provider offers it)
+    /// unless told otherwise. `requestOptions` (a timeout, say) hold for the discovery and every
+    /// later call to the provider.
     ///
     /// - Throws: what ``ProviderDiscovery/metadata(for:)`` throws (`issuerMismatch`, transient
     ///   errors, …). Metadata without an authorization endpoint is accepted (a provider for client
@@ -135,12 +118,13 @@ public struct RelyingParty: Sendable {
     public static func discover(
         issuer: String, clientID: String, clientSecret: Secret? = nil, preset: ProviderConfiguration? = nil,
         transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
-        logger: Logger? = nil
+        logger: Logger? = nil, configuration: Configuration = Configuration()
     ) async throws(OIDCError) -> RelyingParty {
-        let provider = try await discovered(
-            issuer, preset: preset, confidential: clientSecret != nil, transport: transport, requestOptions: requestOptions, logger: logger)
+        let provider = try await ProviderConfiguration.discover(
+            issuer: issuer, preset: preset, confidential: clientSecret != nil, transport: transport, requestOptions: requestOptions, logger: logger)
         return RelyingParty(
-            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, requestOptions: requestOptions, logger: logger)
+            provider: provider, clientID: clientID, clientSecret: clientSecret, transport: transport, requestOptions: requestOptions, logger: logger,
+            configuration: configuration)
     }
 
     /// A relying party of the provider at `issuer`, by discovery, whose client authenticates with
@@ -150,28 +134,20 @@ public struct RelyingParty: Sendable {
     public static func discover(
         issuer: String, clientID: String, authentication: ClientAuthentication, preset: ProviderConfiguration? = nil,
         transport: any HTTPTransport = NIOHTTPTransport.shared, requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
-        logger: Logger? = nil
+        logger: Logger? = nil, configuration: Configuration = Configuration()
     ) async throws(OIDCError) -> RelyingParty {
-        let provider = try await discovered(
-            issuer, preset: preset, confidential: false, transport: transport, requestOptions: requestOptions, logger: logger)
+        let provider = try await ProviderConfiguration.discover(
+            issuer: issuer, preset: preset, transport: transport, requestOptions: requestOptions, logger: logger)
         return RelyingParty(
             provider: provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: requestOptions,
-            logger: logger)
+            logger: logger, configuration: configuration)
     }
 
-    /// The provider at `issuer` by discovery: `preset` laid over it, or its metadata's configuration
-    /// (a confidential client's method chosen from what it supports).
-    private static func discovered(
-        _ issuer: String, preset: ProviderConfiguration?, confidential: Bool, transport: any HTTPTransport, requestOptions: HTTPRequestOptions,
-        logger: Logger?
-    ) async throws(OIDCError) -> ProviderConfiguration {
-        let metadata = try await ProviderDiscovery(transport: transport, requestOptions: requestOptions, logger: logger).metadata(for: issuer)
-        if let preset { return preset.merging(metadata) }
-        return try metadata.configuration(confidential: confidential, defaultScopes: metadata.defaultLoginScopes)
-    }
-
-    /// ``keys``, or the one error that says a login cannot complete without them.
-    func requireKeys() throws(OIDCError) -> JWKSCache {
+    /// ``keys``, or the one error that says a login cannot complete without them: for a flow built
+    /// from the parts, before anything is sent.
+    ///
+    /// - Throws: ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri`.
+    public func requireKeys() throws(OIDCError) -> JWKSCache {
         guard let keys else {
             throw OIDCError(
                 .missingParameter,

@@ -31,20 +31,24 @@ extension AuthenticatedSession {
         /// login is kept. ``RelyingParty/session(store:key:allowlist:options:)`` sets its own.
         public var refreshedIDTokenKeys: JWKSCache?
         /// The signature algorithms a refreshed ID token may use; ``IDTokenVerifier``'s default (the
-        /// asymmetric ones) when `nil`. ``RelyingParty/session(store:key:allowlist:options:)`` of a
-        /// relying party whose ``RelyingParty/securityProfile`` is ``SecurityProfile/fapi2`` narrows
-        /// it to PS256, ES256 and EdDSA (FAPI 2.0 §5.4.1), as at login.
+        /// asymmetric ones) when `nil`. The ``securityProfile`` narrows them further.
         public var refreshedIDTokenAlgorithms: Set<JWSAlgorithm>?
         /// Your own stages of the resource pipeline (tracing, metrics, a header; see <doc:Pipelines>),
         /// in order: each sees every request as it leaves, with the access token's header and its
         /// proof, and each answer as it comes back, before the library's nonce retry and refresh.
         public var stages: [any HTTPStage] = []
+        /// The security profile the session holds refreshed ID tokens to, as its login was held:
+        /// ``SecurityProfile/none`` by default; ``SecurityProfile/fapi2`` takes PS256, ES256 and EdDSA
+        /// only (FAPI 2.0 §5.4.1). ``RelyingParty/session(store:key:allowlist:options:)`` sets the
+        /// relying party's (``RelyingParty/Configuration/securityProfile``) unless one is given.
+        public var securityProfile: SecurityProfile
 
         /// Options with the given values; every one has a default.
         public init(
             refreshMargin: Duration = .seconds(60), requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
             temporarilyUnavailableDelay: Duration = .seconds(60), inFlightRefreshWait: Duration = .seconds(10),
-            refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil
+            refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil,
+            securityProfile: SecurityProfile = .none, stages: [any HTTPStage] = []
         ) {
             self.refreshMargin = refreshMargin
             self.requestOptions = requestOptions
@@ -52,6 +56,8 @@ extension AuthenticatedSession {
             self.inFlightRefreshWait = inFlightRefreshWait
             self.refreshedIDTokenKeys = refreshedIDTokenKeys
             self.refreshedIDTokenAlgorithms = refreshedIDTokenAlgorithms
+            self.securityProfile = securityProfile
+            self.stages = stages
         }
 
         /// These options with every duration brought into its documented range: a negative one

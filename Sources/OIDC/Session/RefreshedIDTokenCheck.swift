@@ -3,7 +3,8 @@ internal import Logging
 
 /// The rules a refreshed ID token must pass to replace the one verified at login (OIDC Core §12.2):
 /// a valid signature by the provider's keys with an allowed algorithm (the session's
-/// ``AuthenticatedSession/Options/refreshedIDTokenAlgorithms``: FAPI 2.0's under that profile), the same issuer and subject, this client, the new
+/// ``AuthenticatedSession/Options/refreshedIDTokenAlgorithms``, within those of the session's
+/// ``AuthenticatedSession/Options/securityProfile``), the same issuer and subject, this client, the new
 /// access token's `at_hash`, and the original `auth_time`. Its nonce is not checked (providers
 /// repeat the original one or send none).
 struct RefreshedIDTokenCheck {
@@ -15,6 +16,8 @@ struct RefreshedIDTokenCheck {
     let keys: JWKSCache
     /// The signature algorithms allowed; the verifier's default when `nil`.
     var algorithms: Set<JWSAlgorithm>? = nil
+    /// The profile the login was held to, which holds the refreshed token too.
+    var profile: SecurityProfile = .none
 
     /// The verified token, or the rule it broke.
     func verify(_ idToken: Secret, accessToken: Secret, now: Date) async throws(OIDCError) -> IDToken {
@@ -24,10 +27,10 @@ struct RefreshedIDTokenCheck {
                 context: ["claim": "sub"]
             )
         }
-        var verifier = IDTokenVerifier(issuer: login.issuer, clientID: login.clientID, nonce: .notChecked)
-        verifier.issuerMatching = issuerMatching
-        verifier.accessToken = accessToken
-        if let algorithms { verifier.allowedAlgorithms = verifier.allowedAlgorithms.intersection(algorithms) }
+        var verifier = IDTokenVerifier(
+            tokenResponseOf: login.issuer, clientID: login.clientID, nonce: .notChecked, accessToken: accessToken, issuerMatching: issuerMatching,
+            profile: profile)
+        if let algorithms { verifier.allowedAlgorithms.formIntersection(algorithms) }
         let verified = try await verifier.verify(idToken.revealedValue, keys: keys, now: now)
         if verified.claims.subject != subject {
             throw OIDCError(.invalidClaim, "The refreshed ID token is about another user (sub differs).", context: ["claim": "sub"])
@@ -52,7 +55,8 @@ extension AuthenticatedSession {
         answer.idToken = nil
         guard let keys = options.refreshedIDTokenKeys else { return answer }
         let check = RefreshedIDTokenCheck(
-            login: login, issuerMatching: client.provider.issuerMatching, keys: keys, algorithms: options.refreshedIDTokenAlgorithms)
+            login: login, issuerMatching: client.provider.issuerMatching, keys: keys, algorithms: options.refreshedIDTokenAlgorithms,
+            profile: options.securityProfile)
         do {
             _ = try await check.verify(idToken, accessToken: answer.accessToken, now: now())
             answer.idToken = idToken

@@ -1,7 +1,7 @@
 internal import Foundation
 
 /// A completed login: tokens whose ID token passed every check of OIDC Core §3.1.3.7, with the
-/// client and provider they belong to. Keep it with ``RelyingParty/keep(_:in:as:allowlist:attributes:options:)``
+/// client and provider they belong to. Keep it with ``RelyingParty/save(_:in:as:attributes:)``
 /// or ``StoredLogin/init(_:attributes:)``.
 public struct VerifiedLogin: Sendable {
     /// The tokens of the code exchange; their ID token is the one verified.
@@ -15,7 +15,7 @@ public struct VerifiedLogin: Sendable {
     public let issuer: String
     /// The provider the tokens came from, as configured.
     public let provider: ProviderConfiguration
-    /// The DPoP key the tokens are bound to, when the login asked for DPoP (``RelyingParty/dpop``);
+    /// The DPoP key the tokens are bound to, when the login asked for DPoP (``RelyingParty/Configuration/dpop``);
     /// ``StoredLogin/init(_:attributes:)`` keeps it with them.
     public var dpopKey: DPoPKey?
 

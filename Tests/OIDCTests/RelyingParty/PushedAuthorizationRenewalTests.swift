@@ -28,10 +28,11 @@ struct PushedAuthorizationRenewalTests {
             let target = try await rp.authorizationTarget(for: request)
             try listener.serve(request, redirectingTo: target.url)
             let delays = Delays()
-            await LoopbackLogin.renewAuthorizationURL(request, expiresAt: try #require(target.expiresAt), listener: listener, rp, logger: nil) { delay in
+            let clock = LoginClock(sleep: { delay in
                 // The fourth wait ends the renewal, as the end of the login would.
                 if await delays.add(delay) >= 4 { throw CancellationError() }
-            }
+            })
+            await LoopbackLogin.renewAuthorizationURL(request, expiresAt: try #require(target.expiresAt), listener: listener, rp, logger: nil, clock: clock)
             await listener.close()
             let waited = await delays.values
             #expect(waited.count == 4)

@@ -252,11 +252,18 @@ struct PushedAuthorizationTests {
             var login = rp.loopbackLogin()
             login.browser = nil
             login.timeout = .seconds(25)  // without the renewal, the provider's error page leaves the login waiting
+            // The renewal waits on this clock, moved with the provider's: no wall-clock wait.
+            let time = ManualLoginClock()
+            login.clock = time.clock
             let shown = Shown()
             let opener = Task {
                 // A user who opens the link late: after the first renewal (at 10 s), when the first
                 // request URI has expired (at 12 s).
-                try await Task.sleep(for: .seconds(13))
+                await time.sleepsStarted(1)
+                await provider.advanceClock(by: 10)
+                time.advance(by: 10)
+                await time.sleepsStarted(2)  // renewed: the start URL leads to the new request URI
+                await provider.advanceClock(by: 3)
                 return try await Self.signIn(at: shown)
             }
             let verified = try await login.run { url in Task { await shown.set(url) } }

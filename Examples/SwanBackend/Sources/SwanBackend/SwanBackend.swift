@@ -81,7 +81,7 @@ public struct SwanBackend: Sendable {
         do {
             let verified = try await swan.completeLogin(callback: callback, for: login)
             let sessionID = try RandomToken.generate()
-            _ = try await swan.keep(verified, in: sessions, as: try key(forSession: sessionID), allowlist: .default(for: settings.apiURL))
+            try await swan.save(verified, in: sessions, as: try key(forSession: sessionID))
 
             var answer = Response.redirect(to: Self.link(settings.appLoginLink, ["session": sessionID]), type: .found)
             answer.headers[.cacheControl] = "no-store"

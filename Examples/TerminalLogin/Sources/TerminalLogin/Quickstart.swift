@@ -6,7 +6,9 @@ func signInAndCallAPI(issuer: String, clientID: String, api: URL) async throws -
     let rp = try await RelyingParty.discover(issuer: issuer, clientID: clientID)
     let login = try await rp.loopbackLogin().run { url in print("Sign in at \(url)") }
     let key = TokenStoreKey(service: "my-tool", account: clientID)
-    let session = try await rp.keep(login, in: try FileKeychain(), as: key, allowlist: .default(for: api))
+    let store = try FileKeychain()
+    try await rp.save(login, in: store, as: key)
+    let session = rp.session(store: store, key: key, allowlist: .default(for: api))
     return try await session.send(HTTPRequest(url: api))
 }
 

@@ -29,8 +29,7 @@ public struct TerminalLogin: Sendable {
         login.browser = browser
         login.timeout = timeout
         let verified = try await login.run(showing: show)
-        _ = try await relyingParty.keep(verified, in: keychain, as: key, allowlist: HostAllowlist([]))
-        return StoredLogin(verified)
+        return try await relyingParty.save(verified, in: keychain, as: key)
     }
 
     /// A session that sends the stored access token to `api`'s host (and its subdomains) only,
