@@ -29,15 +29,17 @@ extension TestProvider {
     ///   - authentication: how the client authenticates; from its registration and secret when `nil`.
     ///   - transport: sends the requests; the shared `NIOHTTPTransport` by default.
     ///   - logger: where the relying party's parts log; `nil` logs nothing.
-    /// - Throws: what `RelyingParty.discover(issuer:clientID:authentication:preset:transport:requestOptions:logger:)` throws.
+    ///   - configuration: the relying party's settings (DPoP, the front channel, a profile, your
+    ///     pipeline stages); the defaults when not given.
+    /// - Throws: what `RelyingParty.discover(issuer:clientID:authentication:preset:transport:requestOptions:logger:configuration:)` throws.
     public func relyingParty(
         client: Client = .default, authentication: OIDC.ClientAuthentication? = nil, transport: any HTTPTransport = NIOHTTPTransport.shared,
-        logger: Logger? = nil
+        logger: Logger? = nil, configuration: RelyingParty.Configuration = RelyingParty.Configuration()
     ) async throws(OIDCError) -> RelyingParty {
         let method = ClientAuthenticationMethod(rawValue: client.authentication.rawValue) ?? .none
         return try await RelyingParty.discover(
             issuer: issuer, clientID: client.id, authentication: authentication ?? OIDC.ClientAuthentication(method: method, secret: client.secret),
-            preset: providerConfiguration, transport: transport, logger: logger
+            preset: providerConfiguration, transport: transport, logger: logger, configuration: configuration
         )
     }
 
