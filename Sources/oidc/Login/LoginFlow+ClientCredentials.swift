@@ -23,11 +23,7 @@ extension LoginFlow {
         )
         stored.grant = request.grant
         stored.dpopKey = dpopKey
-        let login = stored
-        do { try await keychain.withLock(key) { try keychain.save(login, for: key) } } catch let error as OIDCError { throw error } catch {
-            throw OIDCError(.storageFailure, "The tokens could not be stored: \(error)")
-        }
-        return stored
+        return try await rp.save(stored, in: keychain, as: key)
     }
 }
 

@@ -43,11 +43,7 @@ extension LoginFlow {
         approved.grant = .deviceCode
         // The grant in its attributes too, for an earlier oidc that shares the store.
         approved.attributes = attributes.merging(StoredLogin.Grant.deviceCode.legacyAttributes) { $1 }
-        let stored = approved
-        do { try await keychain.withLock(key) { try keychain.save(stored, for: key) } } catch let error as OIDCError { throw error } catch {
-            throw OIDCError(.storageFailure, "The tokens could not be stored: \(error)")
-        }
-        return stored
+        return try await rp.save(approved, in: keychain, as: key)
     }
 
     /// Polls until the user approves, while `countdown` counts down and `--timeout` (when given) runs.

@@ -20,9 +20,9 @@ extension LoginFlow {
             transport: transport, now: CLIClock.now, logger: CLILog.logger(.token)
         )
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
-        var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
-        try profile.configure(&rp)
-        return rp
+        var configuration = RelyingParty.Configuration()
+        try profile.configure(&configuration, provider: provider)
+        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session), configuration: configuration)
     }
 
     /// The provider and the client authentication methods it lists (when discovered): the Schibsted

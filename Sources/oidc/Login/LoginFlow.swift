@@ -71,7 +71,7 @@ struct LoginFlow {
     /// The browser login through the loopback listener.
     func browserLogin(_ rp: RelyingParty) async throws -> Outcome {
         let profile = self.profile
-        if rp.provider.requiresSignedRequestObjects, rp.requestObjectKey == nil {
+        if rp.provider.requiresSignedRequestObjects, rp.configuration.frontChannel.requestObjectKey == nil {
             throw ValidationError(
                 "\(rp.provider.issuer) takes only signed request objects (RFC 9101): give --client-auth private_key_jwt --private-key-file FILE (the key it has registered for this client); --request-object then signs with it")
         }
@@ -105,8 +105,7 @@ struct LoginFlow {
 
     /// Stores `verified` under the store's lock, with the profile's attributes.
     func keep(_ verified: VerifiedLogin, _ rp: RelyingParty, since clock: CallbackClock) async throws -> Outcome {
-        _ = try await rp.keep(verified, in: keychain, as: key, allowlist: HostAllowlist([]), attributes: attributes)
-        let stored = StoredLogin(verified, attributes: attributes)
+        let stored = try await rp.save(verified, in: keychain, as: key, attributes: attributes)
         return Outcome(stored: stored, verified: verified, relyingParty: rp, callbackToStored: clock.elapsed)
     }
 

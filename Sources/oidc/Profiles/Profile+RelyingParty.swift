@@ -1,7 +1,7 @@
 import OIDC
 
 extension Profile {
-    /// Applies the profile's settings to the relying party: `--par` (every browser login's request
+    /// Applies the profile's settings to the configuration of the relying party of `provider`: `--par` (every browser login's request
     /// pushed), `--dpop` (the tokens bound to a new key of each login), `--fapi2` (the FAPI 2.0
     /// Security Profile, which also holds refreshed ID tokens to its algorithms), `--jarm` (signed
     /// authorization responses), and the key that signs request objects: with `--request-object`,
@@ -12,13 +12,13 @@ extension Profile {
     /// (`LoginFlow`) and for the commands that use a stored login (`ProfileLogin`).
     ///
     /// - Throws: a usage error (exit 2) when the request objects' key cannot be used.
-    func configure(_ rp: inout RelyingParty) throws {
-        if pushedAuthorization { rp.pushedAuthorization = .always }
-        if dpop { rp.dpop = .on }
-        if fapi2 { rp.securityProfile = .fapi2 }
-        if signedResponses { rp.responseMode = .jwt }
-        if signsRequestObjects || (rp.provider.requiresSignedRequestObjects && privateKeyFile != nil) {
-            rp.requestObjectKey = try requestObjectKey()
+    func configure(_ configuration: inout RelyingParty.Configuration, provider: ProviderConfiguration) throws {
+        if pushedAuthorization { configuration.frontChannel.pushedAuthorization = .always }
+        if dpop { configuration.dpop = .on }
+        if fapi2 { configuration.securityProfile = .fapi2 }
+        if signedResponses { configuration.responseMode = .jwt }
+        if signsRequestObjects || (provider.requiresSignedRequestObjects && privateKeyFile != nil) {
+            configuration.frontChannel.requestObjectKey = try requestObjectKey()
         }
     }
 }

@@ -99,14 +99,14 @@ struct ProfileLogin {
                 now: CLIClock.now, logger: CLILog.logger(.token)
             )
         let keys = client.provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
-        var rp = RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session))
         // The profile that configured this login configures its relying party: a --fapi2 profile
         // holds refreshed ID tokens to FAPI 2.0's algorithms, as its login was.
-        try (boundProfile ?? Profile()).configure(&rp)
+        var configuration = RelyingParty.Configuration()
+        try (boundProfile ?? Profile()).configure(&configuration, provider: client.provider)
         // The login, not the profile, says whether tokens are bound: a DPoP-bound client-credentials
         // login asks for its next tokens bound to a new key too; a bearer login stays one.
-        rp.dpop = login.dpopThumbprint != nil ? .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) : .off
-        return rp
+        configuration.dpop = login.isDPoPBound ? .newKeyPerLogin(login.dpopKey?.algorithm ?? .es256) : .off
+        return RelyingParty(tokenClient: client, keys: keys, logger: CLILog.logger(.session), configuration: configuration)
     }
 
     /// A session over this login that refreshes through the provider's token endpoint and keeps

@@ -81,8 +81,7 @@ public struct SchibstedLogin: Sendable {
         case .notOurs: return .notOurs
         case .authorized(let response):
             let verified = try await relyingParty.completeLogin(response, for: request)
-            let login = StoredLogin(verified, attributes: ["environment": environment.description])
-            try await keychain.withLock(key) { try keychain.save(login, for: key) }
+            let login = try await relyingParty.save(verified, in: keychain, as: key, attributes: ["environment": environment.description])
             return .loggedIn(login)
         }
     }
