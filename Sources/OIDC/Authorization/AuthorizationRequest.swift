@@ -159,7 +159,7 @@ public struct AuthorizationRequest: Sendable {
             result.append(.init("max_age", String(maxAge)))
         }
         if let uiLocales, !uiLocales.isEmpty { result.append(.init("ui_locales", uiLocales)) }
-        if let dpopKey { result.append(.init("dpop_jkt", dpopKey.thumbprint)) }
+        result += dpopBindingParameters
 
         var extraNames = Set<String>()
         for parameter in additionalParameters {

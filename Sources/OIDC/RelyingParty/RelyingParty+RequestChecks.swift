@@ -9,11 +9,7 @@ extension RelyingParty {
     /// - Throws: ``OIDCError/Code/invalidArgument`` for a request without its DPoP key;
     ///   ``OIDCError/Code/profileViolation`` for one the profile refuses.
     func checkSettings(of request: AuthorizationRequest, sending: Bool) throws(OIDCError) {
-        if configuration.dpop != .off, request.dpopKey == nil {
-            throw .invalidArgument(
-                "DPoP is on, and this request has no DPoP key (AuthorizationRequest.dpopKey): its tokens would come back unbound. Make the request with authorizationRequest(redirectURI:) of this relying party."
-            )
-        }
+        try requireDPoPKey(of: request)
         try configuration.securityProfile.check(request, sending: sending)
     }
 }

@@ -26,15 +26,8 @@ extension RelyingParty {
         scopes: [String] = [], parameters: [OAuthParameter] = [], allowlist: HostAllowlist, store: any TokenStore = InMemoryTokenStore(),
         key: TokenStoreKey? = nil, options: AuthenticatedSession.Options = AuthenticatedSession.Options()
     ) -> AuthenticatedSession {
-        let relyingParty = self
-        var makeKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?
-        if configuration.dpop != .off {
-            makeKey = {
-                do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
-            }
-        }
         let source = AuthenticatedSession.TokenSource(
-            kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: makeKey))
+            kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: serviceDPoPKeyMaker))
         var options = options
         options.stages = configuration.resourceStages + options.stages
         return AuthenticatedSession(

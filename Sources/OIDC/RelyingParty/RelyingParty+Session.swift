@@ -48,7 +48,7 @@ extension RelyingParty {
     ) -> AuthenticatedSession {
         var options = options
         if options.refreshedIDTokenKeys == nil { options.refreshedIDTokenKeys = keys }
-        if options.securityProfile == .none { options.securityProfile = configuration.securityProfile }
+        options.securityProfile = options.securityProfile.orElse(configuration.securityProfile)
         options.stages = configuration.resourceStages + options.stages
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(tokenClient), transport: transport, allowlist: allowlist, options: options,

@@ -70,7 +70,7 @@ extension AuthenticatedSession {
             tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider,
             attributes: stored?.attributes ?? [:]
         )
-        login.dpopKey = client.dpop?.key
+        login.dpopKey = client.provingKey
         login.grant = .clientCredentials(scopes: scopes, parameters: parameters)
         await keep(login, replacing: nil)
         return .done(login)

@@ -51,14 +51,7 @@ extension StoredLogin {
             if !grant.parameters.isEmpty { members["parameters"] = grant.parameters.map { [$0.name, $0.value] } }
             object["grant"] = members
         }
-        if let dpopThumbprint {
-            var dpop: [String: Any] = ["jkt": dpopThumbprint]
-            if let dpopKey {
-                dpop["alg"] = dpopKey.algorithm.rawValue
-                dpop["key"] = try dpopKey.privateKeyPEM()
-            }
-            object["dpop"] = dpop
-        }
+        object["dpop"] = try serializedDPoPBinding()
         do {
             return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
         } catch {
@@ -131,14 +124,9 @@ extension StoredLogin {
             issuer: issuer, clientID: clientID, subject: try optionalString(object["subject"], "subject"), provider: provider,
             attributes: attributes
         )
-        if let dpop = object["dpop"] {
-            guard let members = dpop.objectValue, let thumbprint = members["jkt"]?.stringValue else { throw corrupt("dpop has no jkt") }
-            // A key that is missing or does not read is a lost key: the session asks to log in again.
-            let key = members["key"]?.stringValue.flatMap { pem in
-                try? DPoPKey(pem: pem, algorithm: members["alg"]?.stringValue.flatMap(JWSAlgorithm.init(rawValue:)))
-            }
-            dpopKey = key
-            dpopThumbprint = thumbprint
+        if let member = object["dpop"] {
+            guard let binding = Self.dpopBinding(member) else { throw corrupt("dpop has no jkt") }
+            (dpopThumbprint, dpopKey) = binding
         }
         switch object["grant"] {
         case nil, .null?: grant = Grant(legacyAttributes: attributes)

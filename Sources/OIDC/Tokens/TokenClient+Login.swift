@@ -52,7 +52,7 @@ extension TokenClient {
         }
         let verified = try await verifier.verify(idToken.revealedValue, keys: keys, now: now ?? self.now())
         var login = VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: verifier.issuer, provider: provider)
-        login.dpopKey = dpop?.key
+        login.dpopKey = provingKey
         return login
     }
 }

@@ -70,6 +70,9 @@ public struct SecurityProfile: Sendable, Hashable, RawRepresentable, CaseIterabl
 }
 
 extension SecurityProfile {
+    /// This profile, or `fallback` when this is ``none``: a session's own profile, else its relying party's.
+    func orElse(_ fallback: SecurityProfile) -> SecurityProfile { self == .none ? fallback : self }
+
     /// Checks `relyingParty`'s settings against this profile before a login sends anything: each
     /// rule of the profile's table in turn (for FAPI 2.0: a provider with pushed authorization
     /// requests, a sender constraint, the algorithms of every key, `private_key_jwt` or mTLS client

@@ -35,13 +35,13 @@ extension SecurityProfileRule {
                 : "the provider \(rp.provider.issuer) names no pushed_authorization_request_endpoint; use a provider that offers PAR (RFC 9126), or set ProviderConfiguration.pushedAuthorizationRequestEndpoint."
         },
         fapi2(senderConstraint) { rp in
-            rp.configuration.dpop != .off || rp.sendsCertificateBoundTokens ? nil
+            rp.bindsTokensWithDPoP || rp.sendsCertificateBoundTokens ? nil
                 : "the tokens would be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
         },
         // A certificate alone does not bind the tokens: the provider must say it binds them, since
         // a certificate-bound token looks like any other to the client (no token_type to check).
         fapi2(senderConstraint) { rp in
-            rp.configuration.dpop != .off || rp.provider.tlsClientCertificateBoundAccessTokens ? nil
+            rp.bindsTokensWithDPoP || rp.provider.tlsClientCertificateBoundAccessTokens ? nil
                 : "the transport presents a client certificate, but the provider \(rp.provider.issuer) does not say it binds access tokens to it (tls_client_certificate_bound_access_tokens), so they may be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or, when the provider does bind them without saying so, set ProviderConfiguration.tlsClientCertificateBoundAccessTokens = true."
         },
         fapi2(cryptography) { rp in

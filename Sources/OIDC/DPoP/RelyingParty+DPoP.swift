@@ -44,6 +44,28 @@ extension RelyingParty {
         return key
     }
 
+    /// Whether this relying party's logins get DPoP-bound tokens (``Configuration/dpop`` is not off).
+    var bindsTokensWithDPoP: Bool { configuration.dpop != .off }
+
+    /// A maker of each new client-credentials token set's DPoP key, when DPoP is on: for a service
+    /// session, whose tokens are renewed without a login.
+    var serviceDPoPKeyMaker: (@Sendable () -> Result<DPoPKey?, OIDCError>)? {
+        guard bindsTokensWithDPoP else { return nil }
+        let relyingParty = self
+        return {
+            do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
+        }
+    }
+
+    /// Refuses a request made without the DPoP key this relying party's logins need (a `configure`
+    /// closure that replaced it, or a request made elsewhere): its tokens would come back unbound.
+    func requireDPoPKey(of request: AuthorizationRequest) throws(OIDCError) {
+        guard bindsTokensWithDPoP, request.dpopKey == nil else { return }
+        throw .invalidArgument(
+            "DPoP is on, and this request has no DPoP key (AuthorizationRequest.dpopKey): its tokens would come back unbound. Make the request with authorizationRequest(redirectURI:) of this relying party."
+        )
+    }
+
     /// The token client, proving possession of `key` when there is one (a key from
     /// ``makeDPoPKey()``), with this relying party's nonces: for grants you call yourself.
     public func tokenClient(proving key: DPoPKey?) -> TokenClient {
