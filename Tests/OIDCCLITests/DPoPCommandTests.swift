@@ -128,6 +128,26 @@ struct DPoPCommandTests {
         }
     }
 
+    @Test("proof for a DPoP-bound login whose key is lost exits 2, as documented, saying to log in again; nothing on stdout")
+    func proofWithoutItsKey() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(LoginCommandTests.loginArguments(provider) + ["--dpop"])
+            #expect(login.status == 0, "\(login.stderr)")
+            var stored = try #require(try sandbox.storedLogin("work"))
+            #expect(stored.isDPoPBound)
+            stored.dpopKey = nil
+            let lost = stored
+            let keychain = try FileKeychain(directory: URL(fileURLWithPath: sandbox.store))
+            let key = TokenStoreKey(service: "oidc", account: "work")
+            try await keychain.withLock(key) { try keychain.save(lost, for: key) }
+            let refused = try await sandbox.run(["proof", "--method", "GET", "--url", provider.protectedResourceURL, "--profile", "work"])
+            #expect(refused.status == 2, "\(refused.stderr)")
+            #expect(refused.stdout.isEmpty)
+            #expect(refused.stderr.contains("missing") && refused.stderr.contains("Log in again"), "\(refused.stderr)")
+        }
+    }
+
     /// The nonce claim of the proof `oidc proof` printed, `nil` when it has none.
     static func nonce(ofProof result: CommandResult) throws -> String? {
         try UnverifiedJWT(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims["nonce"]?.stringValue

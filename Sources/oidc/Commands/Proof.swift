@@ -55,7 +55,12 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
         guard let target = URL(string: url) else { throw ValidationError("--url is not a URL") }
         let stored = try ProfileLogin.load(storeOptions)
         let login = stored.login
-        guard let key = try login.dpopProofKey(describedAs: "of profile '\(storeOptions.profileName)'") else {
+        let provable: DPoPKey?
+        do { provable = try login.dpopProofKey(describedAs: "of profile '\(storeOptions.profileName)'") } catch {
+            // Exit 2, as documented: the login is there, its key is not (oidc token says 4 for the same login).
+            throw OIDCError(.invalidArgument, error.message + " (oidc login --dpop --profile \(storeOptions.profileName))", context: error.context)
+        }
+        guard let key = provable else {
             throw OIDCError(
                 .invalidArgument,
                 "The login of profile '\(storeOptions.profileName)' is not DPoP-bound, so it needs no proof: log in with --dpop for DPoP-bound tokens.",
