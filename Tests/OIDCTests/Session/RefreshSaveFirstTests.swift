@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Security review 3, M2: a refresh spends the stored refresh token at the provider; its rotated
