@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import OIDC
 
 /// The promises of `TokenStore`, checked against your store: run it from a test of a keychain,
@@ -49,6 +49,7 @@ public enum TokenStoreConformance {
         /// One line per problem: the check, then what was seen.
         public let problems: [String]
 
+        /// The problems as one message, one line each.
         public var description: String {
             "The store breaks \(problems.count) promise(s) of TokenStore:\n" + problems.map { "- " + $0 }.joined(separator: "\n")
         }
