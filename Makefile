@@ -37,8 +37,13 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/oidc"
 
 # The whole suite: the package's tests, the command's tests again against the binary users install,
-# the documentation check, then every example's (built, tested, README commands run).
-test: test-package test-installed docs examples
+# the documentation check, then every example's (built, tested, README commands run); each step in
+# turn, saying how long it took, so a slow run shows where its minutes went.
+test:
+	@for step in test-package test-installed docs examples; do \
+		started=$$(date +%s); $(MAKE) --no-print-directory $$step || exit $$?; \
+		echo "make test: $$step took $$(( $$(date +%s) - started )) s" >&2; \
+	done
 
 # DocC archives of OIDC and OIDCTesting without a warning; a doc comment on every public symbol.
 docs: deps
