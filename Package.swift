@@ -92,10 +92,16 @@ let package = Package(
             path: "Benchmarks/oidc-bench",
             swiftSettings: strictSettings
         ),
+        // The helper executables' `say` and `fail`.
+        .target(
+            name: "HelperSupport",
+            path: "Tests/Helpers/HelperSupport",
+            swiftSettings: strictSettings
+        ),
         // The FileKeychain tests' writer, killed mid-write and holding the lock from another process.
         .executableTarget(
             name: "oidc-store-writer",
-            dependencies: ["OIDC"],
+            dependencies: ["OIDC", "HelperSupport"],
             path: "Tests/Helpers/StoreWriter",
             swiftSettings: strictSettings
         ),
@@ -110,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "oidc-postgres-worker",
             dependencies: [
-                "OIDC", "OIDCPostgres",
+                "OIDC", "OIDCPostgres", "HelperSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -128,10 +134,21 @@ let package = Package(
             path: "Benchmarks/oidc-postgres-bench",
             swiftSettings: strictSettings
         ),
+        // What the test targets share: free ports, the raw HTTP client, the log recorder, the
+        // session fixture, the helper processes' lines.
+        .target(
+            name: "OIDCTestSupport",
+            dependencies: [
+                "OIDC", "OIDCTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/OIDCTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OIDCPostgresTests",
             dependencies: [
-                "OIDC", "OIDCTesting", "OIDCPostgres", "oidc-postgres-worker",
+                "OIDC", "OIDCTesting", "OIDCTestSupport", "OIDCPostgres", "oidc-postgres-worker",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -140,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "OIDCTests",
             dependencies: [
-                "OIDC", "OIDCTesting", "oidc-store-writer",
+                "OIDC", "OIDCTesting", "OIDCTestSupport", "oidc-store-writer",
                 // The transport tests' own small servers.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -153,13 +170,13 @@ let package = Package(
         ),
         .testTarget(
             name: "OIDCTestingTests",
-            dependencies: ["OIDCTesting", "OIDC"],
+            dependencies: ["OIDCTesting", "OIDC", "OIDCTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "OIDCCLITests",
-            dependencies: ["oidc", "oidc-store-writer", "oidc-test-browser", "OIDC", "OIDCTesting"],
+            dependencies: ["oidc", "oidc-store-writer", "oidc-test-browser", "OIDC", "OIDCTesting", "OIDCTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OIDC
 import OIDCPostgres
+import OIDCTestSupport
 import PostgresNIO
 import Testing
 
@@ -29,8 +30,8 @@ struct PostgresConnectionURLTests {
         TestDatabase.available, arguments: [nil, "require", "verify-ca", "verify-full"] as [String?])
     func tlsRequired(sslmode: String?) async throws {
         let url = try Self.testURL(sslmode: sslmode)
-        let log = StoreLogLines()
-        var configuration = try PostgresConnectionURL.configuration(from: url, logger: log.logger())
+        let log = LogRecorder()
+        var configuration = try PostgresConnectionURL.configuration(from: url, logger: log.logger("oidc.store"))
         configuration.options.connectTimeout = .seconds(5)
         #expect(log.all.isEmpty, "\(log.all.map(\.text))")
         let client = PostgresClient(configuration: configuration)
@@ -57,8 +58,8 @@ struct PostgresConnectionURLTests {
     func preferWarns() async throws {
         for mode in ["prefer", "allow"] {
             let url = try Self.testURL(sslmode: mode)
-            let log = StoreLogLines()
-            _ = try PostgresConnectionURL.configuration(from: url, logger: log.logger())
+            let log = LogRecorder()
+            _ = try PostgresConnectionURL.configuration(from: url, logger: log.logger("oidc.store"))
             #expect(log.all.count == 1 && log.all.allSatisfy { $0.level == .warning }, "\(log.all.map(\.text))")
             #expect(log.all.contains { $0.text.contains("sslmode=\(mode)") && $0.text.contains("sslmode=require") && $0.text.contains("host=127.0.0.1") })
             let password = try Self.password(of: url)
@@ -70,8 +71,8 @@ struct PostgresConnectionURLTests {
                 try await client.query("DROP TABLE \(unescaped: store.table)").drain()
             }
         }
-        let quiet = StoreLogLines()
-        _ = try PostgresConnectionURL.configuration(from: try Self.testURL(sslmode: "disable"), logger: quiet.logger())
+        let quiet = LogRecorder()
+        _ = try PostgresConnectionURL.configuration(from: try Self.testURL(sslmode: "disable"), logger: quiet.logger("oidc.store"))
         #expect(quiet.all.isEmpty)
     }
 
@@ -83,8 +84,8 @@ struct PostgresConnectionURLTests {
             #expect(error.code == .invalidArgument && error.message.contains("require (the default)"), "\(error)")
             #expect(!"\(error)".contains("secret-password-123"))
         }
-        let log = StoreLogLines()
-        let socket = try PostgresConnectionURL.configuration(from: "postgres://oidc@/app?host=/var/run/postgresql", logger: log.logger())
+        let log = LogRecorder()
+        let socket = try PostgresConnectionURL.configuration(from: "postgres://oidc@/app?host=/var/run/postgresql", logger: log.logger("oidc.store"))
         #expect(socket.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
         #expect(log.all.isEmpty)
     }

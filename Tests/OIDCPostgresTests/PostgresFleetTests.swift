@@ -2,6 +2,7 @@ import Foundation
 import OIDC
 import OIDCPostgres
 import OIDCTesting
+import OIDCTestSupport
 import PostgresNIO
 import Testing
 
@@ -49,12 +50,8 @@ struct PostgresFleetTests {
     static func makeSession(
         _ provider: TestProvider, _ store: PostgresTokenStore, _ transport: NIOHTTPTransport, inFlightRefreshWait: Duration = .seconds(10)
     ) async throws -> AuthenticatedSession {
-        let configuration = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer).configuration()
-        let client = TokenClient(provider: configuration, clientID: TestProvider.Client.default.id, transport: transport)
-        return AuthenticatedSession(
-            store: store, key: key, source: .refreshToken(client), transport: transport,
-            allowlist: .default(for: try #require(URL(string: provider.issuer))),
-            options: AuthenticatedSession.Options(inFlightRefreshWait: inFlightRefreshWait))
+        try await SessionFixture(provider: provider, transport: transport, store: store, key: key)
+            .session(options: AuthenticatedSession.Options(inFlightRefreshWait: inFlightRefreshWait))
     }
 
     @Test("8 processes find the same login expired at once: 1 refresh, the same new token for all, nobody logged out")
@@ -100,8 +97,8 @@ struct PostgresFleetTests {
         try await withTestProvider { provider in
             try await withNIOHTTPTransport { transport in
                 try await TestDatabase.withStore { plainStore, client in
-                    let log = StoreLogLines()
-                    let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger())
+                    let log = LogRecorder()
+                    let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger("oidc.store"))
                     let before = try await Self.injectExpiredLogin(provider, into: store)
                     let session = try await Self.makeSession(provider, store, transport)
                     await provider.failNextTokenRequests(1, with: .delay(.seconds(1)))
@@ -109,7 +106,7 @@ struct PostgresFleetTests {
 
                     // End the backend that holds this login's lock once the refresh is at the provider (the
                     // row read), while the provider answers.
-                    for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    try await provider.waitForRequests(.token)
                     try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
                     // Marked in flight in the row before the refresh token was sent.
                     let marked = try #require(try await store.load(Self.key))
@@ -163,7 +160,7 @@ struct PostgresFleetTests {
             // The first refresh waits at the provider before it is handled (its token not spent yet).
             await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
             let firstRefresh = Task { try await first.validTokens() }
-            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await provider.waitForRequests(.token)
             try #require(await provider.requestCount(.token) == 1, "the first refresh never reached the provider")
             let secondRefresh = Task { try await second.validTokens() }
             try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the second instance never waited")
@@ -255,7 +252,7 @@ struct PostgresFleetTests {
         try await Self.withTwoInstances { provider, store, admin, _, first, second in
             await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
             let firstRefresh = Task { try await first.validTokens() }
-            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await provider.waitForRequests(.token)
             try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
             let logout = Task { try await second.logout(revoke: false) }
             try #require(try await TestDatabase.waitForLockWaiter(admin, store, Self.key), "the logout never waited")
@@ -305,7 +302,7 @@ struct PostgresFleetTests {
             let refresh = Task { try await session.validTokens() }
 
             // Wait until the refresh is at the provider (it holds the lock and has read the row), however slow the machine.
-            for _ in 0..<500 where await provider.requestCount(.token) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await provider.waitForRequests(.token)
             try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
             try await admin.query("ALTER DATABASE \(unescaped: database) WITH ALLOW_CONNECTIONS false").drain()
             try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database)").drain()

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCPostgres
+import OIDCTestSupport
 import PostgresNIO
 import Testing
 
@@ -242,9 +243,9 @@ struct PostgresTokenStoreTests {
 
     @Test("the lock is lost while another instance waits: that instance takes it, and the first one's save and load are refused, not done without the lock")
     func lostLockFencesWrites() async throws {
-        let log = StoreLogLines()
+        let log = LogRecorder()
         try await TestDatabase.withStore { plainStore, admin in
-            let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger())
+            let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger("oidc.store"))
             try await store.save(TestDatabase.login("access-old"), for: Self.key)
             try await TestDatabase.withClient { otherClient in
                 let other = try PostgresTokenStore(client: otherClient, encryption: store.encryption, table: store.table)

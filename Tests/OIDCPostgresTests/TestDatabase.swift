@@ -3,6 +3,7 @@ import Logging
 import OIDC
 import OIDCPostgres
 import OIDCTesting
+import OIDCTestSupport
 import PostgresNIO
 import Synchronization
 import Testing
@@ -180,35 +181,6 @@ extension TestDatabase {
     }
 }
 
-/// Every line a store logs, rendered as a handler would print it (message and metadata).
-final class StoreLogLines: Sendable {
-    private let lines = Mutex<[(level: Logger.Level, text: String)]>([])
-
-    var all: [(level: Logger.Level, text: String)] { lines.withLock { $0 } }
-
-    /// A logger at `trace` whose lines are kept here.
-    func logger() -> Logger {
-        var logger = Logger(label: "oidc.store") { _ in Handler(lines: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let lines: StoreLogLines
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            let text = "\(event.message) " + all.keys.sorted().map { "\($0)=\(all[$0]!)" }.joined(separator: " ")
-            lines.lines.withLock { $0.append((event.level, text)) }
-        }
-    }
-}
-
 /// How many tasks are inside a lock at once.
 final class LockCounter: Sendable {
     private let state = Mutex((inside: 0, maximum: 0, entries: 0))
@@ -218,92 +190,29 @@ final class LockCounter: Sendable {
     var snapshot: (inside: Int, maximum: Int, entries: Int) { state.withLock { $0 } }
 }
 
-/// A running `oidc-postgres-worker`: lines from its standard output, a line to its standard input,
-/// its exit. Its pipes are read on threads of their own: a blocking read on Dispatch's global
-/// queues would hold a thread Swift's concurrency needs (on Linux they share one pool), and
-/// sixteen workers starve every task of the process. Every wait is bounded (the worker is killed
-/// after 60 s).
-final class WorkerProcess: Sendable {
-    /// Built beside the test bundle.
-    static var url: URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("oidc-postgres-worker").path) {
-            directory.deleteLastPathComponent()
-        }
-        return directory.appendingPathComponent("oidc-postgres-worker")
-    }
+/// A running `oidc-postgres-worker` (killed after 60 s): its lines, its exit status (minus the
+/// signal when killed).
+struct WorkerProcess: Sendable {
+    let process: HelperProcess
 
-    let pid: Int32
-    private let child: ChildProcess
-    private let lines: AsyncStream<String>
-    private let exits: AsyncStream<Int32>
-    private let errorOutput = Mutex("")
-
-    var standardError: String { errorOutput.withLock { $0 } }
-
-    /// Started with posix_spawn (OIDCTesting's ChildProcess), not Foundation's Process, which can
-    /// crash a test process with many descriptors open.
     init(_ mode: String, environment: [String: String]) throws {
-        let child = try ChildProcess(
-            Self.url.path, [mode], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, writesInput: true)
-        self.child = child
-        pid = child.pid
-        let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
-        let (lines, line) = AsyncStream.makeStream(of: String.self)
-        self.lines = lines
-        self.exits = exits
-        Thread.detachNewThread {
-            var pending = ""
-            for _ in 0..<100_000 {
-                let chunk = child.readOutput()
-                if chunk.isEmpty { break }
-                pending += chunk
-                while let newline = pending.firstIndex(of: "\n") {
-                    line.yield(String(pending[..<newline]))
-                    pending = String(pending[pending.index(after: newline)...])
-                }
-            }
-            line.finish()
-        }
-        Thread.detachNewThread {
-            switch child.waitForTermination() {
-            case .exited(let code): exited.yield(code)
-            case .signalled(let signal): exited.yield(-signal)
-            }
-            exited.finish()
-        }
-        Thread.detachNewThread { [self] in
-            let text = child.standardError
-            errorOutput.withLock { $0 = text }
-        }
+        process = try HelperProcess("oidc-postgres-worker", [mode], environment: environment, writesInput: true, watchdog: .seconds(60))
     }
 
-    func send(_ line: String) { child.writeInput(line + "\n") }
-    func kill() { sendKill(pid) }
+    var pid: Int32 { process.pid }
+    var standardError: String { process.standardError }
+    func send(_ line: String) { process.send(line) }
+    func kill() { process.kill() }
 
     /// The next line the worker prints (`nil` when it exits first or after 60 s).
-    func nextLine() async -> String? {
-        let watchdog = Task { [pid] in
-            try await Task.sleep(for: .seconds(60))
-            sendKill(pid)
-        }
-        defer { watchdog.cancel() }
-        for await line in lines { return line }
-        return nil
-    }
+    func nextLine() async -> String? { await process.nextLine() }
 
     /// The exit status (minus the signal when killed); the worker is killed after 60 s.
     func exitStatus() async -> Int32 {
-        let watchdog = Task { [pid] in
-            try await Task.sleep(for: .seconds(60))
-            sendKill(pid)
+        switch await process.exitStatus() {
+        case .exited(let code): code
+        case .signalled(let signal): -signal
+        case .timedOut: -1
         }
-        defer { watchdog.cancel() }
-        for await status in exits { return status }
-        return -1
     }
-}
-
-private func sendKill(_ pid: Int32) {
-    _ = kill(pid, SIGKILL)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A DPoP key and the proofs a client makes with it (RFC 9449 §4.2), written out here from the
@@ -45,7 +46,7 @@ struct DPoPTestKey {
 enum DPoPRequests {
     static let redirectURI = "http://127.0.0.1:53682/callback"
 
-    static func header(_ proof: String) -> HTTPTestClient.Header { .init(name: "DPoP", value: proof) }
+    static func header(_ proof: String) -> RawHTTPClient.Header { .init(name: "DPoP", value: proof) }
 
     /// `/authorize` for the default client, with `extra` parameters (`dpop_jkt`); the code.
     static func authorize(_ provider: TestProvider, pkce: PKCE, extra: KeyValuePairs<String, String> = [:]) async throws -> String {
@@ -55,20 +56,20 @@ enum DPoPRequests {
             OAuthParameter("code_challenge_method", "S256"),
         ]
         parameters += extra.map { OAuthParameter($0.key, $0.value) }
-        let response = try await HTTPTestClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode(parameters))
+        let response = try await RawHTTPClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode(parameters))
         #expect(response.status == 302)
         return try #require(try response.redirectParameters()["code"])
     }
 
-    static func exchange(_ provider: TestProvider, code: String, pkce: PKCE, proof: String?) async throws -> HTTPTestResponse {
-        try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+    static func exchange(_ provider: TestProvider, code: String, pkce: PKCE, proof: String?) async throws -> RawHTTPClient.Response {
+        try await RawHTTPClient.postForm(provider.tokenEndpoint, [
             "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "client_id": "test-client",
             "code_verifier": pkce.verifier.revealedValue,
         ], headers: proof.map { [header($0)] } ?? [])
     }
 
-    static func refresh(_ provider: TestProvider, _ refreshToken: String, proof: String?) async throws -> HTTPTestResponse {
-        try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+    static func refresh(_ provider: TestProvider, _ refreshToken: String, proof: String?) async throws -> RawHTTPClient.Response {
+        try await RawHTTPClient.postForm(provider.tokenEndpoint, [
             "grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": "test-client",
         ], headers: proof.map { [header($0)] } ?? [])
     }
@@ -83,21 +84,21 @@ enum DPoPRequests {
     }
 
     /// `GET` `url` with `Authorization: DPoP token` and the proof, when given.
-    static func get(_ url: String, token: String, scheme: String = "DPoP", proof: String?) async throws -> HTTPTestResponse {
-        var headers = [HTTPTestClient.Header(name: "Authorization", value: "\(scheme) \(token)")]
+    static func get(_ url: String, token: String, scheme: String = "DPoP", proof: String?) async throws -> RawHTTPClient.Response {
+        var headers = [RawHTTPClient.Header(name: "Authorization", value: "\(scheme) \(token)")]
         if let proof { headers.append(header(proof)) }
-        return try await HTTPTestClient.get(url, headers: headers)
+        return try await RawHTTPClient.get(url, headers: headers)
     }
 
     /// What introspection says of `token`, asked by the default client.
     static func introspect(_ provider: TestProvider, _ token: String) async throws -> [String: Any] {
-        let response = try await HTTPTestClient.postForm(provider.introspectionEndpoint, ["token": token, "client_id": "test-client"])
+        let response = try await RawHTTPClient.postForm(provider.introspectionEndpoint, ["token": token, "client_id": "test-client"])
         #expect(response.status == 200)
         return try response.json()
     }
 
     /// The `error` of a JSON error body.
-    static func error(_ response: HTTPTestResponse) -> String? {
+    static func error(_ response: RawHTTPClient.Response) -> String? {
         (try? response.json())?["error"] as? String
     }
 }

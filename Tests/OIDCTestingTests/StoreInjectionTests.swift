@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 @Suite("Token injection", .timeLimit(.minutes(1)))
@@ -15,11 +16,11 @@ struct StoreInjectionTests {
             #expect(stored == login)
             #expect(stored.provider?.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
 
-            let me = try await HTTPTestClient.get(
+            let me = try await RawHTTPClient.get(
                 provider.protectedResourceURL, headers: [.init(name: "Authorization", value: "Bearer \(stored.tokens.accessToken.revealedValue)")]
             )
             #expect(me.status == 200)
-            let refreshed = try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+            let refreshed = try await RawHTTPClient.postForm(provider.tokenEndpoint, [
                 "grant_type": "refresh_token", "refresh_token": try #require(stored.tokens.refreshToken).revealedValue, "client_id": "test-client",
             ])
             #expect(refreshed.status == 200)

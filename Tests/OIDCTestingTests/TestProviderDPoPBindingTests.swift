@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// What DPoP binds at the test provider: refresh tokens, codes through `dpop_jkt` and pushed
@@ -43,7 +44,7 @@ struct TestProviderDPoPBindingTests {
             #expect(redeemed.status == 200)
             #expect(try redeemed.json()["token_type"] as? String == "DPoP")
 
-            let malformed = try await HTTPTestClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode([
+            let malformed = try await RawHTTPClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode([
                 OAuthParameter("response_type", "code"), OAuthParameter("client_id", "test-client"),
                 OAuthParameter("redirect_uri", DPoPRequests.redirectURI), OAuthParameter("code_challenge", pkce.challenge),
                 OAuthParameter("code_challenge_method", "S256"), OAuthParameter("dpop_jkt", "short"),
@@ -55,16 +56,16 @@ struct TestProviderDPoPBindingTests {
     /// A push for the default client, with a proof when given and `extra` parameters.
     static func push(
         _ provider: TestProvider, pkce: PKCE, proof: String?, extra: KeyValuePairs<String, String> = [:]
-    ) async throws -> HTTPTestResponse {
+    ) async throws -> RawHTTPClient.Response {
         var form = [
             OAuthParameter("response_type", "code"), OAuthParameter("client_id", "test-client"),
             OAuthParameter("redirect_uri", DPoPRequests.redirectURI), OAuthParameter("scope", "openid"),
             OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", "S256"),
         ]
         form += extra.map { OAuthParameter($0.key, $0.value) }
-        var headers = [HTTPTestClient.Header(name: "Content-Type", value: "application/x-www-form-urlencoded")]
+        var headers = [RawHTTPClient.Header(name: "Content-Type", value: "application/x-www-form-urlencoded")]
         if let proof { headers.append(DPoPRequests.header(proof)) }
-        return try await HTTPTestClient.send("POST", provider.issuer + "/par", headers: headers, body: Array(FormEncoding.encode(form).utf8))
+        return try await RawHTTPClient.send("POST", provider.issuer + "/par", headers: headers, body: Array(FormEncoding.encode(form).utf8))
     }
 
     @Test("a proof with a pushed request binds the code to its key (RFC 9449 §10.1); a dpop_jkt of another key is refused")
@@ -84,7 +85,7 @@ struct TestProviderDPoPBindingTests {
             let pushed = try await Self.push(provider, pkce: pkce, proof: try key.proof("POST", par))
             #expect(pushed.status == 201)
             let requestURI = try #require(try pushed.json()["request_uri"] as? String)
-            let authorized = try await HTTPTestClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode([
+            let authorized = try await RawHTTPClient.get(provider.authorizationEndpoint + "?" + FormEncoding.encode([
                 OAuthParameter("client_id", "test-client"), OAuthParameter("request_uri", requestURI),
             ]))
             let code = try #require(try authorized.redirectParameters()["code"])
@@ -119,10 +120,10 @@ struct TestProviderDPoPBindingTests {
             #expect(try service.json()["token_type"] as? String == "DPoP")
             #expect(try service.json()["refresh_token"] == nil)
 
-            let device = try await HTTPTestClient.postForm(provider.deviceAuthorizationEndpoint, ["client_id": "test-client", "scope": "openid"])
+            let device = try await RawHTTPClient.postForm(provider.deviceAuthorizationEndpoint, ["client_id": "test-client", "scope": "openid"])
             let deviceCode = try #require(try device.json()["device_code"] as? String)
             #expect(await provider.approveDeviceLogin(userCode: try #require(try device.json()["user_code"] as? String)))
-            let polled = try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+            let polled = try await RawHTTPClient.postForm(provider.tokenEndpoint, [
                 "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": deviceCode, "client_id": "test-client",
             ], headers: [DPoPRequests.header(try key.proof("POST", provider.tokenEndpoint))])
             #expect(try polled.json()["token_type"] as? String == "DPoP")

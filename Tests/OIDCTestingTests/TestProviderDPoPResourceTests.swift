@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// DPoP-bound tokens at the test provider's protected resource and userinfo endpoint (RFC 9449 §7, §9).
@@ -13,7 +14,7 @@ struct TestProviderDPoPResourceTests {
         return (key, try #require(tokens["access_token"] as? String))
     }
 
-    static func challenge(_ response: HTTPTestResponse) -> String { response.header("WWW-Authenticate") ?? "" }
+    static func challenge(_ response: RawHTTPClient.Response) -> String { response.header("WWW-Authenticate") ?? "" }
 
     @Test("a bound token with its proof is accepted at /api/me and /userinfo; sent as a bearer token it is refused under the DPoP scheme")
     func boundTokenAtResource() async throws {
@@ -106,13 +107,13 @@ struct TestProviderDPoPResourceTests {
             let unbound = try await DPoPRequests.get(url, token: bearer, proof: try key.proof("GET", url, accessToken: bearer))
             #expect(Self.challenge(unbound).hasPrefix(#"DPoP error="invalid_token""#))
             #expect(try await DPoPRequests.get(url, token: bearer, scheme: "Bearer", proof: nil).status == 200)
-            let missing = try await HTTPTestClient.get(url)
+            let missing = try await RawHTTPClient.get(url)
             #expect(Self.challenge(missing) == "Bearer")
         }
         var required = TestProvider.Configuration()
         required.dpop = .required
         try await withTestProvider(required) { provider in
-            let missing = try await HTTPTestClient.get(provider.protectedResourceURL)
+            let missing = try await RawHTTPClient.get(provider.protectedResourceURL)
             #expect(missing.status == 401)
             #expect(Self.challenge(missing).hasPrefix(#"DPoP algs=""#))
         }

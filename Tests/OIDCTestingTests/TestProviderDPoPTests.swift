@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// DPoP (RFC 9449) at the test provider's token and pushed authorization endpoints, driven over
@@ -16,8 +17,8 @@ struct TestProviderDPoPTests {
     }
 
     /// `client_credentials` for the confidential client, with the proof when given.
-    static func serviceToken(_ provider: TestProvider, proof: String?) async throws -> HTTPTestResponse {
-        try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+    static func serviceToken(_ provider: TestProvider, proof: String?) async throws -> RawHTTPClient.Response {
+        try await RawHTTPClient.postForm(provider.tokenEndpoint, [
             "grant_type": "client_credentials", "client_id": "service", "client_secret": "service-secret",
         ], headers: proof.map { [DPoPRequests.header($0)] } ?? [])
     }
@@ -43,7 +44,7 @@ struct TestProviderDPoPTests {
             #expect(proofs.first?.claims["htm"] == "POST")
             #expect(proofs.first?.header["typ"] == "dpop+jwt")
 
-            let discovery = try await HTTPTestClient.get(provider.discoveryURL).json()
+            let discovery = try await RawHTTPClient.get(provider.discoveryURL).json()
             let algorithms = try #require(discovery["dpop_signing_alg_values_supported"] as? [String])
             #expect(algorithms.contains("ES256") && algorithms.contains("PS256") && algorithms.contains("EdDSA") && !algorithms.contains("HS256"))
         }
@@ -68,7 +69,7 @@ struct TestProviderDPoPTests {
             let key = try DPoPTestKey()
             let ignored = try await Self.serviceToken(provider, proof: try key.proof("POST", provider.tokenEndpoint))
             #expect(try ignored.json()["token_type"] as? String == "Bearer")
-            #expect(try await HTTPTestClient.get(provider.discoveryURL).json()["dpop_signing_alg_values_supported"] == nil)
+            #expect(try await RawHTTPClient.get(provider.discoveryURL).json()["dpop_signing_alg_values_supported"] == nil)
             #expect(await provider.dpopProofs(.token).isEmpty)
         }
     }
@@ -174,7 +175,7 @@ struct TestProviderDPoPTests {
     func brokenProof(_ broken: Broken) async throws {
         try await withTestProvider(Self.configuration()) { provider in
             let proofs = try broken.proof(try DPoPTestKey(), provider.tokenEndpoint)
-            let response = try await HTTPTestClient.postForm(provider.tokenEndpoint, [
+            let response = try await RawHTTPClient.postForm(provider.tokenEndpoint, [
                 "grant_type": "client_credentials", "client_id": "service", "client_secret": "service-secret",
             ], headers: proofs.map(DPoPRequests.header))
             #expect(response.status == 400)

@@ -63,25 +63,34 @@ struct KeyRing: Sendable {
 /// different keys; each provider still names its key with a `kid` of its own, so a token of one is
 /// never found among another's keys. Rotated keys (``TestProvider/rotateKeys()``) are
 /// always new.
+///
+/// Each key is made once even when hundreds of providers start together: the first provider to
+/// take an empty slot makes its key while the others of that slot wait for it, instead of each
+/// making one of its own and keeping the first.
 final class StartingRSAKeys: Sendable {
     static let shared = StartingRSAKeys()
     static let count = 8
-    private let state = Mutex<(keys: [TestSigningKey?], next: Int)>((Array(repeating: nil, count: StartingRSAKeys.count), 0))
+
+    /// One key, made on first use.
+    private final class Slot: Sendable {
+        let key = Mutex<TestSigningKey?>(nil)
+    }
+
+    private let slots = (0..<StartingRSAKeys.count).map { _ in Slot() }
+    private let turn = Mutex(0)
 
     /// The next key of the turn, under `keyID`; made first when its slot is still empty.
     func next(keyID: String) throws -> TestSigningKey {
-        let (slot, made) = state.withLock { state in
-            defer { state.next += 1 }
-            let slot = state.next % Self.count
-            return (slot, state.keys[slot])
+        let slot = slots[turn.withLock { turn in
+            defer { turn += 1 }
+            return turn % Self.count
+        }]
+        let key = try slot.key.withLock { key throws -> TestSigningKey in
+            if let key { return key }
+            let made = try TestSigningKey.generate(.rs256)
+            key = made
+            return made
         }
-        if let made { return made.withKeyID(keyID) }
-        let key = try TestSigningKey.generate(.rs256)
-        let kept = state.withLock { state -> TestSigningKey in
-            if let first = state.keys[slot] { return first }
-            state.keys[slot] = key
-            return key
-        }
-        return kept.withKeyID(keyID)
+        return key.withKeyID(keyID)
     }
 }

@@ -18,6 +18,8 @@ actor ProviderState {
     private var faults: [TestProvider.Endpoint: [TestProvider.Fault]] = [:]
     /// Requests that came through an mTLS endpoint alias (RFC 8705 §5), by endpoint.
     var aliasRequestCounts: [TestProvider.Endpoint: Int] = [:]
+    /// Tests waiting for a counter to reach a number (`RequestWaiters.swift`).
+    var requestWaiters = RequestWaiters()
 
     var codes: [String: AuthorizationCodeRecord] = [:]
     var pendingLogins: [String: (authorization: ValidatedAuthorization, expiresAt: Date)] = [:]
@@ -88,6 +90,7 @@ actor ProviderState {
         requestCounts[endpoint, default: 0] += 1
         if let grantType { grantCounts[grantType, default: 0] += 1 }
         if let formParameters { formRequests[endpoint, default: []].append(formParameters) }
+        resumeWaiters()
         guard var queue = faults[endpoint], !queue.isEmpty else { return nil }
         let fault = queue.removeFirst()
         faults[endpoint] = queue

@@ -11,19 +11,11 @@
 // Environment: OIDC_TEST_DATABASE_URL, OIDC_TABLE, OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_SERVICE,
 // OIDC_ACCOUNT, OIDC_TOKEN_KEY (the encoded encryption key), OIDC_TOKEN_KEY_ID (its id, optional).
 import Foundation
+import HelperSupport
 import Logging
 import OIDC
 import OIDCPostgres
 import PostgresNIO
-
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data(("oidc-postgres-worker: " + message + "\n").utf8))
-    exit(1)
-}
 
 func variable(_ name: String) -> String {
     guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { fail("\(name) is not set") }

@@ -13,6 +13,7 @@
 // Runs with umask 0, to show that the store's modes do not depend on the umask. Prints "started"
 // before its first write.
 import Foundation
+import HelperSupport
 import OIDC
 
 #if canImport(Glibc)
@@ -20,15 +21,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data(("oidc-store-writer: " + message + "\n").utf8))
-    exit(1)
-}
 
 /// Generation `generation`'s login; the tests rebuild it to check what they read back.
 func login(_ generation: String) -> StoredLogin {

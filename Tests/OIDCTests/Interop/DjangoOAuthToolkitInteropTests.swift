@@ -55,7 +55,7 @@ struct DjangoOAuthToolkitInteropTests {
 
         let refreshed = try await session.refreshNow()
         #expect(refreshed.accessToken != stored.tokens.accessToken)
-        let kept = try #require(try await store.load(key))
+        let kept = try #require(await store.load(key))
         #expect(kept.tokens.accessToken == refreshed.accessToken && kept.subject == nil)
         #expect(try await session.send(HTTPRequest(url: userinfo)).status == 200)
     }

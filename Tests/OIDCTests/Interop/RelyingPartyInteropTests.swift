@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -24,21 +25,6 @@ struct RelyingPartyInteropTests {
             let browser = TestBrowser(formValues: ["sub": sub])
             Task { _ = try await browser.open(url) }
         }
-    }
-
-    /// A port nothing listens on right now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw OIDCError(.invalidArgument, "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// A relying party of a confidential client registered for `redirectURI` (RFC 7591).
@@ -144,7 +130,7 @@ struct RelyingPartyInteropTests {
 
     @Test("a loopback login: the listener on the registered port, the provider's form filled in, the ID token verified")
     func loopbackLogin() async throws {
-        let port = try Self.freePort()
+        let port = try freePort()
         let rp = try await Self.relyingParty(redirectURI: "http://127.0.0.1:\(port)/callback")
         var login = rp.loopbackLogin(scopes: ["openid", "email"])
         login.listener = LoopbackRedirectListener.Configuration(endpoints: [try .init(parsing: "127.0.0.1:\(port)")])

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// Request targets in absolute form (`GET http://127.0.0.1:PORT/path HTTP/1.1`, RFC 9112 §3.2.2),
@@ -8,7 +9,7 @@ import Testing
 /// path only, so the start URL's random path is never logged (security review 3, I1).
 @Suite("Loopback redirect listener: absolute-form targets", .timeLimit(.minutes(1)))
 struct LoopbackAbsoluteFormTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
 
     @Test("an absolute-form start URL redirects like its path, and the log says <start>, never the random path")

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// The listener's bounds on connections: how many, how long silent, how long a request head may take,
 /// and who gives way when all slots are taken (security review 3, L1).
 @Suite("Loopback redirect listener: connection limits", .timeLimit(.minutes(1)))
 struct LoopbackLimitsTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
 
     /// The start of a request head that never ends, as a slow client sends it.

@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// The start URL opened twice (security review 3, M1): another local program that opened it first
@@ -7,7 +8,7 @@ import Testing
 /// during the wait or within the callback grace, and it aborts the login instead of letting it be swapped.
 @Suite("Loopback redirect listener: a start URL opened twice", .timeLimit(.minutes(1)))
 struct LoopbackRaceTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
 
     static func configuration(grace: Duration) -> LoopbackRedirectListener.Configuration {

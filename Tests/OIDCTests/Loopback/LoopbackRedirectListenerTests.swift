@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 @Suite("Loopback redirect listener", .timeLimit(.minutes(1)))
 struct LoopbackRedirectListenerTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
 
     // MARK: Binding
 
@@ -47,7 +48,7 @@ struct LoopbackRedirectListenerTests {
 
     @Test(
         "127.0.0.1 and ::1 share one port and one redirect URI",
-        .enabled(if: LoopbackTestClient.canBindIPv6Loopback, "::1 cannot be bound on this machine (no IPv6 loopback)")
+        .enabled(if: RawHTTPClient.canBindIPv6Loopback, "::1 cannot be bound on this machine (no IPv6 loopback)")
     )
     func dualStack() async throws {
         try await withListener(.init(endpoints: [.ipv4, .ipv6])) { listener in
@@ -333,7 +334,7 @@ struct LoopbackRedirectListenerTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         task.cancel()
-        throw LoopbackTestClient.Failure(description: "The wait did not start within 2 s")
+        throw RawHTTPClient.Failure(description: "The wait did not start within 2 s")
     }
 
     /// Starts a listener, runs `body`, and closes the listener whatever happens.

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// `serve(_:)`: the login is served before the wait starts, so a browser quicker than the caller's
 /// `waitForAuthorization` (a launcher returns at once) never meets a "not ready" page.
 @Suite("Loopback listener: serving before the wait", .timeLimit(.minutes(1)))
 struct LoopbackServeTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
 
     @Test("after serve, the start URL redirects at once; a callback before the wait is kept for it")
     func earlyBrowser() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// How a wait ends: the first valid callback, a timeout, a cancellation, `close()`, a second wait or
 /// a request that does not lead here; in every case the listener's port is closed.
 @Suite("Loopback redirect listener: ending the wait", .timeLimit(.minutes(1)))
 struct LoopbackWaitEndTests {
-    typealias Client = LoopbackTestClient
+    typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
 
     @Test("the listener closes right after the first valid callback")

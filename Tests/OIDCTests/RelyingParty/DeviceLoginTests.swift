@@ -43,7 +43,7 @@ struct DeviceLoginTests {
             let userCode = login.userCode
             Task {
                 // Approved after the third poll: the polls before it show the waits.
-                for _ in 0..<300 where await provider.devicePollTimes().count < 3 { try await Task.sleep(for: .milliseconds(100)) }
+                try await provider.waitForRequests(.token, count: 3, grantType: "urn:ietf:params:oauth:grant-type:device_code")
                 await provider.approveDeviceLogin(userCode: userCode)
             }
             _ = try await login.waitForTokens()
@@ -253,7 +253,7 @@ struct DeviceLoginTests {
             let before = stored.tokens.accessToken.revealedValue
             let refreshed = try await session.refreshNow()
             #expect(refreshed.accessToken.revealedValue != before)
-            let kept = try #require(try await store.load(key))
+            let kept = try #require(await store.load(key))
             #expect(kept.tokens.accessToken == refreshed.accessToken && kept.subject == nil)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import OIDC
+@testable import OIDC
 import Testing
 
 @Suite("Pending authorizations of a server")
@@ -42,10 +42,11 @@ struct PendingAuthorizationsTests {
 
     @Test("a login older than the lifetime is gone")
     func expiry() async throws {
-        let pending = PendingAuthorizations(lifetime: .seconds(1))
+        let clock = InstantClock()
+        let pending = PendingAuthorizations(lifetime: .seconds(1), capacity: 10_000, now: { clock.now })
         let request = try Self.request()
         let id = try await pending.begin(request)
-        try await Task.sleep(for: .milliseconds(1100))
+        clock.advance(by: .milliseconds(1100))
         #expect(await pending.count == 0)
         #expect(await pending.end(id, callback: Self.callback(request)) == nil)
         #expect(await pending.end(id) == nil)
@@ -64,4 +65,12 @@ struct PendingAuthorizationsTests {
         for _ in 0..<1000 { _ = await pending.end(try await pending.begin(Self.request())) }
         #expect(await pending.count == 0)
     }
+}
+
+/// A `ContinuousClock` instant the test moves by hand.
+private final class InstantClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var instant = ContinuousClock.now
+    var now: ContinuousClock.Instant { lock.withLock { instant } }
+    func advance(by duration: Duration) { lock.withLock { instant += duration } }
 }

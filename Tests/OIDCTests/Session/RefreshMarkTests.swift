@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A store whose lock can be lost (as a database's can), in front of a real one: the session marks

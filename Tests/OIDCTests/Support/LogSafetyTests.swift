@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Log lines and messages cannot be forged or hidden by what a provider or a file name holds, a

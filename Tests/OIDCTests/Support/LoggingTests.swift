@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The library's logging against TestProvider over real loopback HTTP, every component at `trace`:

@@ -3,7 +3,7 @@ import OIDC
 import OIDCTesting
 import Testing
 
-/// The token endpoint, discovery, userinfo and revocation against ``TestProvider`` over real HTTP
+/// The token endpoint, userinfo and revocation against ``TestProvider`` over real HTTP
 /// on loopback, through the production transport.
 @Suite("Token client and discovery", .timeLimit(.minutes(1)))
 struct TokenClientTests {
@@ -49,75 +49,6 @@ struct TokenClientTests {
 
     static func keys(_ provider: TestProvider, _ transport: NIOHTTPTransport) -> JWKSCache {
         JWKSCache(transport: transport, jwksURI: URL(string: provider.jwksURI)!)
-    }
-
-    // MARK: Discovery
-
-    @Test("discovery validates the document and is cached per issuer; concurrent callers share one fetch")
-    func discovery() async throws {
-        try await Self.withProvider { provider, transport in
-            let discovery = ProviderDiscovery(transport: transport)
-            let metadata = try await discovery.metadata(for: provider.issuer)
-            #expect(metadata.issuer == provider.issuer)
-            #expect(metadata.tokenEndpoint?.absoluteString == provider.tokenEndpoint)
-            #expect(metadata.jwksURI?.absoluteString == provider.jwksURI)
-            #expect(metadata.codeChallengeMethodsSupported == ["S256"])
-            #expect(metadata.authorizationResponseIssParameterSupported)
-            let configuration = try metadata.configuration()
-            #expect(configuration.authorizationResponseIssParameterSupported)
-            #expect(configuration.revocationEndpoint?.absoluteString == provider.revocationEndpoint)
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<10 { group.addTask { _ = try? await discovery.metadata(for: provider.issuer) } }
-            }
-            #expect(await provider.requestCount(.discovery) == 1)
-        }
-    }
-
-    @Test("an issuer that differs from the document's, even by a trailing slash, is refused")
-    func issuerMismatch() async throws {
-        try await Self.withProvider { provider, transport in
-            let error = await #expect(throws: OIDCError.self) { try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer + "/") }
-            #expect(error?.code == .issuerMismatch)
-            #expect(error?.category == .security)
-        }
-    }
-
-    @Test("an issuer with a path is discovered under it")
-    func issuerPath() async throws {
-        try await Self.withProvider(.init(issuerPath: "/realms/test")) { provider, transport in
-            #expect(provider.issuer.hasSuffix("/realms/test"))
-            let metadata = try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer)
-            #expect(metadata.issuer == provider.issuer)
-        }
-    }
-
-    @Test("the RFC 8414 location inserts the well-known segment before the issuer's path")
-    func documentURLs() throws {
-        let urls = try ProviderDiscovery.documentURLs(for: "https://idp.example/tenant/a")
-        #expect(urls.map(\.absoluteString) == [
-            "https://idp.example/tenant/a/.well-known/openid-configuration",
-            "https://idp.example/.well-known/oauth-authorization-server/tenant/a",
-        ])
-        #expect(try ProviderDiscovery.documentURLs(for: "https://idp.example/").map(\.absoluteString) == [
-            "https://idp.example/.well-known/openid-configuration", "https://idp.example/.well-known/oauth-authorization-server",
-        ])
-        #expect(throws: OIDCError.self) { try ProviderDiscovery.documentURLs(for: "http://idp.example") }
-        #expect(throws: OIDCError.self) { try ProviderDiscovery.documentURLs(for: "https://idp.example?x=1") }
-    }
-
-    @Test("discovery of an unreachable or failing provider is a transient error")
-    func discoveryFailures() async throws {
-        try await Self.withProvider { provider, transport in
-            await provider.failNextRequests(1, to: .discovery, with: .serviceUnavailable)
-            let error = await #expect(throws: OIDCError.self) { try await ProviderDiscovery(transport: transport).metadata(for: provider.issuer) }
-            #expect(error?.code == .serverError)
-            #expect(error?.category == .transient)
-            #expect(error?.context["retryAfter"] == "1")
-        }
-        let transport = NIOHTTPTransport()
-        defer { Task { try? await transport.shutdown() } }
-        let refused = await #expect(throws: OIDCError.self) { try await ProviderDiscovery(transport: transport).metadata(for: "http://127.0.0.1:1") }
-        #expect(refused?.category == .transient)
     }
 
     // MARK: Code flow
@@ -474,26 +405,5 @@ struct TokenCharacterTests {
                 #expect(error?.description.contains("Y3VybCBldmls") == false)
             }
         }
-    }
-}
-
-@Suite("Provider metadata")
-struct ProviderMetadataTests {
-    @Test("a document without jwks_uri or response_types_supported (or with null) is refused; endpoints must be https off loopback")
-    func required() {
-        let base = #""issuer":"https://idp.example","authorization_endpoint":"https://idp.example/a","token_endpoint":"https://idp.example/t""#
-        for body in [
-            "{\(base),\"response_types_supported\":[\"code\"]}", "{\(base),\"jwks_uri\":\"https://idp.example/k\"}",
-            "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":null}",
-            "{\(base),\"response_types_supported\":null,\"jwks_uri\":\"https://idp.example/k\"}",
-        ] {
-            let error = #expect(throws: OIDCError.self) { try ProviderMetadata(json: Array(body.utf8), expectedIssuer: "https://idp.example") }
-            #expect(error?.code == .malformedResponse)
-        }
-        let insecure = "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":\"http://idp.example/k\"}"
-        let error = #expect(throws: OIDCError.self) { try ProviderMetadata(json: Array(insecure.utf8), expectedIssuer: "https://idp.example") }
-        #expect(error?.code == .insecureEndpoint)
-        let fine = "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":\"https://idp.example/k\"}"
-        #expect(throws: Never.self) { try ProviderMetadata(json: Array(fine.utf8), expectedIssuer: "https://idp.example") }
     }
 }
