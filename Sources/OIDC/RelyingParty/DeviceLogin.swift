@@ -214,7 +214,7 @@ extension RelyingParty {
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
         try configuration.securityProfile.checkDeviceFlow()
         _ = try requireKeys()
-        let dpopKey = try makeDPoPKey()
+        let dpopKey = try newLoginDPoPKey()
         let asked = scopes ?? provider.defaultScopes
         let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
         let authorization = try await tokenClient.requestDeviceAuthorization(

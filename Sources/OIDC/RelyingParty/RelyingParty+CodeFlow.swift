@@ -26,7 +26,7 @@ extension RelyingParty {
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
         try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
-        request.dpopKey = try makeDPoPKey()
+        request.dpopKey = try newLoginDPoPKey()
         request.responseMode = configuration.responseMode
         configuration.securityProfile.constrain(&request)
         try configure(&request)

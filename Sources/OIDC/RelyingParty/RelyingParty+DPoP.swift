@@ -28,7 +28,7 @@ extension RelyingParty {
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider names the algorithms it
     ///   takes for proofs and the key's is not one; what ``DPoPKey/generate(_:)`` throws.
-    public func makeDPoPKey() throws(OIDCError) -> DPoPKey? {
+    package func newLoginDPoPKey() throws(OIDCError) -> DPoPKey? {
         let key: DPoPKey
         switch configuration.dpop {
         case .off: return nil
@@ -44,8 +44,9 @@ extension RelyingParty {
         return key
     }
 
-    /// The token client, proving possession of `key` when there is one (a key from
-    /// ``makeDPoPKey()``), with this relying party's nonces: for grants you call yourself.
+    /// The token client, proving possession of `key` when there is one (a key of
+    /// ``DPoPKey/generate(_:)``, or your own), with this relying party's nonces: for grants you call
+    /// yourself.
     public func tokenClient(proving key: DPoPKey?) -> TokenClient {
         guard let key else { return tokenClient }
         var client = tokenClient

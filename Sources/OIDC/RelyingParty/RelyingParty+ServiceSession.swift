@@ -30,7 +30,7 @@ extension RelyingParty {
         var makeKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?
         if configuration.dpop != .off {
             makeKey = {
-                do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
+                do throws(OIDCError) { return .success(try relyingParty.newLoginDPoPKey()) } catch { return .failure(error) }
             }
         }
         let source = AuthenticatedSession.TokenSource(
