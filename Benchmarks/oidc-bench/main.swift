@@ -130,13 +130,13 @@ for algorithm in [JWSAlgorithm.rs256, .es256, .ps256, .edDSA] {
     verifier.requiredAMRValues = ["otp"]
     let bare = try BareVerifier(der: try signer.publicKeyDER(), algorithm: algorithm, token: token)
     guard bare.verify(), (try? verifier.verify(token, keys: jwks, now: now)) != nil else { fatalError("setup failed for \(algorithm)") }
-    let key = try verifier.selectKey(for: CompactJWS(token), in: jwks)
+    let key = try verifier.selectKey(for: ParsedJWS(token), in: jwks)
     let rawSignature = Base64URL.decode(String(token.split(separator: ".")[2]))!
 
     if profileIterations > 0 {
         // For callgrind/perf: the parse and claim path only, no signature, no timing.
         for _ in 0..<profileIterations {
-            let jws = try CompactJWS(token)
+            let jws = try ParsedJWS(token)
             try verifier.validate(try IDTokenClaims(payload: jws.payload), algorithm: jws.algorithm, now: now)
             _ = try verifier.selectKey(for: jws, in: jwks)
         }
@@ -147,7 +147,7 @@ for algorithm in [JWSAlgorithm.rs256, .es256, .ps256, .edDSA] {
         let f = rate(seconds: seconds) { (try? verifier.verify(token, keys: jwks, now: now)) != nil }
         let b = rate(seconds: seconds) { bare.verify() }
         let p = rate(seconds: seconds / 2) {
-            guard let jws = try? CompactJWS(token), let claims = try? IDTokenClaims(payload: jws.payload) else { return false }
+            guard let jws = try? ParsedJWS(token), let claims = try? IDTokenClaims(payload: jws.payload) else { return false }
             return (try? verifier.validate(claims, algorithm: jws.algorithm, now: now)) != nil
         }
         let s = rate(seconds: seconds / 2) { (try? JWS.verify(signature: rawSignature, over: bare.message, with: key, algorithm: algorithm)) != nil }

@@ -89,7 +89,7 @@ struct DPoPCommandTests {
             let printed = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", nonce])
             #expect(printed.status == 0, "\(printed.stderr)")
             let proof = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let jws = try CompactJWS(proof)
+            let jws = try ParsedJWS(proof)
             #expect(jws.type == "dpop+jwt" && jws.algorithm == .es256)
             let jwk = try #require(jws.header["jwk"]?.objectValue)
             try jws.verifySignature(with: try JWK(object: jwk))

@@ -11,7 +11,7 @@ public struct AuthorizationTarget: Sendable, Hashable {
     public var expiresAt: Date?
 
     /// A target of `url`, good until `expiresAt`.
-    public init(url: URL, expiresAt: Date? = nil) {
+    package init(url: URL, expiresAt: Date? = nil) {
         self.url = url
         self.expiresAt = expiresAt
     }

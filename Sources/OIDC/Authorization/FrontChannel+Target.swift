@@ -4,8 +4,8 @@ extension FrontChannel {
     /// Where to send the browser for `request` of `relyingParty`: the one place a login's
     /// front-channel URL is made (``RelyingParty/authorizationTarget(for:)`` calls it).
     ///
-    /// The relying party's security profile is checked first (``SecurityProfile/validate(_:)``), and
-    /// the request against its settings. A pushed request's parameters (``pushes(at:)``) go to the
+    /// The relying party's security profile is checked first (`SecurityProfile.validate(_:)`), and
+    /// the request against its settings. A pushed request's parameters (`pushes(at:)`) go to the
     /// provider, authenticated as the client (``TokenClient/pushAuthorizationRequest(_:requestObject:)``),
     /// and the URL carries only `client_id` and the `request_uri` it gave; each call pushes anew, so
     /// every login has its own single-use request URI. With ``requestObjectKey``, the parameters
@@ -21,7 +21,7 @@ extension FrontChannel {
     ///   algorithms than the key's, or the request is another client's (before anything is signed
     ///   or sent); what ``AuthorizationRequest/requestObject(signedWith:audience:lifetime:now:)`` and
     ///   ``TokenClient/pushAuthorizationRequest(_:requestObject:)`` throw.
-    public func target(for request: AuthorizationRequest, at relyingParty: RelyingParty) async throws(OIDCError) -> AuthorizationTarget {
+    package func target(for request: AuthorizationRequest, at relyingParty: RelyingParty) async throws(OIDCError) -> AuthorizationTarget {
         let profile = relyingParty.configuration.securityProfile
         try profile.validate(relyingParty)
         try relyingParty.checkSettings(of: request, sending: true)

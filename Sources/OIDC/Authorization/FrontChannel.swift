@@ -47,7 +47,7 @@ public struct FrontChannel: Sendable {
 
     /// Whether a request of `relyingParty` is pushed: the provider requires it, this strategy or
     /// the relying party's security profile says always.
-    public func pushes(at relyingParty: RelyingParty) -> Bool {
+    package func pushes(at relyingParty: RelyingParty) -> Bool {
         relyingParty.provider.requiresPushedAuthorizationRequests || pushedAuthorization == .always
             || relyingParty.configuration.securityProfile.pushesAuthorizationRequests
     }

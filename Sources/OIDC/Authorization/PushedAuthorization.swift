@@ -19,7 +19,7 @@ public struct PushedAuthorization: Sendable, Equatable {
     /// - Throws: ``OIDCError/Code/malformedResponse`` for a body that is not a JSON object, or that
     ///   lacks a non-empty string `request_uri` or a positive whole number `expires_in` (both
     ///   REQUIRED by RFC 9126 §2.2).
-    public init(json: [UInt8], now: Date = Date()) throws(OIDCError) {
+    package init(responseBody json: [UInt8], now: Date) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The pushed authorization request's answer is not a valid JSON object (\(error)).")
@@ -62,7 +62,8 @@ extension TokenClient {
     ///   ``OIDCError/Code/reservedParameter`` for a `request_uri` or `request` among its additional
     ///   parameters (RFC 9126 §2.1); a provider error (`invalid_request`, `invalid_client`, …) as at the token
     ///   endpoint; ``OIDCError/Code/malformedResponse`` for an answer other than `201 Created` with
-    ///   what ``PushedAuthorization/init(json:now:)`` requires.
+    ///   a JSON object with a non-empty string `request_uri` and a positive whole number
+    ///   `expires_in` (RFC 9126 §2.2).
     public func pushAuthorizationRequest(_ request: AuthorizationRequest, requestObject: String? = nil) async throws(OIDCError) -> PushedAuthorization {
         let url = try endpoint(provider.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint")
         let parameters = try request.parameters()
@@ -88,7 +89,7 @@ extension TokenClient {
                 context: ["status": String(response.status), "endpoint": url.absoluteString]
             )
         }
-        let pushed = try PushedAuthorization(json: response.body, now: now())
+        let pushed = try PushedAuthorization(responseBody: response.body, now: now())
         logger.debug("authorization request pushed", metadata: ["endpoint": .endpoint(url), "expires_in": .stringConvertible(pushed.expiresIn)])
         return pushed
     }

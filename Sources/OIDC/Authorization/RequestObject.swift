@@ -9,11 +9,11 @@ extension AuthorizationRequest {
 
     /// Parameters whose value is JSON, written as JSON inside a request object: OIDC Core §5.5's
     /// `claims` (an object) and RFC 9396's `authorization_details` (an array).
-    public static let jsonValuedParameters: Set<String> = ["claims", "authorization_details"]
+    package static let jsonValuedNames: Set<String> = ["claims", "authorization_details"]
 
     /// Names a request object sets itself, or must not carry (RFC 9101 §4): an additional
     /// parameter cannot use them.
-    public static let requestObjectReservedNames: Set<String> = ["iss", "aud", "iat", "nbf", "exp", "jti", "request", "request_uri"]
+    package static let reservedRequestObjectNames: Set<String> = ["iss", "aud", "iat", "nbf", "exp", "jti", "request", "request_uri"]
 
     /// This request as a signed request object (RFC 9101 §4): every parameter of ``parameters()``
     /// as a claim (`max_age` a number, `claims` and `authorization_details` JSON, the others
@@ -28,7 +28,7 @@ extension AuthorizationRequest {
     ///     (FAPI 2.0 allows at most 60 minutes between `nbf` and `exp`).
     ///   - now: the time it is signed at.
     /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/reservedParameter`` for an
-    ///   additional parameter named as in ``requestObjectReservedNames``;
+    ///   additional parameter named `iss`, `aud`, `iat`, `nbf`, `exp`, `jti`, `request` or `request_uri`;
     ///   ``OIDCError/Code/invalidArgument`` for a `claims` or `authorization_details` that is not
     ///   JSON; ``OIDCError/Code/randomFailure``; what ``JWSSigningKey/sign(claims:type:extraHeader:)`` throws.
     public func requestObject(signedWith key: JWSSigningKey, audience: String, lifetime: Duration = .seconds(60), now: Date = Date()) throws(OIDCError)
@@ -36,7 +36,7 @@ extension AuthorizationRequest {
     {
         var claims: [String: JSONValue] = [:]
         for parameter in try parameters() {
-            if Self.requestObjectReservedNames.contains(parameter.name) {
+            if Self.reservedRequestObjectNames.contains(parameter.name) {
                 throw OIDCError(
                     .reservedParameter, "A request object sets '\(parameter.name)' itself, or cannot carry it (RFC 9101 §4); remove it from the additional parameters.",
                     context: ["parameter": parameter.name]
@@ -44,7 +44,7 @@ extension AuthorizationRequest {
             }
             if parameter.name == "max_age", let seconds = Double(parameter.value) {
                 claims[parameter.name] = .number(seconds)
-            } else if Self.jsonValuedParameters.contains(parameter.name) {
+            } else if Self.jsonValuedNames.contains(parameter.name) {
                 do { claims[parameter.name] = try StrictJSONParser.parse(Array(parameter.value.utf8)) } catch {
                     throw OIDCError(.invalidArgument, "The '\(parameter.name)' parameter is not valid JSON (\(error)).", context: ["parameter": parameter.name])
                 }

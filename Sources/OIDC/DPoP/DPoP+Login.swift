@@ -5,20 +5,20 @@ extension StoredLogin {
     /// Whether this login's tokens are DPoP-bound (RFC 9449): a key thumbprint is kept with them, or
     /// the provider issued them as `token_type` `DPoP`. The one definition the session, the CLI's
     /// `oidc proof` and everything else use.
-    public var isDPoPBound: Bool {
+    package var isDPoPBound: Bool {
         dpopThumbprint != nil || tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame
     }
 
-    /// The key that proves this login's tokens: `nil` for bearer tokens (``isDPoPBound`` is `false`).
+    /// The key that proves this login's tokens: `nil` for bearer tokens (`isDPoPBound` is `false`).
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` when the tokens are DPoP-bound and their key is
     ///   missing, or is another key than the one they are bound to: nobody can prove them, so the
     ///   user must log in again (context `dpop`: `key-missing` or `key-mismatch`).
-    public func dpopProofKey() throws(OIDCError) -> DPoPKey? {
+    package func dpopProofKey() throws(OIDCError) -> DPoPKey? {
         try dpopProofKey(describedAs: "of this login")
     }
 
-    /// ``dpopProofKey()``, its error naming the login as `description` says (`under oidc/alice`,
+    /// `dpopProofKey()`, its error naming the login as `description` says (`under oidc/alice`,
     /// `of profile 'work'`).
     package func dpopProofKey(describedAs description: String) throws(OIDCError) -> DPoPKey? {
         guard isDPoPBound else { return nil }
@@ -37,7 +37,7 @@ extension StoredLogin {
 extension DPoP {
     /// Proofs for `login`'s tokens with `nonces`: `nil` for bearer tokens.
     ///
-    /// - Throws: what ``StoredLogin/dpopProofKey()`` throws, naming the login as `description` says.
+    /// - Throws: what `StoredLogin.dpopProofKey()` throws, naming the login as `description` says.
     static func proofs(
         for login: StoredLogin, describedAs description: String, nonces: DPoPNonces, now: @escaping @Sendable () -> Date
     ) throws(OIDCError) -> DPoP? {

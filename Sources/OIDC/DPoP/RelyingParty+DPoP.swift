@@ -28,7 +28,7 @@ extension RelyingParty {
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider names the algorithms it
     ///   takes for proofs and the key's is not one; what ``DPoPKey/generate(_:)`` throws.
-    public func makeDPoPKey() throws(OIDCError) -> DPoPKey? {
+    package func newLoginDPoPKey() throws(OIDCError) -> DPoPKey? {
         let key: DPoPKey
         switch configuration.dpop {
         case .off: return nil
@@ -53,7 +53,7 @@ extension RelyingParty {
         guard bindsTokensWithDPoP else { return nil }
         let relyingParty = self
         return {
-            do throws(OIDCError) { return .success(try relyingParty.makeDPoPKey()) } catch { return .failure(error) }
+            do throws(OIDCError) { return .success(try relyingParty.newLoginDPoPKey()) } catch { return .failure(error) }
         }
     }
 
@@ -66,8 +66,9 @@ extension RelyingParty {
         )
     }
 
-    /// The token client, proving possession of `key` when there is one (a key from
-    /// ``makeDPoPKey()``), with this relying party's nonces: for grants you call yourself.
+    /// The token client, proving possession of `key` when there is one (a key of
+    /// ``DPoPKey/generate(_:)``, or your own), with this relying party's nonces: for grants you call
+    /// yourself.
     public func tokenClient(proving key: DPoPKey?) -> TokenClient {
         guard let key else { return tokenClient }
         var client = tokenClient

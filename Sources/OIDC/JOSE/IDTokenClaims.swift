@@ -47,8 +47,8 @@ public struct IDTokenClaims: Sendable {
     ///   missing, or a date is not a finite number.
     package init(payload: [UInt8]) throws(OIDCError) {
         let members: JSONMembers
-        do { members = try StrictJSONParser.parseMembers(payload, maximumDepth: CompactJWS.maximumDepth) } catch {
-            throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")
+        do { members = try StrictJSONParser.parseMembers(payload, maximumDepth: ParsedJWS.maximumDepth) } catch {
+            throw ParsedJWS.malformed("the claims are not a valid JSON object (\(error))")
         }
         func invalid(_ name: String, _ rule: String) -> OIDCError {
             OIDCError(.invalidClaim, "The ID token's '\(name)' claim \(rule).", context: ["claim": name])

@@ -44,8 +44,8 @@ public struct IDTokenVerifier: Sendable {
     public var requiredAMRValues: [String]?
     /// Refuse tokens without `kid` (the Schibsted SDK's rule).
     public var requiresKeyID = false
-    /// Bound on the token's length.
-    public var maximumTokenLength = CompactJWS.defaultMaximumLength
+    /// Bound on the token's length: 64 KiB by default.
+    public var maximumTokenLength = ParsedJWS.defaultMaximumLength
 
     /// A verifier with the defaults: the asymmetric algorithms, a 60-second leeway, no clock offset,
     /// exact issuer matching, and no `max_age`, `at_hash`, `acr` or `amr` requirement.
@@ -63,7 +63,7 @@ public struct IDTokenVerifier: Sendable {
     ///   ``OIDCError/Code/issuerMismatch``, ``OIDCError/Code/audienceMismatch``, ``OIDCError/Code/tokenExpired``,
     ///   ``OIDCError/Code/tokenNotYetValid``, ``OIDCError/Code/nonceMismatch``, ``OIDCError/Code/invalidClaim``.
     public func verify(_ token: String, keys: JWKSet, now: Date = Date()) throws(OIDCError) -> IDToken {
-        let jws = try CompactJWS(token, maximumLength: maximumTokenLength)
+        let jws = try ParsedJWS(token, maximumLength: maximumTokenLength)
         let key = try selectKey(for: jws, in: keys)
         try jws.verifySignature(with: key)
         let claims = try IDTokenClaims(payload: jws.payload)
@@ -71,7 +71,7 @@ public struct IDTokenVerifier: Sendable {
         return IDToken(token: Secret(token), algorithm: jws.algorithm, keyID: jws.keyID, claims: claims)
     }
 
-    package func selectKey(for jws: CompactJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
+    package func selectKey(for jws: ParsedJWS, in keys: JWKSet) throws(OIDCError) -> JWK {
         try Self.checkType(jws.type)
         guard allowedAlgorithms.contains(jws.algorithm) else {
             throw OIDCError(

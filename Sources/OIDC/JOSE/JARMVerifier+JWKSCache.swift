@@ -31,7 +31,7 @@ extension JWKSCache {
             return try verify(keys)
         } catch where error.code == .keyNotFound {
             logger.debug("\(what) names a key the cached JWKS lacks")
-            guard let fresher = try await keysAfterUnknownKey() else { throw error }
+            guard let fresher = try await refetchAfterUnknownKey() else { throw error }
             return try verify(fresher)
         }
     }

@@ -3,7 +3,7 @@ public import Foundation
 /// Verifies a JWT Secured Authorization Response (JARM, OpenID Foundation 2022, §2.4): the
 /// `response` parameter of a callback whose request asked for
 /// ``AuthorizationResponseMode/jwt`` or ``AuthorizationResponseMode/queryJWT``. It is checked as
-/// an ID token is, with the same machinery (``CompactJWS``, the key choice of ``IDTokenVerifier``,
+/// an ID token is, with the same machinery (the strict compact-JWS reading, the key choice of ``IDTokenVerifier``,
 /// ``JWKSCache``'s refetch on an unknown `kid`): a signed JWS (never `none`, never HMAC, never an
 /// encrypted JWE) with an algorithm of ``allowedAlgorithms`` and a key of the provider's JWKS; `iss`
 /// exactly ``issuer``; `aud` containing ``clientID``; `exp` present and not past (``leeway``); `nbf`,
@@ -29,8 +29,8 @@ public struct JARMVerifier: Sendable {
     /// Tolerance for clock differences on `exp` and `nbf`: 30 s by default (a response lives a few
     /// minutes at most).
     public var leeway: TimeInterval = 30
-    /// Bound on the response's length.
-    public var maximumLength = CompactJWS.defaultMaximumLength
+    /// Bound on the response's length: 64 KiB by default.
+    public var maximumLength = ParsedJWS.defaultMaximumLength
 
     /// A verifier for `issuer`'s responses to `clientID`, accepting `allowedAlgorithms` (RS256 by
     /// default, JARM §3).
@@ -67,14 +67,14 @@ public struct JARMVerifier: Sendable {
                 context: ["response": "encrypted"]
             )
         }
-        let jws = try CompactJWS(response, maximumLength: maximumLength)
+        let jws = try ParsedJWS(response, maximumLength: maximumLength)
         var keyChoice = IDTokenVerifier(issuer: issuer, clientID: clientID, nonce: .notChecked)
         keyChoice.allowedAlgorithms = allowedAlgorithms.filter { !$0.isHMAC }
         let key = try keyChoice.selectKey(for: jws, in: keys)
         try jws.verifySignature(with: key)
         let claims: [String: JSONValue]
-        do { claims = try StrictJSONParser.parseObject(jws.payload, maximumDepth: CompactJWS.maximumDepth) } catch {
-            throw CompactJWS.malformed("the claims are not a valid JSON object (\(error))")
+        do { claims = try StrictJSONParser.parseObject(jws.payload, maximumDepth: ParsedJWS.maximumDepth) } catch {
+            throw ParsedJWS.malformed("the claims are not a valid JSON object (\(error))")
         }
         try validate(claims, now: now)
         var parameters: [String: String] = [:]

@@ -97,7 +97,7 @@ public actor JWKSCache {
     /// the provider is down.
     ///
     /// - Throws: as ``keys()``.
-    public func keysAfterUnknownKey() async throws(OIDCError) -> JWKSet? {
+    package func refetchAfterUnknownKey() async throws(OIDCError) -> JWKSet? {
         if let lastAttempt, now().timeIntervalSince(lastAttempt) < unknownKeyCooldown {
             logger.debug("unknown key id; no refetch within the cool-down", metadata: ["cooldown_s": .seconds(unknownKeyCooldown)])
             return nil

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Which pipeline a request goes through, and which call it is: what an ``HTTPStage`` is told
 /// beside the request, so that it can tell a token request from a resource request without reading

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// One step of a request pipeline: it sees each request on its way out, hands it on with `next`,
 /// and sees the answer on its way back (the shape of swift-openapi-runtime's

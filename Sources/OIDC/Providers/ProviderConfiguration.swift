@@ -99,7 +99,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
     public var authorizationSigningAlgorithms: [String]
     /// The algorithms the provider signs ID tokens with (`id_token_signing_alg_values_supported`,
     /// OIDC Discovery §3); empty when it does not say. Under FAPI 2.0, a provider that names none of
-    /// PS256, ES256 and EdDSA is refused before anything is sent (``SecurityProfile/validate(_:)``).
+    /// PS256, ES256 and EdDSA is refused before anything is sent (`SecurityProfile.validate(_:)`).
     public var idTokenSigningAlgorithms: [String] = []
     /// The PKCE methods the provider names (`code_challenge_methods_supported`): a device login
     /// sends PKCE S256 when `S256` is among them.

@@ -14,7 +14,7 @@ public import Foundation
 /// second) so that a clock that runs fast (seen under WSL) does not earn `slow_down` after
 /// `slow_down`; `slow_down` adds 5 s to this and every later poll (or takes the provider's new
 /// interval when it sends one); `Retry-After` is honoured; it stops at `expires_in` by this
-/// machine's own clock (``clock``), since some providers never say `expired_token`, or after
+/// machine's own clock (`clock`), since some providers never say `expired_token`, or after
 /// ``timeout`` when that comes first.
 public struct DeviceLogin: Sendable {
     /// What happens while ``waitForTokens()`` waits, for a progress display.
@@ -38,7 +38,7 @@ public struct DeviceLogin: Sendable {
     public var timeout: Duration?
     /// The time the wait reads and sleeps on: the system's, dated as the relying party's
     /// ``TokenClient/now`` dates, by default.
-    public var clock: LoginClock
+    package var clock: LoginClock
     /// The DPoP key the tokens will be bound to, when ``RelyingParty/Configuration/dpop`` is on: every poll
     /// carries a proof of it, and the login keeps it.
     public internal(set) var dpopKey: DPoPKey?
@@ -214,7 +214,7 @@ extension RelyingParty {
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
         try configuration.securityProfile.checkDeviceFlow()
         _ = try requireKeys()
-        let dpopKey = try makeDPoPKey()
+        let dpopKey = try newLoginDPoPKey()
         let asked = scopes ?? provider.defaultScopes
         let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
         let authorization = try await tokenClient.requestDeviceAuthorization(

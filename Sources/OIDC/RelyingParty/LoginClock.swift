@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The time a login flow reads and waits on (``LoopbackLogin``, ``DeviceLogin``): the date, as the
 /// relying party's ``TokenClient/now`` gives it, and a sleep. The system's by default; a test
@@ -8,14 +8,14 @@ public import Foundation
 /// var login = rp.loopbackLogin()
 /// login.clock = LoginClock(now: { testNow() }, sleep: { try await testClock.sleep(for: $0) })
 /// ```
-public struct LoginClock: Sendable {
+package struct LoginClock: Sendable {
     /// The current date.
-    public var now: @Sendable () -> Date
+    package var now: @Sendable () -> Date
     /// Waits `duration`; throws when the task is cancelled.
-    public var sleep: @Sendable (Duration) async throws -> Void
+    package var sleep: @Sendable (Duration) async throws -> Void
 
     /// A clock of `now` that sleeps with `sleep`: the system's date and `Task.sleep` by default.
-    public init(
+    package init(
         now: @escaping @Sendable () -> Date = { Date() },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
@@ -24,5 +24,5 @@ public struct LoginClock: Sendable {
     }
 
     /// The system's date and `Task.sleep`.
-    public static let system = LoginClock()
+    package static let system = LoginClock()
 }

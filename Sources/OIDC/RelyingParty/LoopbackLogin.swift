@@ -37,7 +37,7 @@ public struct LoopbackLogin: Sendable {
     public var timeout: Duration
     /// The time the login reads and sleeps on (the renewal of a start URL that is about to
     /// expire): the system's, dated as the relying party's ``TokenClient/now`` dates, by default.
-    public var clock: LoginClock
+    package var clock: LoginClock
     /// Sets anything else on the request (`prompt`, `loginHint`, `maxAge`, additional parameters),
     /// or replaces it; its redirect URI must stay the listener's.
     public var configure: @Sendable (inout AuthorizationRequest) throws(OIDCError) -> Void

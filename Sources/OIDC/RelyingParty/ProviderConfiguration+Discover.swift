@@ -7,7 +7,7 @@ extension ProviderMetadata {
     /// (``ProviderConfiguration/merging(_:)``); without a preset, the metadata's own configuration,
     /// a confidential client authenticating as `token_endpoint_auth_methods_supported` allows, and
     /// logins asking for `openid` (plus `offline_access` when the provider offers it).
-    public func configuration(preset: ProviderConfiguration?, confidential: Bool) throws(OIDCError) -> ProviderConfiguration {
+    package func configuration(preset: ProviderConfiguration?, confidential: Bool) throws(OIDCError) -> ProviderConfiguration {
         if let preset { return preset.merging(self) }
         return try configuration(confidential: confidential, defaultScopes: defaultLoginScopes)
     }
@@ -15,7 +15,7 @@ extension ProviderMetadata {
 
 extension ProviderConfiguration {
     /// The provider that publishes its metadata at `issuer` (OpenID Connect Discovery, or RFC 8414),
-    /// with `preset` laid over it (``ProviderMetadata/configuration(preset:confidential:)``): what
+    /// with `preset` laid over it (`ProviderMetadata.configuration(preset:confidential:)`): what
     /// ``RelyingParty/discover(issuer:clientID:clientSecret:preset:transport:requestOptions:logger:configuration:)``
     /// starts from, for a relying party built from its parts.
     ///
@@ -45,7 +45,7 @@ extension ClientAuthentication {
     /// provider configured with ``ClientAuthenticationMethod/none`` is sent with
     /// `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored. The one place a
     /// relying party decides its method from a secret.
-    public init(secret: Secret?, for provider: ProviderConfiguration) {
+    package init(secret: Secret?, for provider: ProviderConfiguration) {
         let method = secret != nil && provider.clientAuthentication == .none ? .clientSecretBasic : provider.clientAuthentication
         self.init(method: method, secret: secret)
     }

@@ -26,7 +26,7 @@ extension RelyingParty {
         let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
         try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
-        request.dpopKey = try makeDPoPKey()
+        request.dpopKey = try newLoginDPoPKey()
         request.responseMode = configuration.responseMode
         configuration.securityProfile.constrain(&request)
         try configure(&request)
@@ -37,17 +37,17 @@ extension RelyingParty {
     /// browser at once rather than showing the URL for later: a request object is good for 60 s,
     /// and a pushed request URI for what the provider says.
     ///
-    /// - Throws: what ``FrontChannel/target(for:at:)`` throws.
+    /// - Throws: what `FrontChannel.target(for:at:)` throws.
     public func authorizationURL(for request: AuthorizationRequest) async throws(OIDCError) -> URL {
         try await authorizationTarget(for: request).url
     }
 
     /// Where to send the browser for `request`, and until when that works: the configuration's
-    /// ``Configuration/frontChannel`` makes it (``FrontChannel/target(for:at:)``), under the
+    /// ``Configuration/frontChannel`` makes it (`FrontChannel.target(for:at:)`), under the
     /// provider's requirements and the security profile. A flow that waits for the user renews it
     /// shortly before ``AuthorizationTarget/expiresAt`` (``LoopbackLogin`` does).
     ///
-    /// - Throws: what ``FrontChannel/target(for:at:)`` throws.
+    /// - Throws: what `FrontChannel.target(for:at:)` throws.
     public func authorizationTarget(for request: AuthorizationRequest) async throws(OIDCError) -> AuthorizationTarget {
         try await configuration.frontChannel.target(for: request, at: self)
     }
@@ -118,7 +118,7 @@ extension RelyingParty {
     /// issuer, this client, `nonce`'s rule, the access token's `at_hash`, the client secret for
     /// HS256 when there is one, and the security profile's algorithms. For a flow built from the
     /// parts; the code flow adds the request's `max_age` and required `amr`.
-    public func idTokenVerifier(for tokens: TokenSet, nonce: IDTokenVerifier.NonceRule) -> IDTokenVerifier {
+    package func idTokenVerifier(for tokens: TokenSet, nonce: IDTokenVerifier.NonceRule) -> IDTokenVerifier {
         IDTokenVerifier(
             tokenResponseOf: provider.issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching,
             hmacSecret: tokenClient.clientSecret, profile: configuration.securityProfile)

@@ -24,7 +24,7 @@ extension RelyingParty {
         /// default; ``SecurityProfile/fapi2`` pushes every authorization request, requires the `iss`
         /// of RFC 9207 in every callback and ID tokens signed with PS256, ES256 or EdDSA (refreshed
         /// ones too), and refuses, before anything is sent, a login without a sender constraint or
-        /// with shared-secret client authentication (``SecurityProfile/validate(_:)``).
+        /// with shared-secret client authentication (`SecurityProfile.validate(_:)`).
         public var securityProfile: SecurityProfile
         /// The `response_mode` of every login's request: `nil` (the default) sends none.
         /// ``AuthorizationResponseMode/jwt`` asks for signed responses (JARM), which

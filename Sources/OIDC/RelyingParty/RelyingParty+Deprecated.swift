@@ -73,4 +73,14 @@ extension RelyingParty {
         try await save(login, in: store, as: key)
         return session(store: store, key: key, allowlist: allowlist, options: options)
     }
+
+    /// A key for a new login, as the configuration's ``Configuration/dpop`` says; `nil` when DPoP is
+    /// off: a step of the library's own logins, public by mistake.
+    ///
+    /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider names the algorithms it
+    ///   takes for proofs and the key's is not one; what ``DPoPKey/generate(_:)`` throws.
+    @available(*, deprecated, message: "makeDPoPKey() is internal plumbing: the logins (loopbackLogin, deviceLogin, completeLogin, serviceSession) make their key as configuration.dpop says; for a grant you call yourself, pass DPoPKey.generate(_:) (or your own key) to tokenClient(proving:)")
+    public func makeDPoPKey() throws(OIDCError) -> DPoPKey? {
+        try newLoginDPoPKey()
+    }
 }

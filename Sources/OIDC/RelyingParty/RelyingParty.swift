@@ -44,7 +44,7 @@ public struct RelyingParty: Sendable {
     ///
     /// A client secret given for a provider configured with ``ClientAuthenticationMethod/none`` is
     /// sent with `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored
-    /// (``ClientAuthentication/init(secret:for:)``).
+    /// (`ClientAuthentication.init(secret:for:)`).
     ///
     /// - Parameters:
     ///   - provider: the provider's endpoints and quirks.
@@ -147,7 +147,7 @@ public struct RelyingParty: Sendable {
     /// from the parts, before anything is sent.
     ///
     /// - Throws: ``OIDCError/Code/missingParameter`` when the provider publishes no `jwks_uri`.
-    public func requireKeys() throws(OIDCError) -> JWKSCache {
+    package func requireKeys() throws(OIDCError) -> JWKSCache {
         guard let keys else {
             throw OIDCError(
                 .missingParameter,

@@ -26,7 +26,7 @@ extension AuthenticatedSession {
     @available(*, deprecated, message: "Pass Options(refreshMargin:) at init")
     public func setRefreshMargin(_ seconds: TimeInterval) {
         options.refreshMargin = Options.duration(seconds, fallback: .seconds(60))
-        options = options.validated
+        options = options.inRange
     }
 
     /// Sets ``Options/requestOptions``.
@@ -38,7 +38,7 @@ extension AuthenticatedSession {
     @available(*, deprecated, message: "Pass Options(temporarilyUnavailableDelay:) at init")
     public func setTemporarilyUnavailableDelay(_ seconds: TimeInterval) {
         options.temporarilyUnavailableDelay = Options.duration(seconds, fallback: .seconds(60))
-        options = options.validated
+        options = options.inRange
     }
 
     /// Sets ``Options/inFlightRefreshWait``, in seconds; a value that is not a finite number keeps
@@ -46,11 +46,18 @@ extension AuthenticatedSession {
     @available(*, deprecated, message: "Pass Options(inFlightRefreshWait:) at init")
     public func setInFlightRefreshWait(_ seconds: TimeInterval) {
         options.inFlightRefreshWait = Options.duration(seconds, fallback: .seconds(10))
-        options = options.validated
+        options = options.inRange
     }
 
     /// ``refreshNow()``, under its earlier name (which read as the token, not the act).
     @available(*, deprecated, renamed: "refreshNow()")
     @discardableResult
     public func refreshToken() async throws(OIDCError) -> TokenSet { try await refreshNow() }
+}
+
+extension AuthenticatedSession.Options {
+    /// These options with every duration brought into its documented range: a negative one
+    /// becomes zero, one beyond its bound the bound. The session does this itself.
+    @available(*, deprecated, message: "validated is internal plumbing: the session brings its options into range itself; pass the options as they are")
+    public var validated: AuthenticatedSession.Options { inRange }
 }

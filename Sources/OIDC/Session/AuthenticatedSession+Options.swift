@@ -2,7 +2,7 @@ internal import Foundation
 
 extension AuthenticatedSession {
     /// How a session uses its tokens: given once, at ``AuthenticatedSession/init(store:key:source:transport:allowlist:options:now:logger:)``,
-    /// and brought into range there (``validated``), so that no later use clamps anything.
+    /// and brought into range there (`inRange`), so that no later use clamps anything.
     ///
     /// ```swift
     /// var options = AuthenticatedSession.Options()
@@ -62,7 +62,7 @@ extension AuthenticatedSession {
 
         /// These options with every duration brought into its documented range: a negative one
         /// becomes zero, one beyond its bound the bound.
-        public var validated: Options {
+        package var inRange: Options {
             var options = self
             options.refreshMargin = Self.clamped(refreshMargin, to: .seconds(86_400))
             options.temporarilyUnavailableDelay = Self.clamped(temporarilyUnavailableDelay, to: .seconds(86_400))

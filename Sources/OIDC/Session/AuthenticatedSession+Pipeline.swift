@@ -28,7 +28,7 @@ extension AuthenticatedSession {
     /// DPoP-bound tokens): attempt `number`.
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` before anything is sent when the login is DPoP-bound
-    ///   and its key is missing or another key (``StoredLogin/dpopProofKey()``); what `next` throws.
+    ///   and its key is missing or another key (`StoredLogin.dpopProofKey()`); what `next` throws.
     func attempt(_ request: HTTPRequest, with login: StoredLogin, number: Int, next: HTTPStage.Next) async throws(OIDCError) -> HTTPResponse {
         let proofs = try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now)
         let attempt = ResourceAttempt(

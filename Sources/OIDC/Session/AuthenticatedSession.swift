@@ -114,7 +114,7 @@ public actor AuthenticatedSession {
         self.source = source
         self.transport = transport
         self.allowlist = allowlist
-        self.options = options.validated
+        self.options = options.inRange
         self.now = now
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(64))
     }

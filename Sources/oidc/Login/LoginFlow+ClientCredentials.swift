@@ -14,7 +14,7 @@ extension LoginFlow {
             )
         }
         let request = ClientCredentialsRequest(scopes: profile.scopes, parameters: profile.parameters)
-        let dpopKey = try rp.makeDPoPKey()
+        let dpopKey = try rp.newLoginDPoPKey()
         let tokens = try await rp.tokenClient(proving: dpopKey).clientCredentials(scopes: request.scopes, parameters: request.parameters)
         var stored = StoredLogin(
             tokens: tokens, issuer: rp.provider.issuer, clientID: rp.clientID, subject: nil, provider: rp.provider,

@@ -61,7 +61,7 @@ struct DPoPKeyTests {
     func signatureVerifies(_ algorithm: JWSAlgorithm) throws {
         let key = try DPoPKey.generate(algorithm)
         let proof = try key.proof(method: "GET", url: Self.api, accessToken: Secret("t"))
-        let jws = try CompactJWS(proof)
+        let jws = try ParsedJWS(proof)
         #expect(jws.algorithm == algorithm && jws.type == "dpop+jwt")
         let jwk = try JWK(object: try #require(jws.header["jwk"]?.objectValue))
         try jws.verifySignature(with: jwk)
@@ -70,7 +70,7 @@ struct DPoPKeyTests {
         var claims = try Self.parts(proof).claims
         claims["htm"] = .string("POST")
         parts[1] = Base64URL.encode(Array(JSONValue.object(claims).jsonText.utf8))
-        let forged = try CompactJWS(parts.joined(separator: "."))
+        let forged = try ParsedJWS(parts.joined(separator: "."))
         #expect(throws: OIDCError.self) { try forged.verifySignature(with: jwk) }
         // Another key's jwk does not verify it either.
         let other = try JWK(object: try #require(try Self.parts(try DPoPKey.generate(algorithm).proof(method: "GET", url: Self.api)).header["jwk"]?.objectValue))

@@ -13,7 +13,7 @@ struct JWSSigningKeyTests {
 
     /// Verifies `token` with the key's own public JWK, as a provider would with the registered one.
     static func verifies(_ token: String, with key: JWSSigningKey) throws {
-        let jws = try CompactJWS(token)
+        let jws = try ParsedJWS(token)
         #expect(jws.algorithm == key.algorithm)
         try jws.verifySignature(with: try JWK(object: key.publicJWK))
     }

@@ -79,36 +79,36 @@ extension SecurityProfile {
     /// authentication). ``none`` checks nothing.
     ///
     /// - Throws: ``OIDCError/Code/profileViolation`` naming the rule broken and what to set.
-    public func validate(_ relyingParty: RelyingParty) throws(OIDCError) {
+    package func validate(_ relyingParty: RelyingParty) throws(OIDCError) {
         for rule in rules {
             if let what = rule.violation(relyingParty) { throw rule.refusal(what) }
         }
     }
 
     /// Holds `verifier` to the profile's signature algorithms (FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA).
-    public func constrain(_ verifier: inout IDTokenVerifier) {
+    package func constrain(_ verifier: inout IDTokenVerifier) {
         if let signatureAlgorithms { verifier.allowedAlgorithms.formIntersection(signatureAlgorithms) }
     }
 
     /// Holds `verifier` of signed authorization responses (JARM) to the profile's signature algorithms.
-    public func constrain(_ verifier: inout JARMVerifier) {
+    package func constrain(_ verifier: inout JARMVerifier) {
         if let signatureAlgorithms { verifier.allowedAlgorithms.formIntersection(signatureAlgorithms) }
     }
 
     /// Gives `request` what the profile requires of every authorization request: under FAPI 2.0,
     /// the RFC 9207 `iss` check of its response (§5.3.2.2).
-    public func constrain(_ request: inout AuthorizationRequest) {
+    package func constrain(_ request: inout AuthorizationRequest) {
         if requiresPushedCodeFlow { request.requiresIssuerInResponse = true }
     }
 
     /// Whether every authorization request is pushed (RFC 9126) under this profile.
-    public var pushesAuthorizationRequests: Bool { requiresPushedCodeFlow }
+    package var pushesAuthorizationRequests: Bool { requiresPushedCodeFlow }
 
     /// Refuses a pushed request URI the profile does not allow: under FAPI 2.0 one that lives 600
     /// seconds or more (§5.3.2.2).
     ///
     /// - Throws: ``OIDCError/Code/profileViolation``; the browser was not sent to the provider.
-    public func check(_ pushed: PushedAuthorization) throws(OIDCError) {
+    package func check(_ pushed: PushedAuthorization) throws(OIDCError) {
         guard let limit = requestURILifetimeLimit, pushed.expiresIn >= limit else { return }
         let rule = "Security Profile §5.3.2.2, request_uri lifetime"
         throw OIDCError(

@@ -12,10 +12,10 @@ enum ClientAssertionCheck {
         _ assertion: String, type: String?, bodyID: String?, _ request: ProviderRequest, _ context: ProviderContext
     ) async throws(OAuthError) -> TestProvider.Client {
         guard type == Self.type else { throw .invalidClient("client_assertion_type must be \(Self.type).") }
-        let jws: CompactJWS
+        let jws: ParsedJWS
         let claims: [String: JSONValue]
         do {
-            jws = try CompactJWS(assertion)
+            jws = try ParsedJWS(assertion)
             claims = try StrictJSONParser.parseObject(jws.payload)
         } catch {
             throw .invalidClient("The client assertion is not a well-formed JWS.")
@@ -42,7 +42,7 @@ enum ClientAssertionCheck {
         return client
     }
 
-    private static func verifySignature(_ jws: CompactJWS, of client: TestProvider.Client, requiresKeyID: Bool) throws(OAuthError) {
+    private static func verifySignature(_ jws: ParsedJWS, of client: TestProvider.Client, requiresKeyID: Bool) throws(OAuthError) {
         do throws(OIDCError) {
             switch client.authentication {
             case .clientSecretJWT:
@@ -62,7 +62,7 @@ enum ClientAssertionCheck {
     /// Checks `jws` against a key of a client's registered JWKS: an asymmetric algorithm only (never
     /// `none` or an HMAC), the key its `kid` and algorithm select; with `requiresKeyID`, a JWS
     /// without `kid` is refused (``TestProvider/Configuration/requiresKeyID``).
-    static func verify(_ jws: CompactJWS, withKeysOf jwks: String, requiresKeyID: Bool = false) throws(OIDCError) {
+    static func verify(_ jws: ParsedJWS, withKeysOf jwks: String, requiresKeyID: Bool = false) throws(OIDCError) {
         guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
         if requiresKeyID, jws.keyID == nil { throw OIDCError(.keyNotFound, "no kid: this provider looks the client's keys up by kid") }
         try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))

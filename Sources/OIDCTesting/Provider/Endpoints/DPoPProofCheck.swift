@@ -75,10 +75,10 @@ enum DPoPProofCheck {
         _ compact: String, request: ProviderRequest, now: Date, _ context: ProviderContext
     ) throws(DPoPRefusal) -> Verified {
         let policy = context.configuration.dpop
-        let jws: CompactJWS
+        let jws: ParsedJWS
         let claims: [String: JSONValue]
         do {
-            jws = try CompactJWS(compact, maximumLength: 16 * 1024)
+            jws = try ParsedJWS(compact, maximumLength: 16 * 1024)
             claims = try StrictJSONParser.parseObject(jws.payload)
         } catch {
             throw .invalidProof("The DPoP proof is not a compact JWS with a JSON claims set.")
@@ -175,7 +175,7 @@ enum DPoPProofCheck {
     private static func record(_ compact: String, thumbprint: String?, error: String?, _ endpoint: TestProvider.Endpoint, _ context: ProviderContext) async {
         var header: [String: JSONValue] = [:]
         var claims: [String: JSONValue] = [:]
-        if let jws = try? CompactJWS(compact, maximumLength: 16 * 1024) {
+        if let jws = try? ParsedJWS(compact, maximumLength: 16 * 1024) {
             header = jws.header
             claims = (try? StrictJSONParser.parseObject(jws.payload)) ?? [:]
         }

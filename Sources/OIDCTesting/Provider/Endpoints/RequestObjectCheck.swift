@@ -11,10 +11,10 @@ enum RequestObjectCheck {
         guard let client = context.client(clientID), let jwks = client.jwks else {
             throw Self.invalid("The client has no registered keys to check a request object with.")
         }
-        let jws: CompactJWS
+        let jws: ParsedJWS
         let claims: [String: JSONValue]
         do {
-            jws = try CompactJWS(object)
+            jws = try ParsedJWS(object)
             claims = try StrictJSONParser.parseObject(jws.payload)
             try ClientAssertionCheck.verify(jws, withKeysOf: jwks, requiresKeyID: context.configuration.requiresKeyID)
         } catch {

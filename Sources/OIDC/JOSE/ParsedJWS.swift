@@ -4,35 +4,35 @@
 /// without duplicate members whose `alg` is a supported algorithm (never `none`) and whose `crit`
 /// names nothing (this library implements no JWS extension); a bounded total size. Keys embedded in the
 /// header (`jwk`, `jku`, `x5u`, `x5c`) are never read.
-public struct CompactJWS: Sendable {
+package struct ParsedJWS: Sendable {
     /// The default bound on a token's length: 64 KiB.
-    public static let defaultMaximumLength = 65_536
+    package static let defaultMaximumLength = 65_536
     /// Nesting bound for header and claims.
     static let maximumDepth = 16
 
     /// The header's `alg`: a supported algorithm, never `none`.
-    public let algorithm: JWSAlgorithm
+    package let algorithm: JWSAlgorithm
     /// The header's `kid`, if any.
-    public let keyID: String?
+    package let keyID: String?
     /// The header's `typ`, if any.
-    public let type: String?
+    package let type: String?
     /// The whole protected header.
-    public var header: [String: JSONValue] { headerMembers.dictionary }
+    package var header: [String: JSONValue] { headerMembers.dictionary }
     private let headerMembers: JSONMembers
     /// The decoded payload bytes.
-    public let payload: [UInt8]
+    package let payload: [UInt8]
     /// The decoded signature bytes.
-    public let signature: [UInt8]
+    package let signature: [UInt8]
     /// `BASE64URL(header) || '.' || BASE64URL(payload)`, the bytes that were signed.
-    public let signingInput: [UInt8]
+    package let signingInput: [UInt8]
 
     /// Splits and decodes `token`, at most `maximumLength` bytes long (64 KiB by default).
     ///
     /// - Throws: ``OIDCError/Code/malformedToken`` for anything not strictly well-formed;
     ///   ``OIDCError/Code/algorithmNotAllowed`` for `none` (any casing) or an unknown `alg`.
-    public init(_ token: String, maximumLength: Int = defaultMaximumLength) throws(OIDCError) {
+    package init(_ token: String, maximumLength: Int = defaultMaximumLength) throws(OIDCError) {
         var token = token
-        var parsed: CompactJWS?
+        var parsed: ParsedJWS?
         var failure: OIDCError?
         token.withUTF8 { bytes in
             do throws(OIDCError) { parsed = try Self.parse(bytes, maximumLength: maximumLength) } catch { failure = error }
@@ -58,7 +58,7 @@ public struct CompactJWS: Sendable {
         OIDCError(.malformedToken, "The token is not a well-formed compact JWS: \(reason).")
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumLength: Int) throws(OIDCError) -> CompactJWS {
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumLength: Int) throws(OIDCError) -> ParsedJWS {
         guard bytes.count <= maximumLength else {
             throw malformed("it is \(bytes.count) bytes long, over the limit of \(maximumLength)")
         }
@@ -109,7 +109,7 @@ public struct CompactJWS: Sendable {
             guard let text = typ.stringValue else { throw malformed("'typ' must be a string") }
             type = text
         }
-        return CompactJWS(
+        return ParsedJWS(
             algorithm: algorithm, keyID: keyID, type: type, header: header, payload: payload, signature: signature,
             signingInput: Array(UnsafeBufferPointer(rebasing: bytes[0..<second]))
         )
@@ -118,7 +118,7 @@ public struct CompactJWS: Sendable {
     /// Verifies the signature with `key`.
     ///
     /// - Throws: what ``JWS/verify(signature:over:with:algorithm:)`` throws.
-    public func verifySignature(with key: JWK) throws(OIDCError) {
+    package func verifySignature(with key: JWK) throws(OIDCError) {
         try JWS.verify(signature: signature, over: signingInput, with: key, algorithm: algorithm)
     }
 }
