@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds and tests every package under Examples/ and runs each README's command, in one shared
-# build directory (.build-examples), so swift-nio and the library are compiled once for all of them.
+# Builds and tests every package under Examples/ and runs each README's command, in the package's
+# own build directory (.build; EXAMPLES_SCRATCH names another), so swift-nio, swift-crypto and the
+# library, already built by `make test`'s earlier steps, are not compiled again: only what an
+# example adds is (its sources, Hummingbird). Sharing is safe both ways: the package's next build
+# after the examples is a null build.
 # Name examples to do only those: scripts/examples.sh DaemonWithClientCredentials
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-scratch=$root/.build-examples
+scratch=${EXAMPLES_SCRATCH:-$root/.build}
 state=$(mktemp -d)
 provider_pid=
 trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; rm -rf "$state"' EXIT
