@@ -50,7 +50,7 @@ extension FrontChannel {
         }
         if provider.requiresSignedRequestObjects, requestObjectKey == nil {
             throw .invalidArgument(
-                "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); set RelyingParty.requestObjectKey to the client's private key."
+                "The provider \(provider.issuer) takes only signed request objects (require_signed_request_object); make the relying party with RelyingParty.Configuration(frontChannel: .signed(key)) or .pushed(signedWith: key) (formerly RelyingParty.requestObjectKey), key being the client's private key."
             )
         }
     }

@@ -5,7 +5,8 @@ internal import Logging
 extension AuthenticatedSession {
     /// The pipeline: the host allowlist, the login (refreshed when it expires, and once on a 401),
     /// the access token's header, the DPoP nonce retry and proof, the log of each answer, then the
-    /// user's stages (``Options/stages``), then the ``transport``.
+    /// user's stages (``Options/stages``), the allowlist again (a stage may have changed the URL),
+    /// then the ``transport``.
     var resourcePipeline: HTTPPipeline {
         let logger = logger
         let proofs: @Sendable () -> DPoP? = { ResourceAttempt.current?.proofs }
@@ -21,7 +22,10 @@ extension AuthenticatedSession {
             DPoPProofStage(proofs: proofs),
             ResourceLoggingStage(logger: logger),
         ]
-        return HTTPPipeline(stages: library + options.stages, transport: transport, options: options.requestOptions)
+        // The user's stages run after the token is in the request: one that rewrote the URL (a base
+        // URL, a proxy) must not take the token off the allowlist, so it is checked again after them.
+        let recheck: [any HTTPStage] = options.stages.isEmpty ? [] : [HostAllowlistStage(allowlist: allowlist, logger: logger)]
+        return HTTPPipeline(stages: library + options.stages + recheck, transport: transport, options: options.requestOptions)
     }
 
     /// Sends `request` on through `next` with `login`'s access token (and its proofs, for

@@ -6,14 +6,14 @@ extension StoredLogin {
     public struct Grant: Sendable, Hashable {
         /// The grant type, as the token request names it (`client_credentials`,
         /// `urn:ietf:params:oauth:grant-type:device_code`).
-        public var type: String
+        public var type: GrantType
         /// The scope values asked for.
         public var scopes: [String]
         /// The token request's other parameters, such as `resource` (RFC 8707).
         public var parameters: [OAuthParameter]
 
         /// A grant from its parts.
-        public init(type: String, scopes: [String] = [], parameters: [OAuthParameter] = []) {
+        public init(type: GrantType, scopes: [String] = [], parameters: [OAuthParameter] = []) {
             self.type = type
             self.scopes = scopes
             self.parameters = parameters
@@ -21,14 +21,14 @@ extension StoredLogin {
 
         /// The client's own tokens, asked for with `scopes` and `parameters`.
         public static func clientCredentials(scopes: [String] = [], parameters: [OAuthParameter] = []) -> Grant {
-            Grant(type: "client_credentials", scopes: scopes, parameters: parameters)
+            Grant(type: .clientCredentials, scopes: scopes, parameters: parameters)
         }
 
         /// The device authorization grant (RFC 8628).
-        public static let deviceCode = Grant(type: "urn:ietf:params:oauth:grant-type:device_code")
+        public static let deviceCode = Grant(type: .deviceCode)
 
         /// Whether the tokens are the client's own (client credentials).
-        public var isClientCredentials: Bool { type == "client_credentials" }
+        public var isClientCredentials: Bool { type == .clientCredentials }
     }
 }
 
@@ -43,7 +43,7 @@ extension StoredLogin.Grant {
 
     /// The grant in those attributes, for a store shared with an earlier version of `oidc`.
     package var legacyAttributes: [String: String] {
-        var attributes = [LegacyAttribute.type: type]
+        var attributes = [LegacyAttribute.type: type.rawValue]
         if !scopes.isEmpty { attributes[LegacyAttribute.scope] = scopes.joined(separator: " ") }
         if !parameters.isEmpty { attributes[LegacyAttribute.parameters] = FormURLEncoding.encode(parameters) }
         return attributes
@@ -54,7 +54,7 @@ extension StoredLogin.Grant {
     package init?(legacyAttributes attributes: [String: String]) {
         guard let type = attributes[LegacyAttribute.type] else { return nil }
         self.init(
-            type: type, scopes: (attributes[LegacyAttribute.scope] ?? "").split(separator: " ").map(String.init),
+            type: GrantType(rawValue: type), scopes: (attributes[LegacyAttribute.scope] ?? "").split(separator: " ").map(String.init),
             parameters: (try? FormURLEncoding.decode(attributes[LegacyAttribute.parameters] ?? "", allowDuplicates: true)) ?? []
         )
     }

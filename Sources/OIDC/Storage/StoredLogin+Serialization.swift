@@ -46,7 +46,7 @@ extension StoredLogin {
         object["provider"] = provider.map(Self.serialized)
         object["refresh_in_flight"] = refreshMark?.encoded
         if let grant {
-            var members: [String: Any] = ["type": grant.type]
+            var members: [String: Any] = ["type": grant.type.rawValue]
             if !grant.scopes.isEmpty { members["scopes"] = grant.scopes }
             if !grant.parameters.isEmpty { members["parameters"] = grant.parameters.map { [$0.name, $0.value] } }
             object["grant"] = members
@@ -142,7 +142,7 @@ extension StoredLogin {
     /// The grant ``serialized()`` wrote; `nil` when a member has the wrong type.
     private static func grant(_ object: [String: JSONValue]) -> Grant? {
         guard let type = object["type"]?.stringValue else { return nil }
-        var grant = Grant(type: type)
+        var grant = Grant(type: GrantType(rawValue: type))
         switch object["scopes"] {
         case nil, .null?: break
         case .array(let values)?:

@@ -90,8 +90,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             entry["profile_points_to"] = current
         }
         let clientCredentials = ClientCredentialsRequest(of: login) != nil
-        if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant }
-        if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant }
+        if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant.rawValue }
+        if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant.rawValue }
         if let reason = DeviceGrant.missingIDTokenReason(login) { entry["no_id_token"] = reason }
         entry["refreshable"] = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
             && !stored.lacksSecret(file: nil)
@@ -121,7 +121,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
         }
-        let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant {
+        let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant.rawValue {
             "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
         } else if let reason = entry["no_id_token"] as? String {
             "logged in, subject unknown: no ID token (\(reason))"

@@ -38,3 +38,37 @@ struct ConfigurationStagesTests {
         }
     }
 }
+
+/// A user's stage runs after the access token is in the request: one that sends the request
+/// elsewhere (a rewritten base URL) must not take the token off the allowlist.
+struct RedirectingStage: HTTPStage {
+    let host: String
+
+    func intercept(_ request: HTTPRequest, call: HTTPCall, next: Next) async throws(OIDCError) -> HTTPResponse {
+        var request = request
+        var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        components?.host = host
+        if let url = components?.url { request.url = url }
+        return try await next(request)
+    }
+}
+
+@Suite("Pipelines: a user's stage cannot take the token off the allowlist", .timeLimit(.minutes(1)))
+struct StageAllowlistTests {
+    @Test("a resource stage that rewrites the host to one off the allowlist: hostNotAllowed, and nothing reaches the transport")
+    func rewrittenHostRefused() async throws {
+        try await withTestProvider { provider in
+            let recorder = RecordingTransport(NIOHTTPTransport.shared)
+            let rp = try await provider.relyingParty(transport: recorder, configuration: RelyingParty.Configuration(resourceStages: [RedirectingStage(host: "localhost")]))
+            let store = InMemoryTokenStore()
+            let key = TokenStoreKey(service: "stage-allowlist-tests", account: "user")
+            _ = try await provider.logIn(into: store, key: key)
+            let session = rp.session(store: store, key: key, allowlist: .default(for: provider.protectedResource))
+            let before = await recorder.requests.count
+            let error = await #expect(throws: OIDCError.self) { try await session.send(HTTPRequest(url: provider.protectedResource)) }
+            #expect(error?.code == .hostNotAllowed, "\(String(describing: error))")
+            #expect(await recorder.requests.count == before)
+            #expect(await provider.requestCount(.protectedResource) == 0)
+        }
+    }
+}

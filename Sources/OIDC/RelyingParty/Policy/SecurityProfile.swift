@@ -79,7 +79,7 @@ extension SecurityProfile {
     /// authentication). ``none`` checks nothing.
     ///
     /// - Throws: ``OIDCError/Code/profileViolation`` naming the rule broken and what to set.
-    package func validate(_ relyingParty: RelyingParty) throws(OIDCError) {
+    public func validate(_ relyingParty: RelyingParty) throws(OIDCError) {
         for rule in rules {
             if let what = rule.violation(relyingParty) { throw rule.refusal(what) }
         }
@@ -150,7 +150,7 @@ extension SecurityProfile {
         let rule = "Security Profile §5.3.2.2, the authorization code flow"
         throw OIDCError(
             .profileViolation,
-            "FAPI 2.0 (\(rule)): the profile holds browser logins through pushed authorization requests; the device flow is outside it. Log in with the code flow, or set securityProfile = .none for this login. Nothing was sent.",
+            "FAPI 2.0 (\(rule)): the profile holds browser logins through pushed authorization requests; the device flow is outside it. Log in with the code flow, or set RelyingParty.Configuration(securityProfile: .none) for this login. Nothing was sent.",
             context: ["profile": rawValue, "rule": rule]
         )
     }

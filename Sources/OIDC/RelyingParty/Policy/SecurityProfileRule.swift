@@ -36,13 +36,13 @@ extension SecurityProfileRule {
         },
         fapi2(senderConstraint) { rp in
             rp.bindsTokensWithDPoP || rp.sendsCertificateBoundTokens ? nil
-                : "the tokens would be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
+                : "the tokens would be bearer tokens; make the relying party with RelyingParty.Configuration(dpop: .on) (formerly RelyingParty.dpop = .on; oidc login --dpop), or give the transport a client certificate (mTLS, RFC 8705)."
         },
         // A certificate alone does not bind the tokens: the provider must say it binds them, since
         // a certificate-bound token looks like any other to the client (no token_type to check).
         fapi2(senderConstraint) { rp in
             rp.bindsTokensWithDPoP || rp.provider.tlsClientCertificateBoundAccessTokens ? nil
-                : "the transport presents a client certificate, but the provider \(rp.provider.issuer) does not say it binds access tokens to it (tls_client_certificate_bound_access_tokens), so they may be bearer tokens; set RelyingParty.dpop = .on (oidc login --dpop), or, when the provider does bind them without saying so, set ProviderConfiguration.tlsClientCertificateBoundAccessTokens = true."
+                : "the transport presents a client certificate, but the provider \(rp.provider.issuer) does not say it binds access tokens to it (tls_client_certificate_bound_access_tokens), so they may be bearer tokens; make the relying party with RelyingParty.Configuration(dpop: .on) (formerly RelyingParty.dpop = .on; oidc login --dpop), or, when the provider does bind them without saying so, set ProviderConfiguration.tlsClientCertificateBoundAccessTokens = true."
         },
         fapi2(cryptography) { rp in
             let keys: [(String, JWSAlgorithm?)] = [
@@ -62,7 +62,7 @@ extension SecurityProfileRule {
                 JARMVerifier(provider: rp.provider, clientID: rp.clientID).allowedAlgorithms.isDisjoint(with: fapi2Algorithms)
             else { return nil }
             let named = rp.provider.authorizationSigningAlgorithms
-            return "signed authorization responses (JARM) were asked for, and the provider \(rp.provider.issuer) signs them only with \(named.isEmpty ? "RS256 (it names no authorization_signing_alg_values_supported)" : named.map { UntrustedText.sanitized($0) }.joined(separator: ", ")); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (authorization_signed_response_alg), or leave responseMode unset."
+            return "signed authorization responses (JARM) were asked for, and the provider \(rp.provider.issuer) signs them only with \(named.isEmpty ? "RS256 (it names no authorization_signing_alg_values_supported)" : named.map { UntrustedText.sanitized($0) }.joined(separator: ", ")); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (authorization_signed_response_alg), or leave RelyingParty.Configuration.responseMode unset."
         },
         fapi2("Security Profile §5.3.2.1, client assertion audience") { rp in
             let authentication = rp.tokenClient.authentication
