@@ -1,10 +1,7 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `oidc login` and the commands after it against oidc-provider-mock (PyPI, Flask + Authlib), the
 /// independent provider `make test` starts with `--require-registration` (docs/interop.md): a
@@ -17,25 +14,10 @@ import Glibc
 struct LoginInteropTests {
     static let issuer = ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] ?? ""
 
-    /// A port nothing listens on right now (the kernel's choice for a socket bound to port 0).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw OIDCError(.invalidArgument, "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test("login with a registered confidential client, then token, request to userinfo, refresh, status and logout")
     func loginAgainstMock() async throws {
         let sandbox = LoginSandbox()
-        let port = try Self.freePort()
+        let port = try freePort()
         let redirect = "http://127.0.0.1:\(port)/callback"
         let client = try await withNIOHTTPTransport { transport in
             let metadata = try await ProviderDiscovery(transport: transport).metadata(for: Self.issuer)

@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import OIDCTesting
 import Testing
 
@@ -9,15 +10,6 @@ import Testing
 /// process's command line every 10 ms while `oidc login` runs, and the browser takes 300 ms to start.
 @Suite("oidc login: another local program racing the browser", .timeLimit(.minutes(3)))
 struct LoginRaceTests {
-    /// A port free a moment ago, for `--listen`: the other program looks for URLs on it only, so
-    /// logins of other tests running at the same time are not in its way.
-    static func freePort() async throws -> Int {
-        let listener = try await LoopbackRedirectListener.start()
-        let port = listener.port
-        await listener.close()
-        return port
-    }
-
     static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
     /// Starts the other program watching for URLs on `port`; returns once it watches.
@@ -46,7 +38,7 @@ struct LoginRaceTests {
     func startURLOnNoCommandLine() async throws {
         try await LoginCommandTests.loginPageProvider { provider in
             let sandbox = LoginSandbox()
-            let port = try await Self.freePort()
+            let port = try freePort()  // for --listen: the other program watches this port only
             let (racer, racerLog, stop) = try await Self.startRacer(sandbox, port: port)
             let login = try await sandbox.run(
                 LoginCommandTests.loginArguments(provider) + ["--listen", "127.0.0.1:\(port)"], browser: ["--delay-ms", "300"]
@@ -70,7 +62,7 @@ struct LoginRaceTests {
     func racedThroughCommandLine() async throws {
         try await LoginCommandTests.loginPageProvider { provider in
             let sandbox = LoginSandbox()
-            let port = try await Self.freePort()
+            let port = try freePort()  // for --listen: the other program watches this port only
             let (racer, racerLog, stop) = try await Self.startRacer(sandbox, port: port)
             let login = try await sandbox.run(
                 LoginCommandTests.loginArguments(provider) + ["--listen", "127.0.0.1:\(port)"], browser: ["--delay-ms", "300"],
