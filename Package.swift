@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "OIDCTesting", targets: ["OIDCTesting"]),
         // Logins in PostgreSQL for servers with many instances; OIDC users who do not import it never build it.
         .library(name: "OIDCPostgres", targets: ["OIDCPostgres"]),
+        // The other end of the token: APIs that check what clients send (RFC 9068, 7662, 9449, 8705, 9728).
+        .library(name: "OIDCResourceServer", targets: ["OIDCResourceServer"]),
         .executable(name: "oidc", targets: ["oidc"]),
     ],
     dependencies: [
@@ -67,10 +69,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Framework-neutral: a request's method, URL, headers (and peer certificate) in, a verified
+        // access or a refusal with its challenge out. No NIO server pieces.
+        .target(
+            name: "OIDCResourceServer",
+            dependencies: ["OIDC"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "OIDCPostgres",
             dependencies: [
-                "OIDC",
+                "OIDC", "OIDCResourceServer",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -166,6 +175,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],  // read from disk by path (#filePath)
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCResourceServerTests",
+            dependencies: ["OIDCResourceServer", "OIDC", "OIDCTesting", "OIDCTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
