@@ -69,11 +69,15 @@ test-package: deps
 	$(WHO); $(FILES) OIDC_INTEROP_ISSUER=http://127.0.0.1:9400 $(UNPRIVILEGED) scripts/postgres.sh run $(SWIFT) test --skip OIDCCLITests
 
 # The CLI tests, run against the installed build instead of the debug one; with django-oauth-toolkit
-# (scripts/dot-provider.sh, a device grant without ID tokens) on 127.0.0.1:9410, stopped whatever happens.
+# (scripts/dot-provider.sh, a device grant without ID tokens) on 127.0.0.1:9410, glewlwyd (its tokens
+# at `oidc resource-server`) and requests-oauth2client (scripts/dpop-client.sh, an independent DPoP
+# client), stopped whatever happens.
 test-installed: release
 	@scripts/install-deps.sh test
-	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1' EXIT; trap 'exit 130' INT TERM HUP; \
+	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1; scripts/glewlwyd.sh stop > /dev/null 2>&1' EXIT; trap 'exit 130' INT TERM HUP; \
 	dot=$$(scripts/dot-provider.sh start 9410) || exit 1; eval "$$dot"; \
+	glewlwyd=$$(scripts/glewlwyd.sh start) || exit 1; eval "$$glewlwyd"; \
+	dpop=$$(scripts/dpop-client.sh install) || exit 1; eval "$$dpop"; \
 	$(WHO); $(FILES) OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(UNPRIVILEGED) $(SWIFT) test --filter OIDCCLITests
 
 demo: release
