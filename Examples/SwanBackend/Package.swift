@@ -21,6 +21,8 @@ let package = Package(
             name: "SwanBackend",
             dependencies: [
                 .product(name: "OIDC", package: "swift-oidc"),
+                // The back-channel logout endpoint.
+                .product(name: "OIDCResourceServer", package: "swift-oidc"),
                 // Sessions in PostgreSQL when DATABASE_URL is set.
                 .product(name: "OIDCPostgres", package: "swift-oidc"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -46,6 +48,7 @@ let package = Package(
                 "SwanBackend", "SwanStandIns",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "OIDC", package: "swift-oidc"),
+                .product(name: "OIDCResourceServer", package: "swift-oidc"),
                 .product(name: "OIDCTesting", package: "swift-oidc"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -55,6 +58,7 @@ let package = Package(
             name: "SwanBackendTests",
             dependencies: [
                 "SwanBackend", "SwanStandIns",
+                .product(name: "OIDCResourceServer", package: "swift-oidc"),
                 .product(name: "OIDCPostgres", package: "swift-oidc"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "OIDC", package: "swift-oidc"),

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import OIDC
+import OIDCResourceServer
 
 /// Swan's server-side login and consent redirects, as Hummingbird routes:
 ///
@@ -14,6 +15,10 @@ import OIDC
 /// - `GET /consent/callback`: parses `consentId`, `env`, `status`, `resourceId`, refuses another
 ///   environment's consent, then asks Swan's API for the consent's status with the session's access
 ///   token, and tells the app the consent id and what Swan says, nothing the URL says.
+/// - `POST /backchannel-logout`: the provider's back-channel logout (OIDC Back-Channel Logout
+///   1.0): a verified logout token deletes the sessions of its user or of its provider session
+///   (`sid`), in every instance when the sessions are in PostgreSQL; `200`, or `400` with a JSON
+///   error. Register `{publicBaseURL}/backchannel-logout` as the client's `backchannel_logout_uri`.
 public struct SwanBackend: Sendable {
     public let settings: SwanSettings
     /// This backend at Swan: Swan's preset (`client_secret_post`) over its discovered endpoints.
@@ -22,6 +27,9 @@ public struct SwanBackend: Sendable {
     public let sessions: any TokenStore
     /// Logins between `/auth` and `/auth/callback`, by the browser's login cookie.
     let pending = PendingAuthorizations()
+    /// The back-channel logout endpoint: logout tokens checked with Swan's keys, their `jti`s
+    /// remembered in the replay store given to ``start(_:transport:sessions:replays:)``.
+    public let logout: BackChannelLogoutEndpoint
 
     /// The cookie that binds a login in progress to its browser, 10 minutes: `swan_login` (path
     /// `/auth`), or `__Host-swan_login` (path `/`) on https.
@@ -30,14 +38,26 @@ public struct SwanBackend: Sendable {
     /// `swan_session` (path `/consent`), or `__Host-swan_session` (path `/`) on https.
     public var sessionCookie: String { settings.usesHTTPS ? "__Host-swan_session" : "swan_session" }
 
-    /// Discovers Swan's endpoints and keys and prepares the routes.
+    /// Discovers Swan's endpoints and keys and prepares the routes. `replays` remembers the
+    /// logout tokens' `jti`s: give every instance the same one (`PostgresReplayStore`) when the
+    /// sessions are shared.
     public static func start(
-        _ settings: SwanSettings, transport: any HTTPTransport, sessions: any TokenStore = InMemoryTokenStore()
+        _ settings: SwanSettings, transport: any HTTPTransport, sessions: any TokenStore = InMemoryTokenStore(),
+        replays: any ReplayStore = InMemoryReplayStore()
     ) async throws -> SwanBackend {
         let swan = try await RelyingParty.discover(
             issuer: settings.issuer, clientID: settings.clientID, clientSecret: settings.clientSecret, preset: .swan, transport: transport
         )
-        return SwanBackend(settings: settings, swan: swan, sessions: sessions)
+        guard let keys = swan.keys else { throw SwanBackendError.noKeys }
+        let verifier = LogoutTokenVerifier(issuer: swan.provider.issuer, clientID: settings.clientID, replayStore: replays)
+        return SwanBackend(settings: settings, swan: swan, sessions: sessions, logout: BackChannelLogoutEndpoint(verifier: verifier, keys: keys))
+    }
+
+    init(settings: SwanSettings, swan: RelyingParty, sessions: any TokenStore, logout: BackChannelLogoutEndpoint) {
+        self.settings = settings
+        self.swan = swan
+        self.sessions = sessions
+        self.logout = logout
     }
 
     /// The store key of a session: its id's SHA-256, never the id itself. The id is the session
@@ -56,6 +76,27 @@ public struct SwanBackend: Sendable {
         router.get("auth") { _, _ in try await self.startLogin() }
         router.get("auth/callback") { request, _ in await self.finishLogin(request) }
         router.get("consent/callback") { request, _ in await self.confirmConsent(request) }
+        router.post("backchannel-logout") { request, _ in await self.backChannelLogout(request) }
+    }
+
+    // MARK: - Back-channel logout
+
+    /// The provider's `POST` of a logout token: the sessions it names are deleted from the store.
+    func backChannelLogout(_ request: Request) async -> Response {
+        let body: ByteBuffer
+        do { body = try await request.body.collect(upTo: logout.maximumBodyLength) } catch {
+            return Self.page(.badRequest, "The request's body is too large.")
+        }
+        let result = await logout.handle(
+            contentType: request.headers[.contentType], body: Array(body.readableBytesView), deletingFrom: sessions)
+        if case .refused(let error) = result.outcome { print("swan-backend: back-channel logout refused: \(error.description)") }
+        // The endpoint's headers: Cache-Control always, Content-Type with a JSON error.
+        var headers = HTTPFields()
+        headers[.cacheControl] = result.response.headers["Cache-Control"]
+        headers[.contentType] = result.response.headers["Content-Type"]
+        return Response(
+            status: HTTPResponse.Status(code: result.response.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.response.body)))
     }
 
     // MARK: - Login
@@ -166,11 +207,14 @@ public struct SwanBackend: Sendable {
 /// Why the backend cannot start.
 public enum SwanBackendError: Error, CustomStringConvertible {
     case noTokenKey
+    case noKeys
 
     public var description: String {
         switch self {
         case .noTokenKey:
             "DATABASE_URL is set but no key seals the tokens: set OIDC_TOKEN_KEY_FILE to a file holding 32 random bytes (openssl rand -base64 32 > key; chmod 600 key), or OIDC_TOKEN_KEY."
+        case .noKeys:
+            "The provider's discovery document names no jwks_uri: its ID tokens and logout tokens cannot be verified."
         }
     }
 }

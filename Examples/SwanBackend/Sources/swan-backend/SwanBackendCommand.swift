@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import OIDC
+import OIDCResourceServer
 import OIDCTesting
 import PostgresNIO
 import SwanBackend
@@ -39,21 +40,22 @@ struct SwanBackendCommand: AsyncParsableCommand {
     var demo = false
 
     func run() async throws {
-        guard let (store, client) = try SessionStore.postgres() else {
-            try await serve(sessions: InMemoryTokenStore())
+        guard let (store, replays, client) = try SessionStore.postgres() else {
+            try await serve(sessions: InMemoryTokenStore(), replays: InMemoryReplayStore())
             return
         }
         // The pool runs beside the server and stops with it.
         let running = Task { await client.run() }
         defer { running.cancel() }
         try await store.migrate()
-        try await serve(sessions: store)
+        try await replays.migrate()
+        try await serve(sessions: store, replays: replays)
     }
 
-    func serve(sessions: any TokenStore) async throws {
+    func serve(sessions: any TokenStore, replays: any ReplayStore) async throws {
         try await withNIOHTTPTransport { transport in
             if demo {
-                try await Demo.run(port: port, transport: transport, sessions: sessions)
+                try await Demo.run(port: port, transport: transport, sessions: sessions, replays: replays)
                 return
             }
             guard let clientID, let clientSecretFile, let publicURL, let base = URL(string: publicURL) else {
@@ -62,13 +64,13 @@ struct SwanBackendCommand: AsyncParsableCommand {
             let secret = try String(contentsOfFile: clientSecretFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             let backend = try await SwanBackend.start(
                 SwanSettings(clientID: clientID, clientSecret: Secret(secret), publicBaseURL: base), transport: transport,
-                sessions: sessions
+                sessions: sessions, replays: replays
             )
             let router = Router()
             backend.addRoutes(to: router)
             let port = port ?? 8080
             let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
-            print("Listening on http://127.0.0.1:\(port); register \(backend.settings.redirectURI) with Swan.")
+            print("Listening on http://127.0.0.1:\(port); register \(backend.settings.redirectURI) with Swan (and \(base.appendingPathComponent("backchannel-logout").absoluteString) as its back-channel logout URI).")
             try await app.runService()
         }
     }

@@ -261,7 +261,7 @@ struct SwanBackendTests {
     func sessionsInPostgres() async throws {
         let url = try #require(ProcessInfo.processInfo.environment["OIDC_TEST_DATABASE_URL"])
         let key = String(repeating: "ab", count: 32)
-        let (store, client) = try #require(try SessionStore.postgres(environment: ["DATABASE_URL": url, "OIDC_TOKEN_KEY": key]))
+        let (store, _, client) = try #require(try SessionStore.postgres(environment: ["DATABASE_URL": url, "OIDC_TOKEN_KEY": key]))
         #expect(throws: SwanBackendError.self) { try SessionStore.postgres(environment: ["DATABASE_URL": url]) }
         let running = Task { await client.run() }
         defer { running.cancel() }
