@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent DPoP client (requests-oauth2client, PyPI) calling a protected API twice.
 
-    dpop-client.py URL --key-file PEM  < access-token
+    dpop-client.py URL --key-file PEM [--alg ES256]  < access-token
 
 Reads a DPoP-bound access token on standard input (never as an argument: `ps` shows those) and the
 private key it is bound to (`cnf.jkt`) from a PEM file, then sends GET URL twice with
@@ -40,6 +40,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("url")
     parser.add_argument("--key-file", required=True)
+    parser.add_argument("--alg", default="ES256", help="the proofs' algorithm, for the key's type (default ES256)")
     parser.add_argument("--timeout", type=float, default=10)
     arguments = parser.parse_args()
 
@@ -48,7 +49,7 @@ def main() -> int:
         print("dpop-client: no access token on standard input", file=sys.stderr)
         return 2
     with open(arguments.key_file, "rb") as handle:
-        key = CountingKey(private_key=jwskate.Jwk.from_pem(handle.read()))
+        key = CountingKey(private_key=jwskate.Jwk.from_pem(handle.read()), alg=arguments.alg)
     token = DPoPToken(token_text, _dpop_key=key)
 
     results = []
