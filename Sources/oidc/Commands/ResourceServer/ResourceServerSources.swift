@@ -44,7 +44,7 @@ struct ResourceServerSources: Sendable {
 
     /// `--jwks FILE`: the file's keys, read and checked now (a cache over those bytes, never
     /// fetched again); `--jwks URL`: a cache that fetches it, with a first fetch now.
-    private static func keys(from location: String, transport: any HTTPTransport) async throws -> JWKSCache {
+    static func keys(from location: String, transport: any HTTPTransport) async throws -> JWKSCache {
         if location.hasPrefix("https://") || location.hasPrefix("http://") {
             guard let url = URL(string: location) else { throw ValidationError("--jwks: '\(UntrustedText.sanitized(location))' is not a URL") }
             do { try EndpointURLPolicy.validate(url, role: "JWKS URL") } catch { throw ValidationError("--jwks: \(error.message)") }
