@@ -10,8 +10,11 @@ struct ResourceServerProcess {
     let base: String
 
     /// Starts `oidc resource-server` with `arguments` and waits (bounded) for the base URL line.
-    static func start(_ arguments: [String]) async throws -> ResourceServerProcess {
-        let process = try ChildProcess(OIDCBinary.url.path, ["resource-server"] + arguments)
+    /// `environment` adds to this process's (such as `OIDC_TEST_CLOCK_OFFSET`, to judge tokens later).
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ResourceServerProcess {
+        let process = try ChildProcess(
+            OIDCBinary.url.path, ["resource-server"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         var text = ""
         // The event is the line; the bound is only for a server that never prints it.
         let deadline = ContinuousClock.now + .seconds(30)
