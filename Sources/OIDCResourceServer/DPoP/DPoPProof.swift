@@ -54,5 +54,6 @@ public struct DPoPProofError: Error, Sendable, Equatable, CustomStringConvertibl
 
     init(_ message: String) { self.init(.invalidProof, message) }
 
+    /// The message: what was wrong, without the proof.
     public var description: String { message }
 }

@@ -38,6 +38,9 @@ public struct DPoPProofVerifier: Sendable {
     /// Checks `proof`, sent with a request of `method` to `url` (as the client addressed it).
     ///
     /// - Parameters:
+    ///   - proof: the `DPoP` header's value.
+    ///   - method: the request's method, compared with `htm` exactly.
+    ///   - url: the request's URL as the client addressed it, absolute.
     ///   - accessToken: the access token sent with the proof, at a resource: `ath` must be its hash.
     ///   - now: the server's clock.
     /// - Throws: ``DPoPProofError`` naming the rule broken.
@@ -103,7 +106,15 @@ public struct DPoPProofVerifier: Sendable {
         )
     }
 
-    /// Checks `proof` sent to `url`.
+    /// Checks `proof`, sent with a request of `method` to `url`.
+    ///
+    /// - Parameters:
+    ///   - proof: the `DPoP` header's value.
+    ///   - method: the request's method, compared with `htm` exactly.
+    ///   - url: the request's URL as the client addressed it.
+    ///   - accessToken: the access token sent with the proof, at a resource: `ath` must be its hash.
+    ///   - now: the server's clock.
+    /// - Throws: ``DPoPProofError`` naming the rule broken.
     public func verify(_ proof: String, method: String, url: URL, accessToken: String? = nil, now: Date) throws(DPoPProofError) -> DPoPProof {
         try verify(proof, method: method, url: url.absoluteString, accessToken: accessToken, now: now)
     }

@@ -12,6 +12,9 @@ enum Introspected {
             throw .unavailable(.introspectionUnavailable, "The access token could not be introspected; try again later.")
         }
         guard answer.active else { throw .invalidToken(.inactiveToken, "The access token is not active (expired, revoked, or unknown).") }
+        if let type = answer.tokenType, type.lowercased() == "refresh_token" {
+            throw .invalidToken(.wrongTokenType, "The token is a refresh token, not an access token.")
+        }
         let clock = now.timeIntervalSince1970
         if let issuer = answer.issuer {
             let provider = configuration.introspection?.client.provider.issuer

@@ -21,10 +21,10 @@ struct JWTAccessTokenCheck: Sendable {
             }
             throw .invalidToken(.malformedToken, "The access token is not a well-formed JWT.")
         }
-        try checkType(jws.type)
         guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMAC else {
             throw .invalidToken(.algorithmNotAllowed, "The access token's algorithm \(jws.algorithm.rawValue) is not accepted here.")
         }
+        try checkType(jws.type)
         let claims = try AccessTokenClaims(payload: jws.payload)
         guard let issuerKeys = issuers[claims.issuer] else {
             throw .invalidToken(.untrustedIssuer, "The access token was issued by an authorization server this resource does not trust.")
