@@ -3,6 +3,9 @@ import OIDC
 import OIDCTestSupport
 import OIDCTesting
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `oidc resource-server --introspect` against TestProvider's introspection endpoint (RFC 7662),
 /// and the exit codes of a server that cannot start.
@@ -68,5 +71,54 @@ struct ResourceServerIntrospectionTests {
             #expect(readable.stderr.contains("--client-secret-file"), "\(readable.stderr)")
         }
         #expect(await running.stop().status == 0)
+    }
+
+    @Test("SIGINT while the issuer's discovery hangs ends the start at once with 130, SIGTERM with 0", arguments: ["INT", "TERM"])
+    func signalDuringStart(name: String) async throws {
+        let signal = name == "INT" ? SIGINT : SIGTERM
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let process = try ChildProcess(OIDCBinary.url.path, ["resource-server", "--issuer", "http://127.0.0.1:\(silent.port)", "--audience", "a"])
+        defer { process.signal(SIGKILL) }
+        // The event: the command's discovery request has connected (and will get no answer).
+        await ChildProcess.offPool { silent.acceptOne() }
+        let started = ContinuousClock.now
+        process.signal(signal)
+        #expect(await process.exitStatus() == (signal == SIGINT ? 130 : 0))
+        #expect(ContinuousClock.now - started < .seconds(10), "the start was not cancelled: it waited for the discovery's timeout")
+        #expect(await process.output().isEmpty, "no URL is printed")
+    }
+}
+
+/// A loopback TCP listener that accepts and never answers: a provider that hangs.
+final class SilentListener: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    private var accepted: [Int32] = []
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard fd >= 0, bound else { throw ListenFailure() }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct ListenFailure: Error {}
+
+    /// Blocks until one connection arrives, and keeps it open.
+    func acceptOne() {
+        let connection = accept(fd, nil, nil)
+        if connection >= 0 { accepted.append(connection) }
+    }
+
+    func close() {
+        for connection in accepted + [fd] { _ = Glibc.close(connection) }
     }
 }

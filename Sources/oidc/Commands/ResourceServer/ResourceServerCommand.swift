@@ -105,30 +105,53 @@ extension ResourceServerCommand {
         // Before anything is printed: a SIGTERM right after the URL line stops the server cleanly.
         let signals = SignalWaiter([SIGINT, SIGTERM])
         let signal = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
-            let sources = try await ResourceServerSources.load(self, transport: transport)
-            let routes = ResourceServerRoutes(requiredScopes: scopes)
+            // A signal during the start (a slow discovery, say) cancels it: Ctrl-C never waits for a timeout.
+            let startup = Task { try await start(scopes: scopes, transport: transport) }
+            let watcher = Task {
+                let signal = await signals.next()
+                startup.cancel()
+                return signal
+            }
             let service: LoopbackHTTPService
-            do {
-                service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024) { request in
-                    await routes.answer(request)
+            do { service = try await startup.value } catch {
+                guard startup.isCancelled else {
+                    watcher.cancel()
+                    throw error
                 }
-            } catch let error as OIDCError {
-                throw OIDCError(.invalidArgument, "The resource server could not listen: \(error.message)", context: error.context)
+                return await watcher.value
             }
-            let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(service.port)"
-            do { try routes.serve(sources.configuration(base: base, scopes: scopes, command: self)) } catch {
-                try? await service.shutdown()
-                throw error
-            }
-            Console.output(base)
-            Console.error(
-                "oidc: resource server listening at \(base) for audience \(UntrustedText.sanitized(audience)); tokens of \(issuer)\(introspect ? " (introspected)" : ""); "
-                    + "DPoP \(dpop.rawValue)\(nonce ? " with nonces" : ""); stop with Ctrl-C")
-            let signal = await signals.next()
+            let signal = await watcher.value
             try await service.shutdown()
             return signal
         }
         Console.error("oidc: resource server stopped")
         if signal == SIGINT { throw ExitCode(ExitCodes.interrupted) }
+    }
+
+    /// Reads the issuer's keys (or introspection endpoint), binds, and prints the base URL.
+    private func start(scopes: [String], transport: any HTTPTransport) async throws -> LoopbackHTTPService {
+        let sources = try await ResourceServerSources.load(self, transport: transport)
+        let routes = ResourceServerRoutes(requiredScopes: scopes)
+        let service: LoopbackHTTPService
+        do {
+            service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024) { request in
+                await routes.answer(request)
+            }
+        } catch let error as OIDCError {
+            throw OIDCError(.invalidArgument, "The resource server could not listen: \(error.message)", context: error.context)
+        }
+        let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(service.port)"
+        do {
+            try routes.serve(sources.configuration(base: base, scopes: scopes, command: self))
+            try Task.checkCancellation()
+        } catch {
+            try? await service.shutdown()
+            throw error
+        }
+        Console.output(base)
+        Console.error(
+            "oidc: resource server listening at \(base) for audience \(UntrustedText.sanitized(audience)); tokens of \(issuer)\(introspect ? " (introspected)" : ""); "
+                + "DPoP \(dpop.rawValue)\(nonce ? " with nonces" : ""); stop with Ctrl-C")
+        return service
     }
 }
