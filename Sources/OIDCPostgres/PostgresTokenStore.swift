@@ -23,9 +23,17 @@ public import PostgresNIO
 ///     key_id     text        NOT NULL,  -- the TokenEncryptionKey the record is sealed with
 ///     record     bytea       NOT NULL,  -- the login, AES-256-GCM sealed (TokenEncryption)
 ///     updated_at timestamptz NOT NULL DEFAULT now(),
+///     client_id    text,   -- the login's client (deleteLogins)
+///     subject_hash bytea,  -- SHA-256 of issuer, NUL, sub: who (deleteLogins)
+///     session_hash bytea,  -- SHA-256 of issuer, NUL, sid: which session at the issuer (deleteLogins)
 ///     PRIMARY KEY (service, account)
 /// )
+/// -- and an index on each of subject_hash and session_hash
 /// ```
+///
+/// ``migrate()`` adds the last three columns and their indexes to a table made by an earlier
+/// version. Logins saved before that have none of them, and a back-channel logout finds them
+/// after their next save (a refresh), not before.
 ///
 /// - **Encryption.** Every record is sealed with AES-256-GCM under the ring's current key, bound to
 ///   its service and account (a record copied to another row does not open). The key id column
@@ -139,6 +147,7 @@ public struct PostgresTokenStore: TokenStore {
     public func migrate() async throws(OIDCError) {
         let client = client, table = quotedTable, logger = logger
         let lockKey = Self.migrationLockKey(table: self.table)
+        let indexes = ["subject_hash", "session_hash"].map { ($0, Self.indexName(table: self.table, column: $0)) }
         try await PostgresFailure.within(operationTimeout, "creating", "the table \(table)") {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger).drain()
@@ -149,6 +158,16 @@ public struct PostgresTokenStore: TokenStore {
                         updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (service, account))
                     """, logger: logger
                 ).drain()
+                // Back-channel logout (deleteLogins): who and which session, hashed, and the client.
+                try await connection.query(
+                    """
+                    ALTER TABLE \(unescaped: table) ADD COLUMN IF NOT EXISTS client_id text,
+                        ADD COLUMN IF NOT EXISTS subject_hash bytea, ADD COLUMN IF NOT EXISTS session_hash bytea
+                    """, logger: logger
+                ).drain()
+                for (column, index) in indexes {
+                    try await connection.query("CREATE INDEX IF NOT EXISTS \(unescaped: index) ON \(unescaped: table) (\(unescaped: column))", logger: logger).drain()
+                }
             }
         }
     }
@@ -232,22 +251,27 @@ public struct PostgresTokenStore: TokenStore {
         let sealed = try encryption.seal(login.serialized(), record: key)
         let keyID = TokenEncryption.keyID(of: sealed) ?? ""
         let table = quotedTable, record = ByteBuffer(bytes: sealed)
+        let clientID = login.clientID, subjectHash = Self.logoutHash(login.issuer, login.subject)
+        let sessionHash = Self.logoutHash(login.issuer, login.sessionID)
         _ = try await rows(for: key, "saving", name, writes: true) { fence -> PostgresQuery in
             guard let fence else {
                 return """
-                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
-                    VALUES (\(key.service), \(key.account), \(keyID), \(record), now())
+                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at, client_id, subject_hash, session_hash)
+                    VALUES (\(key.service), \(key.account), \(keyID), \(record), now(), \(clientID), \(subjectHash), \(sessionHash))
                     ON CONFLICT (service, account) DO UPDATE
-                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at,
+                        client_id = EXCLUDED.client_id, subject_hash = EXCLUDED.subject_hash, session_hash = EXCLUDED.session_hash
                     """
             }
             // One statement: the row is written only when the fence holds.
             return """
                 WITH \(unescaped: fence.table), written AS (
-                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at)
-                    SELECT \(key.service), \(key.account), \(keyID), \(record), now() FROM fence WHERE \(unescaped: fence.passes)
+                    INSERT INTO \(unescaped: table) (service, account, key_id, record, updated_at, client_id, subject_hash, session_hash)
+                    SELECT \(key.service), \(key.account), \(keyID), \(record), now(), \(clientID), \(subjectHash), \(sessionHash)
+                    FROM fence WHERE \(unescaped: fence.passes)
                     ON CONFLICT (service, account) DO UPDATE
-                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at
+                    SET key_id = EXCLUDED.key_id, record = EXCLUDED.record, updated_at = EXCLUDED.updated_at,
+                        client_id = EXCLUDED.client_id, subject_hash = EXCLUDED.subject_hash, session_hash = EXCLUDED.session_hash
                     RETURNING 1)
                 SELECT \(unescaped: LockFence.columns), (SELECT count(*) FROM written) AS written FROM fence
                 """

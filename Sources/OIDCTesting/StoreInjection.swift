@@ -4,7 +4,8 @@ public import OIDC
 /// Token injection: start a test "already logged in" by putting a login straight into a store.
 extension TokenStore {
     /// Puts `tokens` under `key`, as a completed login with `issuer` and `clientID` would have.
-    /// The subject is read from the ID token's claims when not given (unverified: you made the token).
+    /// The subject is read from the ID token's claims when not given, and the session id from its
+    /// `sid` (unverified: you made the token).
     /// With `provider`, the login names its endpoints (`StoredLogin.provider`), as one made by
     /// `RelyingParty` does.
     @discardableResult
@@ -13,12 +14,12 @@ extension TokenStore {
         attributes: [String: String] = [:], key: TokenStoreKey
     ) async throws -> StoredLogin {
         var subject = subject
-        if subject == nil, let idToken = tokens.idToken {
-            subject = (try? UnverifiedJWT(idToken.revealedValue))?.claims["sub"]?.stringValue
-        }
-        let login = StoredLogin(
+        let claims = tokens.idToken.flatMap { try? UnverifiedJWT($0.revealedValue) }?.claims
+        if subject == nil { subject = claims?["sub"]?.stringValue }
+        var login = StoredLogin(
             tokens: tokens, issuer: issuer, clientID: clientID, subject: subject, provider: provider, attributes: attributes
         )
+        login.sessionID = claims?["sid"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         try await save(login, for: key)
         return login
     }

@@ -16,6 +16,20 @@ public actor InMemoryTokenStore: TokenStore {
 
     public func delete(_ key: TokenStoreKey) { logins[key] = nil }
 
+    /// Deletes the logins `selector` matches, each under its lock; how many.
+    public func deleteLogins(_ selector: LoginSelector) async throws -> Int {
+        var deleted = 0
+        for key in logins.keys.sorted(by: { ($0.service, $0.account) < ($1.service, $1.account) }) where logins[key].map(selector.matches) == true {
+            deleted += try await withLock(key) {
+                // Re-read under the lock: a save meanwhile may have replaced the login.
+                guard await self.load(key).map(selector.matches) == true else { return 0 }
+                await self.delete(key)
+                return 1
+            }
+        }
+        return deleted
+    }
+
     /// Every key with a login.
     public var keys: [TokenStoreKey] { Array(logins.keys) }
 

@@ -3,7 +3,7 @@ internal import Foundation
 /// The JSON of a stored login, as ``FileKeychain`` and the PostgreSQL store keep it:
 ///
 /// ```json
-/// {"version": 1, "issuer": "…", "client_id": "…", "subject": "…",
+/// {"version": 1, "issuer": "…", "client_id": "…", "subject": "…", "session_id": "…",
 ///  "tokens": {"access_token": "…", "token_type": "Bearer", "refresh_token": "…", "id_token": "…",
 ///             "expires_at": 1700000000, "received_at": 1699996400, "scope": "openid"},
 ///  "provider": {"issuer": "…", "authorization_endpoint": "…", "token_endpoint": "…", …},
@@ -12,7 +12,7 @@ internal import Foundation
 ///  "attributes": {"profile": "work"}}
 /// ```
 ///
-/// Files of earlier versions read as they are: without `provider`, and with the in-flight mark as
+/// Files of earlier versions read as they are: without `provider` or `session_id`, and with the in-flight mark as
 /// the attribute `oidc.refresh-in-flight`, which is read into ``StoredLogin/refreshMark`` (and
 /// written there too, so that instances of an earlier version in the same fleet still see it).
 /// Without `grant`, the grant is read from the attributes `oidc` kept it in before
@@ -43,6 +43,7 @@ extension StoredLogin {
             "attributes": attributes,
         ]
         object["subject"] = subject
+        object["session_id"] = sessionID
         object["provider"] = provider.map(Self.serialized)
         object["refresh_in_flight"] = refreshMark?.encoded
         if let grant {
@@ -124,6 +125,7 @@ extension StoredLogin {
             issuer: issuer, clientID: clientID, subject: try optionalString(object["subject"], "subject"), provider: provider,
             attributes: attributes
         )
+        sessionID = try optionalString(object["session_id"], "session_id")
         if let member = object["dpop"] {
             guard let binding = Self.dpopBinding(member) else { throw corrupt("dpop has no jkt") }
             (dpopThumbprint, dpopKey) = binding

@@ -13,6 +13,10 @@ public struct StoredLogin: Sendable, Equatable {
     public var clientID: String
     /// The ID token's `sub`, when known: who is logged in.
     public var subject: String?
+    /// The ID token's `sid`, when the provider sent one: the user's session at the provider, which
+    /// a back-channel logout names (OIDC Back-Channel Logout 1.0 §2.4) to log this login out
+    /// (``TokenStore/deleteLogins(_:)``). `nil` for logins stored without it.
+    public var sessionID: String?
     /// The provider the login was made with, as configured (endpoints, client authentication method,
     /// extra token-request headers, issuer matching): enough to refresh and revoke it without
     /// discovery. `nil` for logins stored without one (older files, injected tokens).
@@ -54,8 +58,9 @@ public struct StoredLogin: Sendable, Equatable {
 
     /// The login to keep after a completed login (``RelyingParty/completeLogin(callback:for:now:)``,
     /// ``LoopbackLogin/run(showing:)``): its tokens, the configured issuer, the client, the
-    /// provider, and the subject (who is logged in) from the verified ID token, so that refreshed ID
-    /// tokens can be tied to the same user later (OIDC Core §12.2).
+    /// provider, the subject (who is logged in) from the verified ID token, so that refreshed ID
+    /// tokens can be tied to the same user later (OIDC Core §12.2), and its `sid`, so that a
+    /// back-channel logout of that session finds the login.
     public init(_ verified: VerifiedLogin, attributes: [String: String] = [:]) {
         self.init(
             tokens: verified.tokens, issuer: verified.issuer, clientID: verified.clientID, subject: verified.idToken.claims.subject,
@@ -63,6 +68,13 @@ public struct StoredLogin: Sendable, Equatable {
         )
         self.dpopKey = verified.dpopKey
         self.dpopThumbprint = verified.dpopKey?.thumbprint
+        self.sessionID = Self.sessionID(of: verified.idToken)
+    }
+
+    /// The verified ID token's `sid`, when it is a non-empty string.
+    static func sessionID(of idToken: IDToken) -> String? {
+        guard case .string(let sid)? = idToken.claims.raw["sid"], !sid.isEmpty else { return nil }
+        return sid
     }
 
     /// The login to keep after a completed login, with the issuer the ID token names.

@@ -23,9 +23,27 @@ public protocol TokenStore: Sendable {
     /// (a file lock) cannot be lost: `false`, the default. A store that wraps another (for logging,
     /// metrics) must pass this on, or the protection is off.
     var lockCanBeLost: Bool { get }
+    /// Deletes every login `selector` matches (a back-channel logout's user or session), and
+    /// returns how many it deleted; none is no error. Each login is deleted under its lock, or
+    /// in one statement the other instances see at once, so that a refresh in progress cannot
+    /// write a deleted login back.
+    ///
+    /// Stores written before this requirement get a default that throws
+    /// ``OIDCError/Code/storageFailure`` saying the store cannot: implement it to support
+    /// back-channel logout (and pass it on, in a store that wraps another).
+    func deleteLogins(_ selector: LoginSelector) async throws -> Int
 }
 
 extension TokenStore {
     /// `false`: the lock lives as long as the task that holds it.
     public var lockCanBeLost: Bool { false }
+
+    /// Throws ``OIDCError/Code/storageFailure``: this store does not implement
+    /// ``deleteLogins(_:)``. The error's context `unsupported` is `deleteLogins`.
+    public func deleteLogins(_ selector: LoginSelector) async throws -> Int {
+        throw OIDCError(
+            .storageFailure,
+            "\(type(of: self)) cannot delete logins by user or session: it does not implement TokenStore.deleteLogins(_:), which back-channel logout needs.",
+            context: ["unsupported": "deleteLogins"])
+    }
 }

@@ -22,6 +22,7 @@ struct CheckContext: Sendable {
         case .lockReleases: try await lockReleases()
         case .locksPerKey: try await locksPerKey()
         case .lockHandsOver: try await lockHandsOver()
+        case .deleteLogins: try await deleteLogins()
         }
     }
 

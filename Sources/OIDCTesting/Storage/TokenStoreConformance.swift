@@ -21,7 +21,8 @@ public import OIDC
 /// ones included; a reader never sees a mix of two saves; `withLock` excludes concurrent tasks and
 /// values, with `load` and `save` usable inside; it returns its body's value and passes on its
 /// error, releasing the lock either way; the locks of two keys are independent; a waiter gets the
-/// lock only after the holder's body has ended. What a store does about time limits and
+/// lock only after the holder's body has ended; `deleteLogins` deletes exactly the logins of a
+/// session or a user (skipped for a store without it). What a store does about time limits and
 /// cancellation is its own choice, not checked here.
 public enum TokenStoreConformance {
     /// One promise of `TokenStore`.
@@ -42,6 +43,10 @@ public enum TokenStoreConformance {
         case locksPerKey = "the lock of one key does not block another key's"
         /// A task waiting for the lock enters only after the holder's body has ended.
         case lockHandsOver = "a waiter enters only after the holder's body has ended"
+        /// `deleteLogins` deletes exactly the logins of an issuer's session (`sid`) or user (`sub`),
+        /// of one client when given, across store values; a login keeps its session id. Skipped
+        /// for a store that does not implement `deleteLogins` (the protocol's default throws).
+        case deleteLogins = "deleteLogins deletes exactly an issuer's session or user's logins, across store values"
     }
 
     /// The checks that failed, with what was seen.

@@ -7,6 +7,10 @@
 //       "error <code>: <message>" and exits 1.
 //   oidc-postgres-worker hold
 //       connects, takes the login's lock, prints "locked" and sleeps until killed.
+//   oidc-postgres-worker claim
+//       connects, prints "ready", then for each line "<identifier> <expiry, seconds since 1970>"
+//       on standard input claims it in a PostgresReplayStore (table OIDC_TABLE) and prints
+//       "claimed" (first use) or "replayed"; "error <message>" and exits 1 on a failure.
 //
 // Environment: OIDC_TEST_DATABASE_URL, OIDC_TABLE, OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_SERVICE,
 // OIDC_ACCOUNT, OIDC_TOKEN_KEY (the encoded encryption key), OIDC_TOKEN_KEY_ID (its id, optional).
@@ -23,14 +27,32 @@ func variable(_ name: String) -> String {
 }
 
 let mode = CommandLine.arguments.dropFirst().first ?? ""
-guard mode == "refresh" || mode == "hold" else { fail("usage: oidc-postgres-worker refresh|hold") }
+guard mode == "refresh" || mode == "hold" || mode == "claim" else { fail("usage: oidc-postgres-worker refresh|hold|claim") }
 
 let configuration: PostgresClient.Configuration
 do { configuration = try PostgresConnectionURL.configuration(from: variable("OIDC_TEST_DATABASE_URL")) } catch { fail("\(error)") }
 let client = PostgresClient(configuration: configuration)
-let key = TokenStoreKey(service: variable("OIDC_SERVICE"), account: variable("OIDC_ACCOUNT"))
-
 let running = Task { await client.run() }
+
+if mode == "claim" {
+    do {
+        let replays = try PostgresReplayStore(client: client, table: variable("OIDC_TABLE"))
+        _ = try await replays.purgeExpired()  // the pool has a connection before "ready"
+        say("ready")
+        while let line = readLine() {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let seconds = Double(parts[1]) else { fail("a claim line is '<identifier> <expiry>'") }
+            say(try await replays.claim(String(parts[0]), until: Date(timeIntervalSince1970: seconds)) ? "claimed" : "replayed")
+        }
+    } catch {
+        say("error \(error)")
+        exit(1)
+    }
+    running.cancel()
+    exit(0)
+}
+
+let key = TokenStoreKey(service: variable("OIDC_SERVICE"), account: variable("OIDC_ACCOUNT"))
 
 func work() async throws {
     let keyID = ProcessInfo.processInfo.environment["OIDC_TOKEN_KEY_ID"]
