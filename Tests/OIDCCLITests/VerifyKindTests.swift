@@ -72,4 +72,37 @@ struct VerifyKindTests {
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains(flag), "\(result.stderr)")
     }
+
+    @Test("--kind logout: TestProvider's logout token verifies (its claims on stdout); with a nonce, another audience, or typed as an ID token, refused naming the rule")
+    func logout() async throws {
+        try await withTestProvider { provider in
+            func verify(_ token: String, audience: String = TestProvider.Client.default.id) async throws -> CommandResult {
+                try await OIDCBinary.run(
+                    ["verify", "-", "--kind", "logout", "--issuer", provider.issuer, "--audience", audience, "--jwks", provider.jwksURI], stdin: token)
+            }
+            let good = try await provider.logoutToken(.init(sessionID: "s-1"))
+            let accepted = try await verify(good)
+            #expect(accepted.status == 0, "\(accepted.stderr)")
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [String: Any])
+            #expect(claims["sid"] as? String == "s-1")
+            #expect(claims["sub"] as? String == TestUser.default.subject)
+
+            let refusals: [(String, String)] = [
+                (try await provider.logoutToken(.init(extraClaims: ["nonce": "n"])), "nonce"),
+                (try await provider.logoutToken(.init(audience: ["another-client"])), "audience"),
+                (try await provider.logoutToken(.init(type: "JWT")), "type"),
+                (try await provider.logoutToken(.init(subject: nil, sessionID: nil)), "sub_or_sid"),
+            ]
+            for (token, rule) in refusals {
+                let refused = try await verify(token)
+                #expect(refused.status == 4, "\(rule): \(refused.stderr)")
+                #expect(refused.stderr.contains("the logout token is refused (\(rule))"), "\(refused.stderr)")
+                #expect(!refused.stderr.contains(token))
+            }
+            // An ID token is no logout token, nor the other way round.
+            let asID = try await OIDCBinary.run(
+                ["verify", "-", "--issuer", provider.issuer, "--audience", TestProvider.Client.default.id, "--jwks", provider.jwksURI], stdin: good)
+            #expect(asID.status == 4, "\(asID.stderr)")
+        }
+    }
 }

@@ -11,7 +11,9 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
             reason on stderr; a usage mistake exits 2; a JWKS URL that cannot be reached exits 5. \
             --kind access checks an RFC 9068 JWT access token as oidc resource-server does (typ at+jwt, \
             iss, aud, exp, nbf, iat, sub, client_id, jti, --require-scope); a DPoP- or certificate-bound \
-            one is refused, since its proof of possession cannot be checked here.
+            one is refused, since its proof of possession cannot be checked here. --kind logout checks a \
+            back-channel logout token (OIDC Back-Channel Logout 1.0 §2.6; --audience is the client id); \
+            its jti replay check is the receiver's.
             """
     )
 
@@ -25,11 +27,11 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
     @Argument(help: "The token, or - to read it from standard input.")
     var token: String
 
-    @Option(help: "What the token is: id (an ID token, the default) or access (an RFC 9068 JWT access token).")
+    @Option(help: "What the token is: id (an ID token, the default), access (an RFC 9068 JWT access token) or logout (a back-channel logout token).")
     var kind: Kind = .id
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
-        case id, access
+        case id, access, logout
     }
 
     @Option(help: "The expected issuer (iss).")
@@ -68,9 +70,11 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
         if let maxAge, maxAge < 0 { throw ValidationError("--max-age must be zero or more seconds") }
         if let nonce, nonce.isEmpty { throw ValidationError("--nonce must not be empty") }
         try TokenInput.checkOneStandardInput([("TOKEN", token), ("--access-token", accessToken)])
-        if kind == .access {
+        if kind != .id {
             let idOnly = [("--nonce", nonce != nil), ("--access-token", accessToken != nil), ("--max-age", maxAge != nil), ("--issuer-match", issuerMatch != .exact)]
-            if let (flag, _) = idOnly.first(where: \.1) { throw ValidationError("\(flag) is for ID tokens; leave it out with --kind access") }
+            if let (flag, _) = idOnly.first(where: \.1) { throw ValidationError("\(flag) is for ID tokens; leave it out with --kind \(kind.rawValue)") }
+        }
+        if kind == .access {
             _ = try ScopeTokens.parse(requireScope, flag: "--require-scope")
             try ResourceServerCommand.checkAudience(audience)
         } else if !requireScope.isEmpty {
@@ -81,6 +85,7 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
     func run() async throws {
         let token = try TokenInput.read(self.token)
         if kind == .access { return try await AccessTokenVerification(command: self).run(token) }
+        if kind == .logout { return try await verifyLogoutToken(token) }
         let keys = try await JWKSSource.load(jwks)
         var verifier = IDTokenVerifier(issuer: issuer, clientID: audience, nonce: nonce.map { .expected($0) } ?? .notChecked)
         if nonce == nil { Console.error("oidc: note: no --nonce given; the nonce is not checked") }

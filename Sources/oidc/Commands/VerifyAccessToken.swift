@@ -43,3 +43,22 @@ struct AccessTokenVerification {
         }
     }
 }
+
+extension Verify {
+    /// `--kind logout`: OIDCResourceServer's `LogoutTokenVerifier`, every rule but the `jti`
+    /// replay check (one command has no memory of earlier tokens; the receiver keeps it).
+    func verifyLogoutToken(_ token: String) async throws {
+        let keys = try await JWKSSource.load(jwks)
+        var verifier = LogoutTokenVerifier(issuer: issuer, clientID: audience, replayStore: InMemoryReplayStore())
+        verifier.leeway = leeway
+        verifier.maximumTokenLength = TokenInput.maximumLength
+        let moment = now.map { Date(timeIntervalSince1970: $0) } ?? CLIClock.now()
+        do {
+            let verified = try verifier.verifyWithoutReplayCheck(token, keys: keys, now: moment)
+            Console.output(JSONOutput.safe(JSONValue.object(verified.claims).jsonText))
+        } catch {
+            Console.error("oidc: error: the logout token is refused (\(error.rule.rawValue)): \(UntrustedText.sanitized(error.message, limit: 300))")
+            throw ExitCode(ExitCodes.authenticationFailed)
+        }
+    }
+}
