@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "oidc",
             dependencies: [
-                "OIDC", "OIDCTesting", "CQREncode",
+                "OIDC", "OIDCTesting", "OIDCResourceServer", "CQREncode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

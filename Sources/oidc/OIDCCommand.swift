@@ -21,6 +21,7 @@ struct OIDCCommand: AsyncParsableCommand, LoggingCommand {
         subcommands: [
             Login.self, Token.self, Refresh.self, Status.self, Request.self, Proof.self, Logout.self, Demo.self,
             Introspect.self, Exchange.self, AuthorizeURL.self, Discover.self, Verify.self, Decode.self, Inject.self, Provider.self, Mint.self,
+            ResourceServerCommand.self,
         ]
     )
 

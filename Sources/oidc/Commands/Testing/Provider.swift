@@ -105,6 +105,8 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
                     ?? TestProvider.Client(id: clientId, redirectURIs: redirects)
             )
         }
+        // Before the issuer is printed: a SIGTERM right after that line stops the provider cleanly.
+        let signals = SignalWaiter([SIGINT, SIGTERM])
         let provider: TestProvider
         do { provider = try await TestProvider.start(configuration) } catch let error as OIDCError {
             throw OIDCError(.invalidArgument, "The test provider could not listen: \(error.message)", context: error.context)
@@ -113,48 +115,10 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
         }
         Console.output(provider.issuer)
         Console.error("oidc: test provider listening at \(provider.issuer); clients: \(configuration.clients.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
-        let signal = await Signals.wait(for: [SIGINT, SIGTERM])
+        let signal = await signals.next()
         try await provider.shutdown()
         Console.error("oidc: test provider stopped")
         if signal == SIGINT { throw ExitCode(ExitCodes.interrupted) }
     }
 }
 
-
-/// Waits for one of a few signals, with the default action turned off while waiting.
-enum Signals {
-    static func wait(for signals: [Int32]) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let queue = DispatchQueue(label: "oidc.signals")
-            let once = Once(continuation)
-            let all = Sources()
-            for number in signals {
-                all.append(SignalSource.activate(number, queue: queue) {
-                    once.resume(number)
-                    all.cancel()
-                })
-            }
-        }
-    }
-
-    /// The sources of one wait, cancelled together once one has fired.
-    private final class Sources: @unchecked Sendable {
-        private var sources: [SignalSource.Registration] = []
-        private let lock = NSLock()
-        func append(_ source: SignalSource.Registration) { lock.withLock { sources.append(source) } }
-        func cancel() { lock.withLock { sources }.forEach { $0.cancel() } }
-    }
-
-    /// Resumes a continuation at most once.
-    private final class Once: @unchecked Sendable {
-        private var continuation: CheckedContinuation<Int32, Never>?
-        private let lock = NSLock()
-        init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-        func resume(_ value: Int32) {
-            lock.withLock {
-                continuation?.resume(returning: value)
-                continuation = nil
-            }
-        }
-    }
-}

@@ -1,0 +1,137 @@
+internal import Foundation
+internal import OIDC
+
+/// The access token and DPoP proof a request carries, read strictly (RFC 6750 §2, RFC 9449 §4.1,
+/// §7.1): at most one `Authorization` field, `scheme SP token68`; at most one `DPoP` field, a
+/// compact JWS; no token in the URL.
+struct Credentials: Sendable {
+    enum Scheme: Sendable {
+        case bearer, dpop
+    }
+
+    var scheme: Scheme
+    var token: String
+    /// The `DPoP` header's value, when there is one.
+    var proof: String?
+
+    /// The credentials of `request`; `nil` when it carries none this resource takes (no
+    /// `Authorization`, or another scheme such as `Basic`), and no `DPoP` header either.
+    static func read(_ request: ResourceRequest, maximumTokenLength: Int) throws(Denial) -> Credentials? {
+        var authorization: String?
+        var proof: String?
+        for field in request.headers.fields {
+            if Self.equalsIgnoringCase(field.name, "authorization") {
+                guard authorization == nil else {
+                    throw .invalidRequest(.duplicateAuthorization, "The request has more than one Authorization header.")
+                }
+                authorization = field.value
+            } else if Self.equalsIgnoringCase(field.name, "dpop") {
+                guard proof == nil else { throw .invalidRequest(.duplicateProof, "The request has more than one DPoP header.") }
+                proof = field.value
+            }
+        }
+        let queryToken = Self.hasQueryToken(request.url)
+        guard let authorization else {
+            if queryToken {
+                throw .invalidRequest(.tokenInQuery, "Access tokens in the URL are not accepted; send the token in the Authorization header.")
+            }
+            if proof != nil {
+                throw .invalidRequest(.missingToken, "A DPoP proof came without an access token in the Authorization header.")
+            }
+            return nil
+        }
+        if queryToken {
+            throw .invalidRequest(.tokenInTwoPlaces, "The request carries an access token in the Authorization header and in the URL.")
+        }
+        let (scheme, token) = try Self.split(authorization)
+        guard let scheme else { return nil }
+        guard token.utf8.count <= maximumTokenLength else {
+            throw .invalidToken(.tokenTooLong, "The access token is longer than the \(maximumTokenLength) bytes this resource accepts.")
+        }
+        return Credentials(scheme: scheme, token: token, proof: proof)
+    }
+
+    /// `scheme SP token68` (RFC 7235 §2.1): the scheme case-insensitively, one or more spaces,
+    /// then a token68 (`ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"`, then `=` padding).
+    /// Another scheme gives `nil` as scheme (not ours: no token); anything else is malformed.
+    private static func split(_ value: String) throws(Denial) -> (Scheme?, String) {
+        let malformed = Denial.invalidRequest(.malformedAuthorization, "The Authorization header is not 'scheme token' with a well-formed token.")
+        let utf8 = value.utf8
+        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")) else {
+            // A scheme alone: no credentials under it.
+            guard !utf8.isEmpty, utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
+            return (nil, "")
+        }
+        let schemeText = value[..<space]
+        let scheme: Scheme?
+        if Self.equalsIgnoringCase(schemeText, "bearer") {
+            scheme = .bearer
+        } else if Self.equalsIgnoringCase(schemeText, "dpop") {
+            scheme = .dpop
+        } else {
+            guard !schemeText.isEmpty, schemeText.utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
+            return (nil, "")
+        }
+        var start = space
+        while start < utf8.endIndex, utf8[start] == UInt8(ascii: " ") { start = utf8.index(after: start) }
+        var end = utf8.endIndex
+        // Trailing whitespace is optional whitespace around the field value (RFC 9110 §5.5).
+        while end > start, utf8[utf8.index(before: end)] == UInt8(ascii: " ") || utf8[utf8.index(before: end)] == 0x09 {
+            end = utf8.index(before: end)
+        }
+        let token = value.utf8[start..<end]
+        guard !token.isEmpty, Self.isToken68(token) else { throw malformed }
+        return (scheme, String(Substring(token)))
+    }
+
+    private static func isToken68(_ bytes: Substring.UTF8View) -> Bool {
+        var padding = false
+        for byte in bytes {
+            if byte == UInt8(ascii: "=") {
+                padding = true
+                continue
+            }
+            guard !padding else { return false }
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                continue
+            default:
+                return false
+            }
+        }
+        return bytes.first != UInt8(ascii: "=")
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// Whether the URL's query has an `access_token` parameter (RFC 6750 §2.3).
+    private static func hasQueryToken(_ url: URL) -> Bool {
+        guard let query = url.query(percentEncoded: true), !query.isEmpty else { return false }
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+            let name = pair.prefix { $0 != UInt8(ascii: "=") }
+            if name.elementsEqual("access_token".utf8) || name.elementsEqual("access%5Ftoken".utf8) || name.elementsEqual("access%5ftoken".utf8) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// ASCII case-insensitive comparison with a lowercase ASCII `lowercase`: no allocation, and a
+    /// non-ASCII look-alike (the Kelvin sign for `k`) never matches.
+    static func equalsIgnoringCase<S: StringProtocol>(_ text: S, _ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        guard text.utf8.count == expected.count else { return false }
+        for (byte, wanted) in zip(text.utf8, expected) {
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            guard folded == wanted else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,189 @@
+internal import Foundation
+public import OIDC
+
+/// The other end of the token: checks the access token (and its proof of possession) a request
+/// carries, for an API written with any server framework.
+///
+/// Built once from a ``Configuration`` and shared: ``verify(_:requiring:)`` is safe to call from
+/// many tasks at once and takes no lock on its common path but short ones (a key snapshot, the
+/// replay store).
+///
+/// ```swift
+/// let server = try ResourceServer(.init(
+///     resource: URL(string: "https://api.example/orders")!,
+///     issuers: [TrustedIssuer(issuer: "https://idp.example", jwksURI: jwksURL, transport: NIOHTTPTransport())]
+/// ))
+/// do {
+///     let access = try await server.verify(ResourceRequest(method: method, url: url, headers: headers),
+///                                          requiring: ["orders:read"])
+///     // access.subject, access.clientID, access.scopes, access.binding; send access.responseHeaders
+/// } catch {
+///     // answer error.status with error.headers (WWW-Authenticate, DPoP-Nonce)
+/// }
+/// ```
+///
+/// What it checks: JWT access tokens as RFC 9068 §4 says (``Configuration``), opaque tokens by
+/// introspection (RFC 7662, ``IntrospectionSettings``), DPoP proofs (RFC 9449 §4.3, §7, §8, with
+/// replay through the ``Configuration/replayStore``), certificate-bound tokens (RFC 8705 §3), and
+/// each route's scopes. A refusal (``AccessRefusal``) names the rule and carries the exact
+/// challenge to send (RFC 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1).
+public final class ResourceServer: Sendable {
+    /// The configuration the server was built with.
+    public let configuration: Configuration
+    private let jwt: JWTAccessTokenCheck
+    private let proofs: DPoPProofVerifier
+    private let introspection: IntrospectionCache?
+    private let challenges: Challenges
+
+    /// A server for `configuration`.
+    ///
+    /// - Throws: `OIDCError` (`invalidArgument`) for a configuration that cannot be right: no
+    ///   issuer and no introspection, an issuer listed twice, a resource that is not an absolute
+    ///   `https` URL (or `http` on loopback) without query and fragment, an HMAC or empty
+    ///   algorithm list, a negative leeway or proof age.
+    public init(_ configuration: Configuration) throws(OIDCError) {
+        try Self.validate(configuration)
+        self.configuration = configuration
+        var issuers: [String: IssuerKeys] = [:]
+        for trusted in configuration.issuers { issuers[trusted.issuer] = IssuerKeys(trusted) }
+        jwt = JWTAccessTokenCheck(
+            issuers: issuers, algorithms: configuration.algorithms, audiences: configuration.audiences,
+            acceptsUntypedTokens: configuration.acceptsUntypedTokens, requiredClaims: configuration.requiredClaims,
+            leeway: configuration.leeway, maximumLength: configuration.maximumTokenLength
+        )
+        proofs = DPoPProofVerifier(
+            algorithms: configuration.dpop.algorithms, maximumAge: configuration.dpop.maximumProofAge, leeway: configuration.leeway,
+            maximumLength: configuration.dpop.maximumProofLength
+        )
+        introspection = configuration.introspection.map(IntrospectionCache.init)
+        challenges = Challenges(configuration)
+    }
+
+    /// This resource's RFC 9728 metadata, from the configuration.
+    public var metadata: ProtectedResourceMetadata {
+        let dpop = configuration.dpop
+        var metadata = ProtectedResourceMetadata(
+            resource: configuration.resource,
+            authorizationServers: configuration.issuers.map(\.issuer)
+                + (configuration.introspection.map { [$0.client.provider.issuer] } ?? []).filter { issuer in
+                    !configuration.issuers.contains { $0.issuer == issuer }
+                },
+            scopesSupported: configuration.scopesSupported,
+            dpopSigningAlgorithms: dpop.mode == .off ? [] : JWSAlgorithm.allCases.filter { dpop.algorithms.contains($0) && !$0.isHMAC },
+            dpopBoundAccessTokensRequired: dpop.mode == .required
+        )
+        metadata.certificateBoundAccessTokens = false
+        return metadata
+    }
+
+    /// Checks the access token `request` carries, its proof of possession, and that it grants `scopes`.
+    ///
+    /// - Parameters:
+    ///   - request: the request, as received.
+    ///   - scopes: the scopes the route requires; every one must be granted (else 403 `insufficient_scope`).
+    /// - Returns: the verified access; send its ``VerifiedAccess/responseHeaders`` with the answer.
+    /// - Throws: ``AccessRefusal``: the rule broken, and the status and headers to answer with.
+    public func verify(_ request: ResourceRequest, requiring scopes: Set<String> = []) async throws(AccessRefusal) -> VerifiedAccess {
+        var usedScheme: Denial.Scheme?
+        do throws(Denial) {
+            let now = configuration.now()
+            guard let credentials = try Credentials.read(request, maximumTokenLength: configuration.maximumTokenLength) else {
+                throw Denial(.missingToken, nil, "An access token is required.")
+            }
+            usedScheme = credentials.scheme == .dpop ? .dpop : .bearer
+            try checkScheme(credentials)
+            let facts = try await tokenFacts(credentials.token, now: now)
+            var responseHeaders = HTTPHeaders()
+            var keyThumbprint: String?
+            if let bound = facts.keyThumbprint {
+                guard credentials.scheme == .dpop else {
+                    throw Denial(.boundTokenAsBearer, .invalidToken, "The access token is DPoP-bound: send it as 'Authorization: DPoP' with a proof.", scheme: .dpop)
+                }
+                keyThumbprint = try await checkProof(credentials, request: request, boundTo: bound, now: now, responseHeaders: &responseHeaders)
+            } else if credentials.scheme == .dpop {
+                throw Denial(.unboundTokenAsDPoP, .invalidToken, "The access token is not DPoP-bound: send it as a bearer token.", scheme: .dpop)
+            }
+            var certificateThumbprint: String?
+            if let bound = facts.certificateThumbprint {
+                certificateThumbprint = try CertificateBinding.check(bound, peerCertificate: request.peerCertificate)
+            }
+            guard scopes.isSubset(of: facts.scopes) else {
+                var denial = Denial(.insufficientScope, .insufficientScope, "The access token lacks a scope this request requires.")
+                denial.scope = scopes
+                throw denial
+            }
+            let binding: VerifiedAccess.Binding = switch (keyThumbprint, certificateThumbprint) {
+            case (nil, nil): .bearer
+            case (let key?, nil): .dpop(keyThumbprint: key)
+            case (nil, let certificate?): .certificate(thumbprint: certificate)
+            case (let key?, let certificate?): .dpopAndCertificate(keyThumbprint: key, certificateThumbprint: certificate)
+            }
+            return VerifiedAccess(facts, binding: binding, responseHeaders: responseHeaders)
+        } catch {
+            throw challenges.refusal(error, usedScheme: usedScheme, now: configuration.now())
+        }
+    }
+
+    /// The scheme against the DPoP policy, before any token is looked at.
+    private func checkScheme(_ credentials: Credentials) throws(Denial) {
+        switch (credentials.scheme, configuration.dpop.mode) {
+        case (.bearer, .required):
+            throw Denial(.dpopRequired, .invalidToken, "This resource takes DPoP-bound access tokens only.", scheme: .dpop)
+        case (.dpop, .off):
+            throw Denial(.dpopNotAccepted, .invalidRequest, "This resource does not take DPoP; send a bearer token.", scheme: .bearer)
+        case (.bearer, _) where credentials.proof != nil:
+            throw Denial(.proofWithBearerToken, .invalidRequest, "A DPoP proof came with a bearer token; send a DPoP-bound token as 'Authorization: DPoP'.")
+        default:
+            break
+        }
+    }
+
+    /// The token's facts: a JWT verified here when issuers are configured and it looks like one,
+    /// otherwise the authorization server's introspection answer.
+    private func tokenFacts(_ token: String, now: Date) async throws(Denial) -> TokenFacts {
+        let looksLikeJWT = token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 2
+        if looksLikeJWT, !configuration.issuers.isEmpty || introspection == nil {
+            return try await jwt.verify(token, now: now)
+        }
+        guard let introspection else {
+            throw .invalidToken(.opaqueTokenNotAccepted, "The access token is not a JWT, and this resource takes JWT access tokens only.")
+        }
+        return try await Introspected.facts(token, cache: introspection, configuration: configuration, now: now)
+    }
+
+    /// RFC 9449 §4.3 and §7.1: the proof, its `ath`, its key against `cnf.jkt`, the nonce, then the `jti`.
+    private func checkProof(
+        _ credentials: Credentials, request: ResourceRequest, boundTo bound: String, now: Date, responseHeaders: inout HTTPHeaders
+    ) async throws(Denial) -> String {
+        guard let compact = credentials.proof else {
+            throw Denial.invalidProof(.missingProof, "A DPoP-bound access token needs a DPoP proof.")
+        }
+        let proof: DPoPProof
+        do { proof = try proofs.verify(compact, method: request.method, url: request.url, accessToken: credentials.token, now: now) } catch {
+            throw Denial.invalidProof(error.rule, error.message)
+        }
+        guard ConstantTime.equals(proof.thumbprint, bound) else {
+            throw Denial.invalidProof(.proofKeyMismatch, "The DPoP proof is signed by another key than the one the token is bound to.")
+        }
+        if let nonces = configuration.dpop.nonces {
+            switch nonces.standing(of: proof.nonce, at: now) {
+            case .current: break
+            case .previous: responseHeaders.add("DPoP-Nonce", nonces.current(at: now))
+            case .refused:
+                throw Denial(
+                    .nonceRequired, .useNonce,
+                    proof.nonce == nil ? "The DPoP proof needs the server's nonce (DPoP-Nonce)." : "The DPoP proof's nonce is not a current one.",
+                    scheme: .dpop
+                )
+            }
+        }
+        let firstUse: Bool
+        do { firstUse = try await configuration.replayStore.claim(proof.replayIdentifier, until: proof.rememberUntil) } catch {
+            throw .unavailable(.replayStoreUnavailable, "The DPoP proof could not be checked for replay; try again later.")
+        }
+        guard firstUse else {
+            throw Denial.invalidProof(.replayedProof, "The DPoP proof was used before: a proof is good for one request.")
+        }
+        return proof.thumbprint
+    }
+}

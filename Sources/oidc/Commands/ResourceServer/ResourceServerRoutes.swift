@@ -1,0 +1,86 @@
+import Foundation
+import OIDC
+import OIDCResourceServer
+import OIDCTesting
+
+/// What `oidc resource-server` answers: its RFC 9728 metadata at
+/// `/.well-known/oauth-protected-resource`, and on every other path the protected API, whose
+/// answer is the verified access as JSON or the kit's refusal, with one line on stderr for each.
+final class ResourceServerRoutes: Sendable {
+    /// The kit, set once the port (so the URL that proofs name) is known.
+    private let server = Box<ResourceServer>()
+    /// `--require-scope`: every protected path requires all of them.
+    private let requiredScopes: Set<String>
+
+    init(requiredScopes: [String]) {
+        self.requiredScopes = Set(requiredScopes)
+    }
+
+    /// From now on, requests are checked by a server built from `configuration`.
+    ///
+    /// - Throws: ``OIDC/OIDCError`` (`invalidArgument`) when the kit refuses the configuration.
+    func serve(_ configuration: ResourceServer.Configuration) throws {
+        server.set(try ResourceServer(configuration))
+    }
+
+    func answer(_ request: LoopbackHTTPService.Request) async -> LoopbackHTTPService.Response {
+        guard let server = server.value else { return .text("Starting; try again", status: 503) }
+        let metadata = server.metadata
+        if request.path == metadata.wellKnownPath {
+            guard request.method == "GET" else { return .text("Method Not Allowed", status: 405, extraHeaders: [("Allow", "GET")]) }
+            return LoopbackHTTPService.Response(status: 200, headers: [("Content-Type", "application/json")], body: metadata.json)
+        }
+        let shown = "\(UntrustedText.sanitized(request.method, limit: 16)) \(UntrustedText.sanitized(request.path, limit: 120))"
+        // Origin-form only (RFC 9112 §3.2.1): the URL the proof names is this server's, with this path.
+        guard request.path.hasPrefix("/"), let url = URL(string: server.configuration.resource.absoluteString + request.path + (request.query.map { "?" + $0 } ?? "")) else {
+            Console.error("oidc: refused \(shown): 400: the request target is not a path")
+            return .text("Bad Request: the request target must be a path", status: 400)
+        }
+        do {
+            let access = try await server.verify(ResourceRequest(method: request.method, url: url, headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) })), requiring: requiredScopes)
+            Console.error("oidc: accepted \(shown): \(access.tokenType) token\(access.clientID.map { " of client \(UntrustedText.sanitized($0))" } ?? "")\(access.subject.map { " for subject \(UntrustedText.sanitized($0))" } ?? "")")
+            return .json(Self.body(of: access), extraHeaders: access.responseHeaders.map { ($0.name, $0.value) })
+        } catch {
+            Console.error("oidc: refused \(shown): \(error.status)\(error.error.map { " \($0)" } ?? "") (\(error.rule.name)): \(UntrustedText.sanitized(error.message, limit: 300))")
+            return LoopbackHTTPService.Response(
+                status: error.status,
+                headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + error.headers.map { ($0.name, $0.value) },
+                body: Array(error.body.utf8)
+            )
+        }
+    }
+
+    /// The 200 body: who the token speaks for and how it was presented.
+    static func body(of access: VerifiedAccess) -> [String: Any] {
+        var body: [String: Any] = ["token_type": access.tokenType, "scope": access.scopes.sorted().joined(separator: " "), "aud": access.audience]
+        if let subject = access.subject { body["sub"] = subject }
+        if let clientID = access.clientID { body["client_id"] = clientID }
+        if let issuer = access.issuer { body["iss"] = issuer }
+        if let expiresAt = access.expiresAt { body["exp"] = Int(expiresAt.timeIntervalSince1970) }
+        var confirmation: [String: Any] = [:]
+        if let key = access.binding.keyThumbprint { confirmation["jkt"] = key }
+        if let certificate = access.binding.certificateThumbprint { confirmation["x5t#S256"] = certificate }
+        if !confirmation.isEmpty { body["cnf"] = confirmation }
+        return body
+    }
+
+    /// A value set once, read by every request.
+    private final class Box<Value: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Value?
+        var value: Value? { lock.withLock { stored } }
+        func set(_ value: Value) { lock.withLock { stored = value } }
+    }
+}
+
+extension LoopbackHTTPService.Response {
+    static func text(_ text: String, status: Int, extraHeaders: [(name: String, value: String)] = []) -> Self {
+        Self(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")] + extraHeaders, body: Array(text.utf8))
+    }
+
+    /// A JSON object with sorted members, `Cache-Control: no-store`.
+    static func json(_ object: [String: Any], status: Int = 200, extraHeaders: [(name: String, value: String)] = []) -> Self {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Self(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + extraHeaders, body: Array(data))
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// `oidc resource-server`, the real binary on loopback: tokens from a test key (`--jwks FILE`) and
+/// from TestProvider (its published keys, found by discovery), sent as bearer and DPoP tokens; every
+/// refusal with its exact challenge and one line on stderr that never holds the token.
+@Suite("oidc resource-server", .timeLimit(.minutes(2)))
+struct ResourceServerCommandTests {
+    static let algs = "RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA Ed25519"
+
+    @Test("usage errors name the flag and exit 2", arguments: [
+        (["--host", "0.0.0.0"], "--host"), (["--port", "70000"], "--port"), (["--dpop", "sometimes"], "--dpop"),
+        (["--dpop", "off", "--nonce"], "--nonce"), (["--introspect"], "--introspect"), (["--client-id", "x"], "--client-id"),
+        (["--require-scope", "a\"b"], "--require-scope"), (["--issuer", "ftp://idp.example"], "--issuer"),
+        (["--audience", "two words"], "--audience"), (["--jwks", "/nonexistent.json"], "--jwks"),
+    ])
+    func usage(arguments: [String], flag: String) async throws {
+        var all = ["--issuer", AccessTokenIssuer.issuer, "--audience", AccessTokenIssuer.audience, "--jwks", "/dev/null"]
+        for index in stride(from: 0, to: arguments.count, by: 1) where arguments[index].hasPrefix("--") {
+            if let existing = all.firstIndex(of: arguments[index]) { all.removeSubrange(existing...existing + 1) }
+        }
+        let result = try await OIDCBinary.run(["resource-server"] + all + arguments, timeout: .seconds(20))
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains(flag), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("GET /.well-known/oauth-protected-resource is the RFC 9728 document; SIGTERM stops the server with 0")
+    func metadata() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--dpop", "required", "--require-scope", "read"])
+        defer { server.process.signal(SIGKILL) }
+        #expect(server.base.hasPrefix("http://127.0.0.1:"))
+        let response = try await server.send("GET", "/.well-known/oauth-protected-resource")
+        #expect(response.status == 200)
+        let document = response.json
+        #expect(document["resource"] as? String == server.base)
+        #expect(document["authorization_servers"] as? [String] == [AccessTokenIssuer.issuer])
+        #expect(document["bearer_methods_supported"] as? [String] == ["header"])
+        #expect(document["scopes_supported"] as? [String] == ["read"])
+        #expect((document["dpop_signing_alg_values_supported"] as? [String])?.contains("ES256") == true)
+        #expect(document["dpop_bound_access_tokens_required"] as? Bool == true)
+        let stopped = await server.stop(SIGTERM)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("resource server stopped"))
+    }
+
+    @Test("a bearer token is accepted: 200 with sub, client_id, scope, token_type, iss, aud, exp; SIGINT stops with 130")
+    func bearer() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--require-scope", "read"])
+        defer { server.process.signal(SIGKILL) }
+        let token = try tokens.token()
+        let response = try await server.send(headers: [("Authorization", "Bearer " + token)])
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        let body = response.json
+        #expect(body["sub"] as? String == "alice")
+        #expect(body["client_id"] as? String == "my-cli")
+        #expect(body["scope"] as? String == "read write")
+        #expect(body["token_type"] as? String == "Bearer")
+        #expect(body["iss"] as? String == AccessTokenIssuer.issuer)
+        #expect(body["aud"] as? [String] == [AccessTokenIssuer.audience])
+        #expect(body["exp"] as? Int != nil)
+        #expect(body["cnf"] == nil)
+        let stopped = await server.stop(SIGINT)
+        #expect(stopped.status == 130)
+        #expect(stopped.stderr.contains("oidc: accepted GET /me: Bearer token of client my-cli for subject alice"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains(token))
+    }
+
+    @Test("a DPoP-bound token with its proof is accepted with cnf; the same proof again is refused as replayed")
+    func dpop() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments)
+        defer { server.process.signal(SIGKILL) }
+        let key = try DPoPKey.generate()
+        let token = try tokens.token(boundTo: key)
+        let proof = try key.proof(method: "GET", url: server.url("/orders?page=2"), accessToken: Secret(token))
+        let headers = [("Authorization", "DPoP " + token), ("DPoP", proof)]
+        let accepted = try await server.send("GET", "/orders?page=2", headers: headers)
+        #expect(accepted.status == 200)
+        #expect(accepted.json["token_type"] as? String == "DPoP")
+        #expect(accepted.json["cnf"] as? [String: String] == ["jkt": key.thumbprint])
+
+        let replayed = try await server.send("GET", "/orders?page=2", headers: headers)
+        #expect(replayed.status == 401)
+        #expect(replayed.headers.values("WWW-Authenticate") == [
+            #"DPoP error="invalid_dpop_proof", error_description="The DPoP proof was used before: a proof is good for one request.", algs="\#(Self.algs)", resource_metadata="\#(server.base)/.well-known/oauth-protected-resource""#,
+            #"Bearer resource_metadata="\#(server.base)/.well-known/oauth-protected-resource""#,
+        ])
+        // The bound token as a bearer token: refused, DPoP challenged.
+        let downgraded = try await server.send(headers: [("Authorization", "Bearer " + token)])
+        #expect(downgraded.status == 401)
+        #expect(downgraded.headers.values("WWW-Authenticate").first?.hasPrefix(#"DPoP error="invalid_token""#) == true)
+        let stopped = await server.stop()
+        #expect(stopped.stderr.contains("oidc: refused GET /orders: 401 invalid_dpop_proof (replayed_dpop_proof): The DPoP proof was used before"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains(token) && !stopped.stderr.contains(proof))
+    }
+
+    @Test("refusals carry the exact challenge: tampered, expired, another audience, a missing scope, no token, two Authorization fields")
+    func refusals() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--dpop", "off", "--require-scope", "read", "--require-scope", "admin"])
+        defer { server.process.signal(SIGKILL) }
+        let metadata = #"resource_metadata="\#(server.base)/.well-known/oauth-protected-resource""#
+        func challenge(_ error: String, _ description: String, scope: String? = nil) -> String {
+            #"Bearer error="\#(error)", error_description="\#(description)", "# + (scope.map { #"scope="\#($0)", "# } ?? "") + metadata
+        }
+        let good = try tokens.token(["scope": "read admin"])
+        var parts = good.split(separator: ".").map(String.init)
+        parts[1] = Base64URLEncoding.encode(Array(#"{"iss":"https://login.example.com","aud":"https://api.example.com","sub":"mallory","client_id":"x","iat":1,"jti":"j","exp":9999999999,"scope":"read admin"}"#.utf8))
+        let tampered = parts.joined(separator: ".")
+        let cases: [(String, [(String, String)], Int, String)] = [
+            ("tampered", [("Authorization", "Bearer " + tampered)], 401, challenge("invalid_token", "The access token's signature does not verify.")),
+            ("expired", [("Authorization", "Bearer " + (try tokens.token(["scope": "read admin", "exp": Int(Date().timeIntervalSince1970) - 3600])))], 401,
+                challenge("invalid_token", "The access token has expired.")),
+            ("audience", [("Authorization", "Bearer " + (try tokens.token(["scope": "read admin", "aud": "https://other.example.com"])))], 401,
+                challenge("invalid_token", "The access token is not meant for this resource (aud).")),
+            ("scope", [("Authorization", "Bearer " + (try tokens.token(["scope": "read"])))], 403,
+                challenge("insufficient_scope", "The access token lacks a scope this request requires.", scope: "admin read")),
+            ("none", [], 401, "Bearer " + metadata),
+            ("twice", [("Authorization", "Bearer " + good), ("Authorization", "Bearer " + good)], 400, ""),
+        ]
+        for (name, headers, status, expected) in cases {
+            let response = try await server.send(headers: headers)
+            #expect(response.status == status, "\(name)")
+            let challenges = response.headers.values("WWW-Authenticate")
+            if name == "twice" {
+                #expect(challenges.first?.hasPrefix(#"Bearer error="invalid_request""#) == true, "\(challenges)")
+            } else {
+                #expect(challenges == [expected], "\(name)")
+            }
+            #expect(response.headers["Cache-Control"] == "no-store", "\(name)")
+        }
+        let stopped = await server.stop()
+        #expect(stopped.status == 0)
+        for line in ["401 invalid_token (invalid_signature)", "401 invalid_token (token_expired)", "401 invalid_token (audience_mismatch)",
+                     "403 insufficient_scope (insufficient_scope)", "401 (missing_token)", "400 invalid_request (duplicate_authorization)"] {
+            #expect(stopped.stderr.contains("oidc: refused GET /me: " + line), "\(line) in \(stopped.stderr)")
+        }
+        for token in [good, tampered] { #expect(!stopped.stderr.contains(token)) }
+    }
+
+    @Test("--nonce: a proof without the server's nonce gets use_dpop_nonce and a DPoP-Nonce; with it, 200")
+    func nonce() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--dpop", "required", "--nonce"])
+        defer { server.process.signal(SIGKILL) }
+        let key = try DPoPKey.generate()
+        let token = try tokens.token(boundTo: key)
+        let first = try await server.send(headers: [("Authorization", "DPoP " + token), ("DPoP", try key.proof(method: "GET", url: server.url("/me"), accessToken: Secret(token)))])
+        #expect(first.status == 401)
+        let nonce = try #require(first.headers["DPoP-Nonce"])
+        #expect(first.headers.values("WWW-Authenticate") == [
+            #"DPoP error="use_dpop_nonce", error_description="The DPoP proof needs the server's nonce (DPoP-Nonce).", algs="\#(Self.algs)", resource_metadata="\#(server.base)/.well-known/oauth-protected-resource""#,
+        ])
+        let second = try await server.send(headers: [
+            ("Authorization", "DPoP " + token), ("DPoP", try key.proof(method: "GET", url: server.url("/me"), accessToken: Secret(token), nonce: nonce)),
+        ])
+        #expect(second.status == 200)
+        #expect(second.json["token_type"] as? String == "DPoP")
+        let stopped = await server.stop()
+        #expect(stopped.stderr.contains("oidc: refused GET /me: 401 use_dpop_nonce (use_dpop_nonce)"), "\(stopped.stderr)")
+    }
+
+    @Test("TestProvider's JWT access tokens, its keys found by discovery; --host ::1 prints a bracketed URL",
+          .enabled(if: Self.hasIPv6Loopback, "no ::1 here"))
+    func testProviderIPv6() async throws {
+        try await withTestProvider { provider in
+            let server = try await ResourceServerProcess.start(["--issuer", provider.issuer, "--audience", "https://api.example.com", "--host", "::1"])
+            defer { server.process.signal(SIGKILL) }
+            #expect(server.base.hasPrefix("http://[::1]:"))
+            let token = try await provider.issueJWTAccessToken(audience: "https://api.example.com", scope: "openid read")
+            let response = try await server.send(headers: [("Authorization", "Bearer " + token)])
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+            #expect(response.json["iss"] as? String == provider.issuer)
+            #expect(response.json["scope"] as? String == "openid read")
+            let other = try await provider.issueJWTAccessToken(audience: "https://other.example.com")
+            #expect(try await server.send(headers: [("Authorization", "Bearer " + other)]).status == 401)
+            #expect(await server.stop().status == 0)
+        }
+    }
+
+    /// Whether this machine can bind ::1 (some containers have no IPv6).
+    static var hasIPv6Loopback: Bool {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } } == 0
+    }
+}
