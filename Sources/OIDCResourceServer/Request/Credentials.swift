@@ -54,37 +54,39 @@ struct Credentials: Sendable {
     /// `scheme SP token68` (RFC 7235 §2.1): the scheme case-insensitively, one or more spaces,
     /// then a token68 (`ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"`, then `=` padding).
     /// Another scheme gives `nil` as scheme (not ours: no token); anything else is malformed.
+    /// Byte by byte over the value's UTF-8, with one copy: the token.
     private static func split(_ value: String) throws(Denial) -> (Scheme?, String) {
-        let malformed = Denial.invalidRequest(.malformedAuthorization, "The Authorization header is not 'scheme token' with a well-formed token.")
-        let utf8 = value.utf8
-        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")) else {
-            // A scheme alone: no credentials under it.
-            guard !utf8.isEmpty, utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
-            return (nil, "")
+        var value = value
+        let parsed: (Scheme?, String)? = value.withUTF8 { bytes in
+            guard let space = bytes.firstIndex(of: UInt8(ascii: " ")) else {
+                // A scheme alone: no credentials under it.
+                return !bytes.isEmpty && bytes.allSatisfy(Self.isTokenCharacter) ? (nil, "") : nil
+            }
+            let schemeBytes = UnsafeBufferPointer(rebasing: bytes[..<space])
+            let scheme: Scheme
+            if Self.equalsIgnoringCase(schemeBytes, "bearer") {
+                scheme = .bearer
+            } else if Self.equalsIgnoringCase(schemeBytes, "dpop") {
+                scheme = .dpop
+            } else {
+                return !schemeBytes.isEmpty && schemeBytes.allSatisfy(Self.isTokenCharacter) ? (nil, "") : nil
+            }
+            var start = space
+            while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            var end = bytes.count
+            // Trailing whitespace is optional whitespace around the field value (RFC 9110 §5.5).
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == 0x09 { end -= 1 }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard !token.isEmpty, Self.isToken68(token) else { return nil }
+            return (scheme, String(decoding: token, as: UTF8.self))
         }
-        let schemeText = value[..<space]
-        let scheme: Scheme?
-        if Self.equalsIgnoringCase(schemeText, "bearer") {
-            scheme = .bearer
-        } else if Self.equalsIgnoringCase(schemeText, "dpop") {
-            scheme = .dpop
-        } else {
-            guard !schemeText.isEmpty, schemeText.utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
-            return (nil, "")
+        guard let parsed else {
+            throw .invalidRequest(.malformedAuthorization, "The Authorization header is not 'scheme token' with a well-formed token.")
         }
-        var start = space
-        while start < utf8.endIndex, utf8[start] == UInt8(ascii: " ") { start = utf8.index(after: start) }
-        var end = utf8.endIndex
-        // Trailing whitespace is optional whitespace around the field value (RFC 9110 §5.5).
-        while end > start, utf8[utf8.index(before: end)] == UInt8(ascii: " ") || utf8[utf8.index(before: end)] == 0x09 {
-            end = utf8.index(before: end)
-        }
-        let token = value.utf8[start..<end]
-        guard !token.isEmpty, Self.isToken68(token) else { throw malformed }
-        return (scheme, String(Substring(token)))
+        return parsed
     }
 
-    private static func isToken68(_ bytes: Substring.UTF8View) -> Bool {
+    private static func isToken68(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var padding = false
         for byte in bytes {
             if byte == UInt8(ascii: "=") {
@@ -101,6 +103,17 @@ struct Credentials: Sendable {
             }
         }
         return bytes.first != UInt8(ascii: "=")
+    }
+
+    /// ASCII case-insensitive comparison of bytes with a lowercase ASCII `lowercase`.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for (byte, wanted) in zip(bytes, expected) {
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            guard folded == wanted else { return false }
+        }
+        return true
     }
 
     /// RFC 9110 §5.6.2 `tchar`.
