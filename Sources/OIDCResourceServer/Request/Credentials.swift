@@ -87,23 +87,32 @@ struct Credentials: Sendable {
     }
 
     private static func isToken68(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var padding = false
-        for byte in bytes {
-            if byte == UInt8(ascii: "=") {
-                padding = true
-                continue
-            }
-            guard !padding else { return false }
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                continue
-            default:
-                return false
-            }
-        }
-        return bytes.first != UInt8(ascii: "=")
+        guard let first = bytes.first, first != UInt8(ascii: "=") else { return false }
+        var index = 0
+        // The token characters, then only padding: one bit test a byte (this runs over every token).
+        while index < bytes.count, Self.isToken68Character(bytes[index]) { index += 1 }
+        while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
+        return index == bytes.count
     }
+
+    /// `ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"` as bits of two 64-bit masks.
+    private static func isToken68Character(_ byte: UInt8) -> Bool {
+        if byte < 64 { return (token68Low >> UInt64(byte)) & 1 == 1 }
+        if byte < 128 { return (token68High >> UInt64(byte - 64)) & 1 == 1 }
+        return false
+    }
+
+    private static let token68Low: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in "0123456789-./+".utf8 { mask |= 1 << UInt64(byte) }
+        return mask
+    }()
+
+    private static let token68High: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_~".utf8 { mask |= 1 << UInt64(byte - 64) }
+        return mask
+    }()
 
     /// ASCII case-insensitive comparison of bytes with a lowercase ASCII `lowercase`.
     static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
