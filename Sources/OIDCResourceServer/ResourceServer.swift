@@ -37,7 +37,7 @@ public final class ResourceServer: Sendable {
 
     /// A server for `configuration`.
     ///
-    /// - Throws: ``OIDCError`` (`invalidArgument`) for a configuration that cannot be right: no
+    /// - Throws: `OIDCError` (`invalidArgument`) for a configuration that cannot be right: no
     ///   issuer and no introspection, an issuer listed twice, a resource that is not an absolute
     ///   `https` URL (or `http` on loopback) without query and fragment, an HMAC or empty
     ///   algorithm list, a negative leeway or proof age.

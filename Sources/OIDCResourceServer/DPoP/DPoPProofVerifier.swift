@@ -38,6 +38,9 @@ public struct DPoPProofVerifier: Sendable {
     /// Checks `proof`, sent with a request of `method` to `url` (as the client addressed it).
     ///
     /// - Parameters:
+    ///   - proof: the `DPoP` header's value.
+    ///   - method: the request's method, compared with `htm` exactly.
+    ///   - url: the request's URL as the client addressed it, absolute.
     ///   - accessToken: the access token sent with the proof, at a resource: `ath` must be its hash.
     ///   - now: the server's clock.
     /// - Throws: ``DPoPProofError`` naming the rule broken.
@@ -90,20 +93,24 @@ public struct DPoPProofVerifier: Sendable {
         guard iat >= clock - maximumAge - leeway else {
             throw DPoPProofError("The DPoP proof is too old: its iat is more than \(Int(maximumAge)) seconds ago.")
         }
-        if let accessToken {
-            guard let ath else { throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof has no ath, the hash of the access token.") }
-            guard let digest = try? LibCrypto.sha256(Array(accessToken.utf8)), ConstantTime.equals(ath, Base64URLEncoding.encode(digest)) else {
-                throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof's ath is not the hash of the access token sent with it.")
-            }
-        }
         let thumbprint = try verifySignature(jws)
-        return DPoPProof(
+        let verified = DPoPProof(
             thumbprint: thumbprint, algorithm: jws.algorithm, identifier: jti, issuedAt: Date(timeIntervalSince1970: iat), nonce: nonce,
-            rememberUntil: Date(timeIntervalSince1970: iat + maximumAge + 2 * leeway), members: members
+            accessTokenHash: ath, rememberUntil: Date(timeIntervalSince1970: iat + maximumAge + 2 * leeway), members: members
         )
+        if let accessToken { try verified.checkAccessToken(accessToken) }
+        return verified
     }
 
-    /// Checks `proof` sent to `url`.
+    /// Checks `proof`, sent with a request of `method` to `url`.
+    ///
+    /// - Parameters:
+    ///   - proof: the `DPoP` header's value.
+    ///   - method: the request's method, compared with `htm` exactly.
+    ///   - url: the request's URL as the client addressed it.
+    ///   - accessToken: the access token sent with the proof, at a resource: `ath` must be its hash.
+    ///   - now: the server's clock.
+    /// - Throws: ``DPoPProofError`` naming the rule broken.
     public func verify(_ proof: String, method: String, url: URL, accessToken: String? = nil, now: Date) throws(DPoPProofError) -> DPoPProof {
         try verify(proof, method: method, url: url.absoluteString, accessToken: accessToken, now: now)
     }

@@ -6,7 +6,7 @@ public import OIDC
 /// while) can be used.
 ///
 /// The nonces are stateless: a nonce is a time window's number and an HMAC-SHA-256 of it under a
-/// secret, so checking one needs no table and no lock, and instances that share the ``secret``
+/// secret, so checking one needs no table and no lock, and instances that share the secret
 /// accept each other's nonces. A new window (a new nonce) starts every ``lifetime`` seconds; the
 /// nonce of the current window and of the one before are accepted. A proof with the previous
 /// window's nonce is accepted and the answer carries the current one in `DPoP-Nonce` (rotation);
@@ -20,7 +20,7 @@ public struct DPoPServerNonces: Sendable {
 
     /// Nonces under a fresh random secret: for one instance, or a fleet behind sticky sessions.
     ///
-    /// - Throws: ``OIDCError`` (`randomFailure`) when no random bytes could be drawn.
+    /// - Throws: `OIDCError` (`randomFailure`) when no random bytes could be drawn.
     public init(lifetime: TimeInterval = 300) throws(OIDCError) {
         try self.init(secret: Secret(Base64URLEncoding.encode(LibCrypto.randomBytes(count: 32))), lifetime: lifetime)
     }
@@ -28,7 +28,7 @@ public struct DPoPServerNonces: Sendable {
     /// Nonces under `secret`, which every instance of a fleet shares (at least 32 bytes of
     /// randomness, kept like any other key).
     ///
-    /// - Throws: ``OIDCError`` (`invalidArgument`) for a secret shorter than 32 bytes or a
+    /// - Throws: `OIDCError` (`invalidArgument`) for a secret shorter than 32 bytes or a
     ///   lifetime that is not a positive finite number of seconds.
     public init(secret: Secret, lifetime: TimeInterval = 300) throws(OIDCError) {
         guard secret.revealedValue.utf8.count >= 32 else {
@@ -86,6 +86,8 @@ public struct DPoPServerNonces: Sendable {
 extension DPoPServerNonces: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The lifetime only: the secret is never shown.
     public var description: String { "DPoPServerNonces(lifetime: \(lifetime) s, secret: <redacted>)" }
+    /// As ``description``: the secret is never shown.
     public var debugDescription: String { description }
+    /// The lifetime only, so a debugger or `dump` never shows the secret.
     public var customMirror: Mirror { Mirror(self, children: ["lifetime": lifetime], displayStyle: .struct) }
 }

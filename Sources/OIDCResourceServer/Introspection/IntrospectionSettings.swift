@@ -10,7 +10,7 @@ public import OIDC
 /// entries keyed by the token's SHA-256 (the token itself is never kept). Concurrent requests
 /// with the same token share one introspection.
 public struct IntrospectionSettings: Sendable {
-    /// Asks the provider: its ``TokenClient/provider`` must have an introspection endpoint, and
+    /// Asks the provider: its `TokenClient.provider` must have an introspection endpoint, and
     /// its authentication is how this resource proves itself to it.
     public var client: TokenClient
     /// The most answers cached at once (10 000 by default); the oldest go first.

@@ -1,7 +1,7 @@
 internal import OIDC
 
 /// The claims of a JWT access token (RFC 9068 §2.2), read in one pass in document order by
-/// fingerprint, as ``IDTokenClaims`` reads an ID token's: `iss`, `aud` and `exp` required, the
+/// fingerprint, as `IDTokenClaims` reads an ID token's: `iss`, `aud` and `exp` required, the
 /// others typed when present; every claim kept.
 struct AccessTokenClaims: Sendable {
     var issuer: String

@@ -2,7 +2,7 @@ internal import Foundation
 internal import OIDC
 internal import Synchronization
 
-/// One trusted issuer's keys with a snapshot in front of its ``JWKSCache``: the cache is an actor,
+/// One trusted issuer's keys with a snapshot in front of its `JWKSCache`: the cache is an actor,
 /// and asking it on every request would make every verification of the process queue on it. The
 /// snapshot is taken from the cache at most once a second (so the cache's own ages, refetches and
 /// outage rules still decide), and read under a lock held only to copy a reference.

@@ -10,6 +10,7 @@ extension AccessRefusal {
 
         private init(_ name: String) { self.name = name }
 
+        /// The rule's name.
         public var description: String { name }
 
         // MARK: The request's credentials (RFC 6750 §2, §3.1; RFC 9449 §7)

@@ -49,6 +49,7 @@ public struct AccessRefusal: Error, Sendable, CustomStringConvertible {
         self.headers = headers
     }
 
+    /// The rule, status, error code and message: safe to log (never the token or the proof).
     public var description: String {
         "AccessRefusal(\(rule.name), \(status)\(error.map { " \($0)" } ?? "")): \(message)"
     }

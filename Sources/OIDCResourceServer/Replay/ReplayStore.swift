@@ -42,6 +42,7 @@ public struct ReplayStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// An error for `reason`.
     public init(_ reason: Reason) { self.reason = reason }
 
+    /// Why the store could not answer, and what to do about it.
     public var description: String {
         switch reason {
         case .full(let capacity):
