@@ -79,6 +79,23 @@ enum ResourceServerBenchmark {
         }
     }
 
+    /// For perf or callgrind: `passes` times the same `requests` DPoP requests (RS256 token, ES256
+    /// proof), each pass on a new server (a new replay store); or, with `bearer`, an ES256 bearer
+    /// token `passes × requests` times. No timing, no bare loop.
+    static func profile(passes: Int, requests: Int, bearer: Bool) async throws {
+        let fixture = try Fixture(bearer ? .es256 : .rs256)
+        if bearer {
+            let server = try await fixture.server(), request = fixture.bearerRequest()
+            for _ in 0..<passes * requests { _ = try await server.verify(request, requiring: ["orders:read"]) }
+            return
+        }
+        let batch = try fixture.dpopRequests(requests)
+        for _ in 0..<passes {
+            let server = try await fixture.server()
+            for request in batch { _ = try await server.verify(request, requiring: ["orders:read"]) }
+        }
+    }
+
     static func run(rounds: Int, requests: Int) async throws {
         print("Resource server (OIDCResourceServer), \(rounds) interleaved rounds of \(requests) requests, medians; OpenSSL \(OIDCLibrary.openSSLVersion)")
         print("DPoP request (token + ES256 proof + replay check) vs the two bare OpenSSL verifications it needs; wall (and CPU) µs per request")

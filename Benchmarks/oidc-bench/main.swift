@@ -7,6 +7,7 @@
 //     swift run -c release oidc-bench --dpop [--requests N] [--rounds R]      (a DPoP proof vs a bare ES256 signature; DPoP vs bearer sessions)
 //     swift run -c release oidc-bench --resource-server [--requests N] [--rounds R]
 //         (OIDCResourceServer: a DPoP request vs two bare verifications; two tasks vs one)
+//     swift run -c release oidc-bench --profile-resource-server PASSES [--bearer]   (the kit's DPoP or ES256 bearer path alone, for perf)
 
 import COpenSSL
 import Foundation
@@ -104,6 +105,8 @@ var profileIterations = 0
 var sessionRequests = 0
 var dpop = false
 var resourceServer = false
+var profilePasses = 0
+var profileBearer = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -113,11 +116,17 @@ while let argument = arguments.next() {
     case "--session": sessionRequests = 2000
     case "--dpop": dpop = true
     case "--resource-server": resourceServer = true
+    case "--profile-resource-server": profilePasses = Int(arguments.next() ?? "") ?? 20
+    case "--bearer": profileBearer = true
     case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
     default:
         print("usage: oidc-bench [--seconds S] [--rounds R] | --session|--dpop|--resource-server [--requests N] [--rounds R]")
         exit(2)
     }
+}
+if profilePasses > 0 {
+    try await ResourceServerBenchmark.profile(passes: profilePasses, requests: sessionRequests > 0 ? sessionRequests : 2000, bearer: profileBearer)
+    exit(0)
 }
 if resourceServer {
     try await ResourceServerBenchmark.run(rounds: rounds, requests: sessionRequests > 0 ? sessionRequests : 2000)
