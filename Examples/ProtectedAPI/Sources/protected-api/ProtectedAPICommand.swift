@@ -67,7 +67,8 @@ struct ProtectedAPICommand: AsyncParsableCommand {
             configuration.dpop.mode = mode
             if nonce { configuration.dpop.nonces = try DPoPServerNonces() }
             let server = try ResourceServer(configuration)
-            print("protected-api: http://\(host):\(port), tokens of \(issuer) for \(resource.absoluteString)")
+            // Written at once, also when stdout is a pipe or a log file.
+            FileHandle.standardOutput.write(Data("protected-api: http://\(host):\(port), tokens of \(issuer) for \(resource.absoluteString)\n".utf8))
             try await serve(OrdersAPI.router(server: server, publicOrigin: origin), host: host, port: port)
         }
     }
