@@ -57,3 +57,23 @@ struct IssuerKeysTests {
         }
     }
 }
+
+@Suite("A token checked without a request")
+struct VerifyTokenTests {
+    @Test("verifyToken checks the token's own rules and reports the binding it claims, unproven")
+    func tokenAlone() async throws {
+        try await ResourceFixture.run { fixture in
+            let key = try DPoPKey.generate()
+            let bound = try await fixture.token(jkt: key.thumbprint)
+            #expect(try await fixture.server.verifyToken(bound, requiring: ["orders:read"]).binding == .dpop(keyThumbprint: key.thumbprint))
+            let foreign = try await fixture.provider.signJWT(claims: fixture.claims(["aud": "https://other.example"]))
+            await #expect(throws: AccessRefusal.self) { try await fixture.server.verifyToken(foreign) }
+            do throws(AccessRefusal) {
+                _ = try await fixture.server.verifyToken(bound, requiring: ["orders:write"])
+                Issue.record("a missing scope was accepted")
+            } catch {
+                #expect(error.rule == .insufficientScope && error.status == 403)
+            }
+        }
+    }
+}
