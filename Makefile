@@ -83,9 +83,13 @@ test-installed: release
 demo: release
 	@scripts/demo.sh
 
-# Start-up of `oidc token` (cached) against a minimal static Swift program: medians, peak memory, ratios.
+# Start-up of `oidc token` (cached) against a minimal static Swift program: medians, peak memory, ratios;
+# then OIDCResourceServer: DPoP requests against bare OpenSSL, two tasks against one (oidc-bench), and
+# access tokens against jwt-kit (Benchmarks/access-token-bench, its own package, built in .build).
 bench: release
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
+	@$(SWIFT) run -c release oidc-bench --resource-server
+	@cd Benchmarks/access-token-bench && $(SWIFT) run -c release --scratch-path $(CURDIR)/.build access-token-bench
 
 # Every package under Examples/: built, tested, and each README's command run (one shared build);
 # SwanBackend's sessions also in a throw-away PostgreSQL.

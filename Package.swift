@@ -95,10 +95,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // `swift run -c release oidc-bench`: ID-token verification against a bare OpenSSL loop.
+        // `swift run -c release oidc-bench`: ID-token verification against a bare OpenSSL loop;
+        // `--resource-server`: OIDCResourceServer's DPoP requests against bare verifications, two tasks against one.
         .executableTarget(
             name: "oidc-bench",
-            dependencies: ["OIDC", "OIDCTesting", "COpenSSL"],
+            dependencies: ["OIDC", "OIDCTesting", "OIDCResourceServer", "COpenSSL"],
             path: "Benchmarks/oidc-bench",
             swiftSettings: strictSettings
         ),

@@ -14,7 +14,7 @@ provider_pid=
 trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; rm -rf "$state"' EXIT
 export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
 
-all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials)
+all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials ProtectedAPI)
 if [ $# -gt 0 ]; then examples=("$@"); else examples=("${all[@]}"); fi
 for example in "${examples[@]}"; do
     [[ " ${all[*]} " == *" $example "* ]] || { echo "examples.sh: no example '$example' (${all[*]})" >&2; exit 2; }
@@ -64,5 +64,8 @@ if wanted DaemonWithClientCredentials; then
     else
         echo "== Examples/DaemonWithClientCredentials: the run against 'oidc provider' is skipped: no $oidc (make release builds it)"
     fi
+fi
+if wanted ProtectedAPI; then
+    run ProtectedAPI protected-api --demo
 fi
 echo "== ${#examples[@]} example(s) built, tested and run"

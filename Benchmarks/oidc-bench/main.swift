@@ -5,6 +5,9 @@
 //     swift run -c release oidc-bench [--seconds S] [--rounds R]
 //     swift run -c release oidc-bench --session [--requests N] [--rounds R]   (the session's overhead per request)
 //     swift run -c release oidc-bench --dpop [--requests N] [--rounds R]      (a DPoP proof vs a bare ES256 signature; DPoP vs bearer sessions)
+//     swift run -c release oidc-bench --resource-server [--requests N] [--rounds R]
+//         (OIDCResourceServer: a DPoP request vs two bare verifications; two tasks vs one)
+//     swift run -c release oidc-bench --profile-resource-server PASSES [--bearer]   (the kit's DPoP or ES256 bearer path alone, for perf)
 
 import COpenSSL
 import Foundation
@@ -19,13 +22,25 @@ final class BareVerifier {
     let signature: [UInt8]  // DER for ECDSA, prepared once
     let message: [UInt8]
 
-    init(der: [UInt8], algorithm: JWSAlgorithm, token: String) throws {
+    convenience init(der: [UInt8], algorithm: JWSAlgorithm, token: String) throws {
         var cursor: UnsafePointer<UInt8>? = nil
         let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             cursor = buffer.baseAddress
             return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
         guard let key else { throw OIDCError(.cryptoFailure, "d2i_PUBKEY failed") }
+        try self.init(key: key, algorithm: algorithm, token: token)
+    }
+
+    /// With the public half of a private key in PEM (a DPoP key's).
+    convenience init(privateKeyPEM pem: String, algorithm: JWSAlgorithm, token: String) throws {
+        let bio = pem.withCString { BIO_new_mem_buf($0, Int32(strlen($0))) }
+        defer { BIO_free(bio) }
+        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { throw OIDCError(.cryptoFailure, "PEM_read_bio_PrivateKey failed") }
+        try self.init(key: key, algorithm: algorithm, token: token)
+    }
+
+    init(key: OpaquePointer, algorithm: JWSAlgorithm, token: String) throws {
         self.key = key
         self.algorithm = algorithm
         digest = algorithm == .edDSA ? nil : EVP_MD_fetch(nil, algorithm.rawValue.hasSuffix("256") ? "SHA256" : algorithm.rawValue.hasSuffix("384") ? "SHA384" : "SHA512", nil)
@@ -89,6 +104,9 @@ var rounds = 5
 var profileIterations = 0
 var sessionRequests = 0
 var dpop = false
+var resourceServer = false
+var profilePasses = 0
+var profileBearer = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -97,9 +115,22 @@ while let argument = arguments.next() {
     case "--profile-parse": profileIterations = Int(arguments.next() ?? "") ?? 10_000
     case "--session": sessionRequests = 2000
     case "--dpop": dpop = true
+    case "--resource-server": resourceServer = true
+    case "--profile-resource-server": profilePasses = Int(arguments.next() ?? "") ?? 20
+    case "--bearer": profileBearer = true
     case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
-    default: print("usage: oidc-bench [--seconds S] [--rounds R] | --session [--requests N] [--rounds R] | --dpop [--requests N] [--rounds R]"); exit(2)
+    default:
+        print("usage: oidc-bench [--seconds S] [--rounds R] | --session|--dpop|--resource-server [--requests N] [--rounds R]")
+        exit(2)
     }
+}
+if profilePasses > 0 {
+    try await ResourceServerBenchmark.profile(passes: profilePasses, requests: sessionRequests > 0 ? sessionRequests : 2000, bearer: profileBearer)
+    exit(0)
+}
+if resourceServer {
+    try await ResourceServerBenchmark.run(rounds: rounds, requests: sessionRequests > 0 ? sessionRequests : 2000)
+    exit(0)
 }
 if dpop {
     try await DPoPBenchmark.run(rounds: rounds, seconds: seconds, requests: sessionRequests > 0 ? sessionRequests : 2000)
