@@ -130,7 +130,7 @@ final class LoopbackPostReceiver: Sendable {
                 continuation.yield(Request(method: parts.method, target: parts.target, headers: parts.headers, body: parts.body, connection: connection))
             case .failure:
                 Self.write(Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8), to: connection)
-                closeDescriptor(connection)
+                Self.drainAndClose(connection)
             }
         }
     }
@@ -180,6 +180,16 @@ final class LoopbackPostReceiver: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
         return count < 0 ? nil : Array(buffer[..<count])
+    }
+
+    /// Ends the answer, then reads what the peer still sends (at most 1 MiB, each wait bounded)
+    /// before closing: closing with unread bytes would reset the connection, and the peer might
+    /// lose the `400` written before.
+    private static func drainAndClose(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        var drained = 0
+        while drained < 1 << 20, let chunk = receive(connection), !chunk.isEmpty { drained += chunk.count }
+        closeDescriptor(connection)
     }
 
     private static func write(_ bytes: [UInt8], to connection: Int32) {
