@@ -21,10 +21,11 @@ same REST calls that app makes (webapp/login.js), with python3's standard librar
         backchannel_logout_uri of every client of that session) and DELETE API/auth/ (the login).
         Prints {"sid": ..., "plugin": ..., "result": "sessionEnded"}. Needs an issuer with session
         management (OIDC_GLEWLWYD_LOGOUT_ISSUER, the default).
-    glewlwyd-agent.py backchannel-uri CLIENT_ID URL
+    glewlwyd-agent.py backchannel-uri CLIENT_ID URL [--session-required true|false]
         As admin (password in $OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE): sets the client's
         backchannel_logout_uri to URL (GET API/client/CLIENT_ID, PUT it back changed), for a test
-        whose listener's port is known only once it listens. Prints {"client_id": ..., "backchannel_logout_uri": ...}.
+        whose listener's port is known only once it listens; and, when given, its
+        backchannel_logout_session_required (whether its logout tokens carry sid). Prints {"client_id": ..., "backchannel_logout_uri": ...}.
 
 A file:// URL is a local page that redirects with <meta http-equiv="refresh">, as `oidc` hands its
 browser (the URL stays off the command line): the agent reads it and goes on to the URL it names. So
@@ -295,6 +296,8 @@ def cmd_backchannel_uri(args, defaults: dict) -> None:
         die(f"GET {client_url}: HTTP {status}")  # the body holds the client's secret: not printed
     client = json.loads(text)
     client["backchannel_logout_uri"] = args.url
+    if args.session_required is not None:
+        client["backchannel_logout_session_required"] = args.session_required
     client.pop("source", None)
     status, _, text = browser.request("PUT", client_url, client)
     if status != 200:
@@ -330,6 +333,8 @@ def main() -> None:
     backchannel = commands.add_parser("backchannel-uri", parents=[common])
     backchannel.add_argument("client_id")
     backchannel.add_argument("url", help="the new backchannel_logout_uri")
+    backchannel.add_argument("--session-required", choices=["true", "false"],
+                             help="the client's backchannel_logout_session_required")
     backchannel.set_defaults(run=cmd_backchannel_uri)
     args = parser.parse_args()
     if args.command in ("device", "authorize") and not os.path.isfile(args.password_file):
