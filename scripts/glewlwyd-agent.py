@@ -11,6 +11,22 @@ same REST calls that app makes (webapp/login.js), with python3's standard librar
         scopes, and prints the redirect to the client's redirect_uri (with code=..., state=..., iss=...,
         or error=...) on stdout. Exit status 0 when it carries a code, 3 when it carries an error.
 
+    glewlwyd-agent.py authorize AUTHORIZATION_URL --session-file FILE [options]
+        The same, and keeps the user's glewlwyd session (its cookies) in FILE (0600), for end-session.
+    glewlwyd-agent.py end-session --session-file FILE --id-token-hint-file FILE [--issuer URL]
+        Ends the user's OP session as an RP-initiated logout and glewlwyd's logout page do: GET
+        ISSUER/end_session?id_token_hint=... (the ID token read from its file, kept off the command
+        line; without it glewlwyd answers 200 and ends nothing) with the cookies of FILE, which redirects to login.html?sid=SID&plugin=PLUGIN&prompt=end_session,
+        then DELETE API/PLUGIN/session/SID (glewlwyd then POSTs a back-channel logout token to the
+        backchannel_logout_uri of every client of that session) and DELETE API/auth/ (the login).
+        Prints {"sid": ..., "plugin": ..., "result": "sessionEnded"}. Needs an issuer with session
+        management (OIDC_GLEWLWYD_LOGOUT_ISSUER, the default).
+    glewlwyd-agent.py backchannel-uri CLIENT_ID URL [--session-required true|false]
+        As admin (password in $OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE): sets the client's
+        backchannel_logout_uri to URL (GET API/client/CLIENT_ID, PUT it back changed), for a test
+        whose listener's port is known only once it listens; and, when given, its
+        backchannel_logout_session_required (whether its logout tokens carry sid). Prints {"client_id": ..., "backchannel_logout_uri": ...}.
+
 A file:// URL is a local page that redirects with <meta http-equiv="refresh">, as `oidc` hands its
 browser (the URL stays off the command line): the agent reads it and goes on to the URL it names. So
 the agent can be `oidc login --browser "scripts/glewlwyd-agent.py device"`.
@@ -38,6 +54,7 @@ import http.cookiejar
 import json
 import os
 import re
+import stat
 import ssl
 import sys
 import urllib.error
@@ -58,14 +75,27 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 class Browser:
-    """A cookie jar and no automatic redirects: each 302 is looked at."""
+    """A cookie jar and no automatic redirects: each 302 is looked at. With session_file, the jar is
+    read from that file (when it exists) and save() writes it back, session cookies included."""
 
-    def __init__(self, timeout: float, cafile=None):
+    def __init__(self, timeout: float, cafile=None, session_file=None):
         self.timeout = timeout
+        self.session_file = session_file
+        self.jar = http.cookiejar.LWPCookieJar(session_file) if session_file else http.cookiejar.CookieJar()
+        if session_file and os.path.exists(session_file):
+            self.jar.load(ignore_discard=True, ignore_expires=True)
         context = ssl.create_default_context(cafile=cafile) if cafile else None
         self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
-                                                  urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
-                                                  NoRedirect())
+                                                  urllib.request.HTTPCookieProcessor(self.jar), NoRedirect())
+
+    def save(self) -> None:
+        """Writes the cookies to session_file, readable by this user only (they are the login)."""
+        if not self.session_file:
+            return
+        descriptor = os.open(self.session_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
+        os.close(descriptor)
+        os.chmod(self.session_file, stat.S_IRUSR | stat.S_IWUSR)
+        self.jar.save(ignore_discard=True, ignore_expires=True)
 
     def request(self, method: str, url: str, body=None):
         """(status, Location header or None, body text)."""
@@ -189,7 +219,7 @@ def cmd_device(args, defaults: dict) -> None:
 
 
 def cmd_authorize(args, defaults: dict) -> None:
-    browser = Browser(args.timeout, args.cafile)
+    browser = Browser(args.timeout, args.cafile, args.session_file)
     args.url = follow_local_page(args.url)
     api = api_of(args.url)
     status, location, text = browser.request("GET", args.url)
@@ -211,8 +241,69 @@ def cmd_authorize(args, defaults: dict) -> None:
     fragment = urllib.parse.parse_qs(urllib.parse.urlsplit(location).fragment)
     if urllib.parse.urlsplit(location).path.endswith("/login.html"):
         die(f"glewlwyd sent the user back to its login page: {location}", 3)
+    browser.save()
     print(location)
     sys.exit(0 if "code" in query or "code" in fragment else 3)
+
+
+def cmd_end_session(args, defaults: dict) -> None:
+    if not os.path.isfile(args.session_file):
+        die(f"no session file {args.session_file} (authorize --session-file first)")
+    issuer = args.issuer or defaults.get("OIDC_GLEWLWYD_LOGOUT_ISSUER")
+    if not issuer:
+        die("no --issuer and no OIDC_GLEWLWYD_LOGOUT_ISSUER (run scripts/glewlwyd.sh start)")
+    browser = Browser(args.timeout, args.cafile, args.session_file)
+    api = api_of(issuer)
+    with open(args.id_token_hint_file, encoding="utf-8") as handle:
+        hint = handle.readline().strip()
+    url = f"{issuer.rstrip('/')}/end_session"
+    status, location, text = browser.request("GET", url + "?" + urllib.parse.urlencode({"id_token_hint": hint}))
+    if status != 302 or not location:
+        die(f"GET {url}: HTTP {status} without a redirect (session management off, or no such session?)")
+    params = login_page_params(location)
+    sid, plugin = params.get("sid"), params.get("plugin")
+    if params.get("prompt") != "end_session" or not sid or not plugin:
+        die(f"glewlwyd's end_session redirect names no session: {location}")
+    session = f"{api}/{urllib.parse.quote(plugin, safe='')}/session/{urllib.parse.quote(sid, safe='')}"
+    status, _, text = browser.request("DELETE", session)
+    if status != 200:
+        die(f"DELETE {session}: HTTP {status} {text[:200]}")
+    status, _, text = browser.request("DELETE", f"{api}/auth/")
+    if status != 200:
+        die(f"DELETE {api}/auth/: HTTP {status} {text[:200]}")
+    browser.save()
+    print(json.dumps({"sid": sid, "plugin": plugin, "result": "sessionEnded"}))
+
+
+def cmd_backchannel_uri(args, defaults: dict) -> None:
+    password_file = defaults.get("OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE")
+    if not password_file or not os.path.isfile(password_file):
+        die("no OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE (run scripts/glewlwyd.sh start)")
+    api = defaults.get("OIDC_GLEWLWYD_API")
+    if not api:
+        die("no OIDC_GLEWLWYD_API (run scripts/glewlwyd.sh start)")
+    if not args.url.startswith(("http://", "https://")):
+        die(f"{args.url} is not an http(s) URL")
+    with open(password_file, encoding="utf-8") as handle:
+        password = handle.readline().strip()
+    browser = Browser(args.timeout, args.cafile)
+    status, _, text = browser.request("POST", f"{api}/auth/", {"username": "admin", "password": password})
+    if status != 200:
+        die(f"admin login refused: HTTP {status} {text[:200]}")
+    client_url = f"{api}/client/{urllib.parse.quote(args.client_id, safe='')}"
+    status, _, text = browser.request("GET", client_url)
+    if status != 200:
+        die(f"GET {client_url}: HTTP {status}")  # the body holds the client's secret: not printed
+    client = json.loads(text)
+    client["backchannel_logout_uri"] = args.url
+    if args.session_required is not None:
+        client["backchannel_logout_session_required"] = args.session_required
+    client.pop("source", None)
+    status, _, text = browser.request("PUT", client_url, client)
+    if status != 200:
+        die(f"PUT {client_url}: HTTP {status} {text[:200]}")
+    browser.request("DELETE", f"{api}/auth/")
+    print(json.dumps({"client_id": args.client_id, "backchannel_logout_uri": args.url}))
 
 
 def main() -> None:
@@ -232,9 +323,21 @@ def main() -> None:
     device.set_defaults(run=cmd_device)
     authorize = commands.add_parser("authorize", parents=[common])
     authorize.add_argument("url", help="the authorization URL (authorization_endpoint?...), or a file:// page redirecting to it")
+    authorize.add_argument("--session-file", help="keep the user's glewlwyd session (cookies) in this file, for end-session")
     authorize.set_defaults(run=cmd_authorize)
+    end_session = commands.add_parser("end-session", parents=[common])
+    end_session.add_argument("--session-file", required=True, help="the file authorize --session-file wrote")
+    end_session.add_argument("--id-token-hint-file", required=True, help="a file holding the ID token of the login")
+    end_session.add_argument("--issuer", help="issuer with session management (default $OIDC_GLEWLWYD_LOGOUT_ISSUER)")
+    end_session.set_defaults(run=cmd_end_session)
+    backchannel = commands.add_parser("backchannel-uri", parents=[common])
+    backchannel.add_argument("client_id")
+    backchannel.add_argument("url", help="the new backchannel_logout_uri")
+    backchannel.add_argument("--session-required", choices=["true", "false"],
+                             help="the client's backchannel_logout_session_required")
+    backchannel.set_defaults(run=cmd_backchannel_uri)
     args = parser.parse_args()
-    if not os.path.isfile(args.password_file):
+    if args.command in ("device", "authorize") and not os.path.isfile(args.password_file):
         die(f"no password file {args.password_file} (run scripts/glewlwyd.sh start)")
     args.run(args, defaults)
 

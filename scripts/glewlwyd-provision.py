@@ -5,11 +5,13 @@
 
 Python's standard library and the openssl CLI only. Logs in as `admin` with the password of Debian's
 database script (`password`, on a database just made by glewlwyd.sh), then:
-  - adds the client properties dpop_bound_access_tokens and tls_client_auth_subject_dn to the
-    database client backend's data format (it drops properties it does not list);
+  - adds the client properties dpop_bound_access_tokens, tls_client_auth_subject_dn,
+    backchannel_logout_uri and backchannel_logout_session_required to the database client
+    backend's data format (it drops properties it does not list);
   - creates the scope `api.read` and the user `alice` (password scheme) with openid and api.read;
   - creates the clients (see CLIENTS below) with their secrets and keys from DIR/secrets;
-  - creates three OIDC plugin instances (see PLUGINS below), each its own issuer;
+  - creates four OIDC plugin instances (see PLUGINS below), each its own issuer (oidc-logout
+    with OP sessions and back-channel logout);
   - with --tls-dir (glewlwyd serving HTTPS with the test CA of that directory): mTLS on every
     issuer (certificate from the TLS session, endpoint aliases .../mtls/...) and the client
     swift-mtls (tls_client_auth, subject CN=swift-mtls, certificate made by glewlwyd.sh);
@@ -72,13 +74,30 @@ CLIENTS = {
         name="Confidential client for the PAR-only issuer", confidential=True, secret=True,
         authorization_type=["code", "refresh_token"],
         token_endpoint_auth_method=["client_secret_basic", "client_secret_post"], env="PAR"),
+    # Back-channel logout (OIDC Back-Channel Logout 1.0): its backchannel_logout_uri is set by the
+    # test that listens for the logout token (glewlwyd-agent.py backchannel-uri), since only that
+    # test knows its port; until then it is an address nothing listens on.
+    "swift-logout": dict(
+        name="Confidential client receiving back-channel logout tokens", confidential=True, secret=True,
+        authorization_type=["code", "refresh_token"],
+        token_endpoint_auth_method=["client_secret_basic", "client_secret_post"],
+        backchannel_logout_uri="http://127.0.0.1:9/backchannel-logout", backchannel_logout_session_required="true",
+        env="LOGOUT"),
 }
+
+# Client properties the database client backend must keep (it drops what its data-format does not list).
+CLIENT_PROPERTIES = ("dpop_bound_access_tokens", "tls_client_auth_subject_dn", "backchannel_logout_uri",
+                     "backchannel_logout_session_required")
 
 # plugin name (= issuer path under /api) -> overrides of BASE_PLUGIN_PARAMETERS, env variable prefix
 PLUGINS = {
     "oidc": ({}, "OIDC_GLEWLWYD"),
     "oidc-par": ({"oauth-par-required": True}, "OIDC_GLEWLWYD_PAR"),
     "oidc-nononce": ({"oauth-dpop-nonce-mandatory": False}, "OIDC_GLEWLWYD_NONONCE"),
+    # OP sessions (sid in ID tokens, end_session, DELETE .../session/:sid) and back-channel logout:
+    # an issuer of its own, so that the authorization responses of the others stay as they were
+    # (session management adds session_state to them).
+    "oidc-logout": ({"session-management-allowed": True, "back-channel-logout-allowed": True}, "OIDC_GLEWLWYD_LOGOUT"),
 }
 
 # The OIDC plugin's parameters: glewlwyd 2.7.5's admin app defaults (webapp/admin.js), then what the
@@ -266,7 +285,7 @@ def main() -> None:
 
     # The database client backend keeps only the properties of its data-format: add the one DPoP needs.
     module = admin.call("GET", "/mod/client/database")
-    for prop in ("dpop_bound_access_tokens", "tls_client_auth_subject_dn"):
+    for prop in CLIENT_PROPERTIES:
         module["parameters"]["data-format"][prop] = {"multiple": False, "read": True, "write": True}
     admin.call("PUT", "/mod/client/database", {k: module[k] for k in ("module", "name", "display_name",
                                                                        "order_rank", "parameters", "readonly")
@@ -291,7 +310,7 @@ def main() -> None:
             body["client_secret"] = read_first_line(spec["secret_file"])
         if spec.get("jwks"):
             body["jwks"] = spec["jwks"]  # an object: a JSON string is dropped silently
-        for prop in ("dpop_bound_access_tokens", "tls_client_auth_subject_dn"):
+        for prop in CLIENT_PROPERTIES:
             if spec.get(prop):
                 body[prop] = spec[prop]
         admin.call("POST", "/client/", body)

@@ -38,8 +38,9 @@ public struct LogoutTokenVerifier: Sendable {
     /// remembered when it has no `exp`.
     public var maximumAge: TimeInterval = 600
     /// Also accept the generic `typ` values `JWT` and `JOSE` (off by default): for providers that
-    /// type every JWT they sign so. The `events` member and the absent `nonce` still keep an ID
-    /// token from passing as a logout token.
+    /// type every JWT they sign so (glewlwyd 2.7 types its logout tokens `JWT`, like its ID tokens;
+    /// the specification recommends `logout+jwt`). The `events` member and the absent `nonce` still
+    /// keep an ID token from passing as a logout token.
     public var acceptsGenericType = false
     /// Bound on the token's length: 64 KiB by default.
     public var maximumTokenLength = ParsedJWS.defaultMaximumLength
