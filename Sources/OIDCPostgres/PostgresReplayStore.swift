@@ -156,6 +156,18 @@ public struct PostgresReplayStore: ReplayStore {
         return claimed
     }
 
+    /// Forgets `identifier` at every instance, so that it can be claimed again (work that failed
+    /// after its claim).
+    ///
+    /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails or does not answer.
+    public func release(_ identifier: String) async throws {
+        let id = try Self.hash(identifier)
+        let client = client, table = quotedTable, logger = logger
+        try await run("releasing an identifier in") {
+            _ = try await client.query("DELETE FROM \(unescaped: table) WHERE id = \(id)", logger: logger)
+        }
+    }
+
     /// Deletes at most ``purgeLimit`` expired identifiers (the oldest first) in one statement, and
     /// returns how many it deleted. Claims call it at most once per ``purgeInterval``; call it from
     /// a job of your own to keep a quiet table small.

@@ -75,6 +75,11 @@ extension ResourceServer {
         /// How old a proof may be, by its `iat`, in seconds (60 by default); its `jti` is
         /// remembered that long plus the leeway.
         public var maximumProofAge: TimeInterval = 60
+        /// The clock skew allowed on a proof's `iat`, in seconds (5 by default): a proof is taken
+        /// from `maximumProofAge + proofLeeway` seconds old to `proofLeeway` seconds ahead. Kept
+        /// apart from the tokens' ``Configuration/leeway``: a proof is made for this request, just
+        /// now, by the client's own clock, and a wider window lets a captured proof live longer.
+        public var proofLeeway: TimeInterval = 5
         /// Server nonces (RFC 9449 §8), when set: every proof must carry a current one.
         public var nonces: DPoPServerNonces?
         /// The longest proof accepted, in bytes (8 KiB by default).

@@ -29,8 +29,8 @@ extension ResourceServer {
             throw invalid("DPoP proofs must be accepted with asymmetric algorithms only (RFC 9449 §4.2): no HMAC, and at least one.")
         }
         guard configuration.leeway.isFinite, configuration.leeway >= 0, configuration.dpop.maximumProofAge.isFinite,
-            configuration.dpop.maximumProofAge > 0
-        else { throw invalid("The leeway and the proof age must be finite; the leeway not negative, the proof age positive.") }
+            configuration.dpop.maximumProofAge > 0, configuration.dpop.proofLeeway.isFinite, configuration.dpop.proofLeeway >= 0
+        else { throw invalid("The leeways and the proof age must be finite; the leeways not negative, the proof age positive.") }
         guard configuration.maximumTokenLength > 0, configuration.dpop.maximumProofLength > 0 else {
             throw invalid("The token and proof length limits must be positive.")
         }

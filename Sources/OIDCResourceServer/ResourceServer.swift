@@ -52,7 +52,7 @@ public final class ResourceServer: Sendable {
             leeway: configuration.leeway, maximumLength: configuration.maximumTokenLength
         )
         proofs = DPoPProofVerifier(
-            algorithms: configuration.dpop.algorithms, maximumAge: configuration.dpop.maximumProofAge, leeway: configuration.leeway,
+            algorithms: configuration.dpop.algorithms, maximumAge: configuration.dpop.maximumProofAge, leeway: configuration.dpop.proofLeeway,
             maximumLength: configuration.dpop.maximumProofLength
         )
         introspection = configuration.introspection.map(IntrospectionCache.init)

@@ -60,6 +60,19 @@ struct PostgresReplayStoreTests {
         }
     }
 
+    @Test("a released identifier can be claimed again (work that failed after its claim); the others stay claimed")
+    func release() async throws {
+        let clock = ManualClock()
+        try await Self.withReplayStore(clock: clock) { store, _ throws in
+            let expiry = clock.now.addingTimeInterval(300)
+            #expect(try await store.claim("a", until: expiry))
+            #expect(try await store.claim("b", until: expiry))
+            try await store.release("a")
+            #expect(try await store.claim("a", until: expiry))
+            #expect(try await store.claim("b", until: expiry) == false)
+        }
+    }
+
     @Test("identifiers are stored hashed to 32 bytes, whatever their length, never in clear")
     func hashesIdentifiers() async throws {
         let clock = ManualClock()

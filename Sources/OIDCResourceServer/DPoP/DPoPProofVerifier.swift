@@ -91,7 +91,7 @@ public struct DPoPProofVerifier: Sendable {
         let clock = now.timeIntervalSince1970
         guard iat <= clock + leeway else { throw DPoPProofError("The DPoP proof's iat is in the future.") }
         guard iat >= clock - maximumAge - leeway else {
-            throw DPoPProofError("The DPoP proof is too old: its iat is more than \(Int(maximumAge)) seconds ago.")
+            throw DPoPProofError("The DPoP proof is too old: its iat is more than \(Int(maximumAge + leeway)) seconds ago.")
         }
         let thumbprint = try verifySignature(jws)
         let verified = DPoPProof(

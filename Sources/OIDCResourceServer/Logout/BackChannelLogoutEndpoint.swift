@@ -79,9 +79,9 @@ public struct BackChannelLogoutEndpoint: Sendable {
 
     /// Checks the request and, when the token is good, deletes the logins it names from `store`
     /// (``TokenStore/deleteLogins(_:)`` with ``LogoutToken/selector(clientID:)``). When the
-    /// store fails, the answer is `400` (§2.8: the logout failed); the token's `jti` is already
-    /// recorded then, so the provider's retry of the same token is refused as a replay: log the
-    /// failure and look at the store.
+    /// store fails, the answer is `400` (§2.8: the logout failed) and the token's `jti` is
+    /// released from the replay store, so that the provider's retry of the same token is taken
+    /// (with a replay store that can forget: ``ReplayStore/release(_:)``).
     public func handle(contentType: String?, body: [UInt8], deletingFrom store: any TokenStore, now: Date = Date()) async -> Result {
         let result = await handle(contentType: contentType, body: body, now: now)
         guard case .logout(let token) = result.outcome else { return result }
@@ -89,6 +89,7 @@ public struct BackChannelLogoutEndpoint: Sendable {
             let deleted = try await store.deleteLogins(token.selector(clientID: verifier.clientID))
             return Result(outcome: result.outcome, response: result.response, deletedLogins: deleted)
         } catch {
+            await verifier.release(token)
             let reason = (error as? OIDCError).map { "\($0.code)" } ?? "\(type(of: error))"
             return Result(
                 outcome: result.outcome,

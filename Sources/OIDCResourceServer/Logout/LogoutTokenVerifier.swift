@@ -126,12 +126,23 @@ public struct LogoutTokenVerifier: Sendable {
         var until = token.issuedAt.addingTimeInterval(maximumAge + leeway)
         if let expiresAt = token.expiresAt { until = max(until, expiresAt.addingTimeInterval(leeway)) }
         let first: Bool
-        do { first = try await replayStore.claim("logout-token\u{0}\(token.issuer)\u{0}\(token.tokenID)", until: until) } catch {
+        do { first = try await replayStore.claim(Self.replayIdentifier(of: token), until: until) } catch {
             throw LogoutTokenError(.unavailable, "The replay store could not record the token's jti (\(error)); it was refused, not let through.")
         }
         guard first else {
             throw LogoutTokenError(.replayed, "A logout token with this jti from this issuer was accepted before: a replay.")
         }
+    }
+
+    /// Forgets that `token` was accepted, so that the provider's retry of it is taken: for a
+    /// logout whose logins could not be deleted. Best effort: a store that cannot forget keeps it.
+    public func release(_ token: LogoutToken) async {
+        try? await replayStore.release(Self.replayIdentifier(of: token))
+    }
+
+    /// What the replay store records for `token`: its `jti`, scoped by its issuer.
+    private static func replayIdentifier(of token: LogoutToken) -> String {
+        "logout-token\u{0}\(token.issuer)\u{0}\(token.tokenID)"
     }
 
     /// A ``LogoutTokenError`` carried through the cache's `OIDCError`-typed closure.

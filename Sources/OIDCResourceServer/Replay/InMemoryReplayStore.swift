@@ -38,14 +38,20 @@ public final class InMemoryReplayStore: ReplayStore {
         let now = now()
         return try table.withLock { table in
             if let held = table.expiries[identifier], held > now { return false }
-            if table.expiries.count >= capacity || now >= table.nextSweep {
+            if now >= table.nextSweep {
                 table.expiries = table.expiries.filter { $0.value > now }
-                // A sweep costs a pass over the table: at most once a second unless the table is full.
+                // A sweep costs a pass over the table under the lock: at most once a second, also
+                // when the table is full (a flood of claims then costs one pass a second, not one
+                // each).
                 table.nextSweep = now.addingTimeInterval(1)
             }
             guard table.expiries.count < capacity else { throw ReplayStoreError(.full(capacity: capacity)) }
             table.expiries[identifier] = expiry
             return true
         }
+    }
+
+    public func release(_ identifier: String) async throws {
+        _ = table.withLock { $0.expiries.removeValue(forKey: identifier) }
     }
 }

@@ -24,6 +24,18 @@ public protocol ReplayStore: Sendable {
     /// - Throws: ``ReplayStoreError`` when the store cannot answer. The caller refuses the request
     ///   then: a replay store that fails never lets a replay through.
     func claim(_ identifier: String, until expiry: Date) async throws -> Bool
+
+    /// Forgets `identifier`, claimed by this caller, so that it can be claimed again: for work
+    /// that failed after its claim (a back-channel logout whose logins could not be deleted, so
+    /// that the provider's retry of the same token is not refused as a replay).
+    ///
+    /// The default does nothing: the identifier stays claimed until its expiry, and the retry is
+    /// refused. ``InMemoryReplayStore`` and `PostgresReplayStore` forget it.
+    func release(_ identifier: String) async throws
+}
+
+extension ReplayStore {
+    public func release(_ identifier: String) async throws {}
 }
 
 /// A replay store could not answer: the request that needed it is refused, never let through.

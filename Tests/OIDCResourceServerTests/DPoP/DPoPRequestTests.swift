@@ -87,6 +87,20 @@ struct DPoPRequestTests {
         }
     }
 
+    @Test("the proof's window is its own: with the tokens' 60 s leeway, a proof 115 s old or 55 s ahead is refused; 64 s old and 4 s ahead pass")
+    func proofWindowIsNotTheTokenLeeway() async throws {
+        try await ResourceFixture.run({ $0.leeway = 60 }) { fixture in
+            let key = try DPoPKey.generate()
+            let token = try await fixture.token(jkt: key.thumbprint)
+            let now = fixture.clock.now()
+            let old = try await fixture.refusal(try fixture.dpop(token, key: key, iat: now.addingTimeInterval(-115)))
+            #expect(old.rule == .invalidProof && old.message.contains("65 seconds"), "\(old.message)")
+            #expect(try await fixture.refusal(try fixture.dpop(token, key: key, iat: now.addingTimeInterval(55))).rule == .invalidProof)
+            _ = try await fixture.server.verify(try fixture.dpop(token, key: key, iat: now.addingTimeInterval(-64)))
+            _ = try await fixture.server.verify(try fixture.dpop(token, key: key, iat: now.addingTimeInterval(4)))
+        }
+    }
+
     @Test("server nonces: no nonce gets use_dpop_nonce with DPoP-Nonce; the nonce then works; the previous window's is accepted and the new one announced")
     func nonces() async throws {
         let nonces = try DPoPServerNonces(lifetime: 60)

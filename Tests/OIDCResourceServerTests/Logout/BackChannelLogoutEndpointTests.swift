@@ -132,4 +132,39 @@ struct BackChannelLogoutEndpointTests {
             #expect(Self.json(failed.response)["error_description"]?.contains("could not be deleted") == true)
         }
     }
+
+    @Test("a store that fails once: the answer is 400, and the provider's retry of the same token is taken (200), not refused as a replay; a third delivery is a replay")
+    func retryAfterFailedDelete() async throws {
+        final class FlakyStore: TokenStore, @unchecked Sendable {
+            let inner = InMemoryTokenStore()
+            private let lock = NSLock()
+            private var failures = 1
+            func load(_ key: TokenStoreKey) async throws -> StoredLogin? { try await inner.load(key) }
+            func save(_ login: StoredLogin, for key: TokenStoreKey) async throws { try await inner.save(login, for: key) }
+            func delete(_ key: TokenStoreKey) async throws { try await inner.delete(key) }
+            func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
+                try await inner.withLock(key, body)
+            }
+            func deleteLogins(_ selector: LoginSelector) async throws -> Int {
+                let fail = lock.withLock { () -> Bool in
+                    defer { failures -= 1 }
+                    return failures > 0
+                }
+                if fail { throw OIDCError(.storageFailure, "The disk is full.") }
+                return try await inner.deleteLogins(selector)
+            }
+        }
+        try await LogoutFixture.run { fixture throws in
+            let endpoint = BackChannelLogoutEndpoint(verifier: fixture.verifier, keys: fixture.keys)
+            let token = try await fixture.provider.logoutToken(TestProvider.LogoutTokenContents(subject: "u"))
+            let store = FlakyStore()
+            let first = await endpoint.handle(contentType: Self.form, body: Self.body(token), deletingFrom: store)
+            #expect(first.response.status == 400)
+            let retry = await endpoint.handle(contentType: Self.form, body: Self.body(token), deletingFrom: store)
+            #expect(retry.response.status == 200, "\(Self.json(retry.response))")
+            let third = await endpoint.handle(contentType: Self.form, body: Self.body(token), deletingFrom: store)
+            guard case .refused(let error) = third.outcome else { Issue.record("a third delivery was taken"); return }
+            #expect(error.rule == .replayed)
+        }
+    }
 }

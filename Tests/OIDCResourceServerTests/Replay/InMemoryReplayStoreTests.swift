@@ -46,6 +46,17 @@ struct InMemoryReplayStoreTests {
         #expect(store.count == 1)
     }
 
+    @Test("a released identifier can be claimed again; the others stay claimed")
+    func release() async throws {
+        let store = InMemoryReplayStore()
+        let until = Date().addingTimeInterval(60)
+        #expect(try await store.claim("a", until: until))
+        #expect(try await store.claim("b", until: until))
+        try await store.release("a")
+        #expect(try await store.claim("a", until: until))
+        #expect(try await store.claim("b", until: until) == false)
+    }
+
     @Test("concurrent claims of one identifier: exactly one wins")
     func concurrentClaims() async throws {
         let store = InMemoryReplayStore()
