@@ -81,7 +81,7 @@ extension RelyingParty {
             clientName: clientName, callbackPort: callbackPort, transport: transport, options: requestOptions, logger: log)
         let discovered = DiscoveredResource(
             identifier: identifier, metadataURL: found.url, authorizationServers: found.document.authorizationServers,
-            scopesSupported: found.document.scopesSupported, challenge: found.challenge,
+            scopesSupported: found.document.scopesSupported.isEmpty ? nil : found.document.scopesSupported, challenge: found.challenge,
             dpopBoundAccessTokensRequired: found.document.dpopBoundAccessTokensRequired, isPlainOAuth: !isOpenID,
             registration: client.registration, clientSource: client.source, callbackPort: client.registration?.callbackPort ?? callbackPort,
             clientName: clientName)
