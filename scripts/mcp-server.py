@@ -300,7 +300,7 @@ class ScopedToolsMiddleware:
 def _scopes_needed(body: bytes) -> list[str] | None:
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: the SDK answers it
         return None
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return None

@@ -81,7 +81,7 @@ public final class OIDCAuthorizer: HTTPClientAuthorizer, @unchecked Sendable {
     public func handleChallenge(
         statusCode: Int, headers: [String: String], endpoint: URL, operationKey _: String?, session _: URLSession
     ) async throws -> Bool {
-        let response = HTTPResponse(status: statusCode, headers: HTTPHeaders(headers.map { ($0.key, $0.value) }))
+        let response = OIDC.HTTPResponse(status: statusCode, headers: OIDC.HTTPHeaders(headers.map { ($0.key, $0.value) }))
         switch statusCode {
         case 401:
             if let dpop = lock.withLock({ dpop }), dpop.nonceChallenged(response, to: endpoint) {
@@ -95,13 +95,24 @@ public final class OIDCAuthorizer: HTTPClientAuthorizer, @unchecked Sendable {
                 throw error
             }
         case 403:
-            guard let challenge = InsufficientScopeChallenge(response) else { return false }
-            let granted = try? await session.validTokens().scopes
-            record(.insufficientScope(challenge.scopes(adding: granted ?? [])))
+            let granted = (try? await session.validTokens().scopes) ?? []
+            guard let scopes = Self.stepUpScopes(response, granted: granted) else { return false }
+            record(.insufficientScope(scopes))
             return false
         default:
             return false
         }
+    }
+
+    /// The scopes a step-up login asks for after `response`, a 403 whose Bearer or DPoP challenge
+    /// says `insufficient_scope` (RFC 6750 §3.1): those `granted`, then those the challenge names,
+    /// each once (the MCP authorization spec's union, so that nothing granted is lost); `nil` for
+    /// any other answer.
+    public static func stepUpScopes(_ response: OIDC.HTTPResponse, granted: [String]) -> [String]? {
+        guard response.status == 403, let challenge = ResourceChallenge(response), challenge.error == "insufficient_scope" else { return nil }
+        var union: [String] = []
+        for scope in granted + (challenge.scopes ?? []) where !union.contains(scope) { union.append(scope) }
+        return union
     }
 
     // MARK: DPoP
