@@ -17,7 +17,10 @@ struct DPoPProofStage: HTTPStage {
             request.headers.set("Authorization", "DPoP " + token.revealedValue)
             accessToken = token
         }
-        return try await next(try dpop.signing(request, accessToken: accessToken))
+        let signed = try dpop.signing(request, accessToken: accessToken)
+        // A provider that echoes the proof in its error text must not put it in ours.
+        if let proof = signed.headers["DPoP"] { ProviderExchange.current?.sent([proof]) }
+        return try await next(signed)
     }
 
     /// The access token of the request's `Authorization: Bearer` header, as the pipelines set it.

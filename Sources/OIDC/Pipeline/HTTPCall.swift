@@ -21,7 +21,7 @@ public enum HTTPCall: Sendable, Hashable {
 
     /// Whether the request carries the access token in its `Authorization` header (a resource
     /// request, userinfo): with DPoP, its proof then holds the token's hash (`ath`).
-    public var carriesAccessToken: Bool {
+    package var carriesAccessToken: Bool {
         switch self {
         case .provider(let call): call.carriesAccessToken
         case .resource: true
@@ -67,7 +67,7 @@ public enum ProviderCall: Sendable, Hashable {
 
     /// Whether the call carries the access token (`Authorization: Bearer` or `DPoP`) rather than the
     /// client's authentication: userinfo.
-    public var carriesAccessToken: Bool {
+    package var carriesAccessToken: Bool {
         switch self {
         case .userinfo: true
         case .grant, .pushedAuthorization, .revocation, .introspection, .deviceAuthorization: false

@@ -93,10 +93,12 @@ public struct RelyingParty: Sendable {
     /// A relying party from its parts, for a token client or key cache configured beyond what
     /// ``init(provider:clientID:clientSecret:transport:requestOptions:logger:configuration:)`` offers
     /// (a logger per part, a clock, a key cache's ages).
-    /// The configuration's ``Configuration/providerStages`` run after the token client's own stages.
+    /// The configuration's ``Configuration/providerStages`` run after the token client's own stages
+    /// (in place of those of the configuration `tokenClient` was made with, if it came from another
+    /// relying party: they never run twice).
     public init(tokenClient: TokenClient, keys: JWKSCache?, logger: Logger? = nil, configuration: Configuration = Configuration()) {
         var tokenClient = tokenClient
-        tokenClient.stages += configuration.providerStages
+        tokenClient.configurationStages = configuration.providerStages
         self.tokenClient = tokenClient
         self.keys = keys
         self.logger = logger

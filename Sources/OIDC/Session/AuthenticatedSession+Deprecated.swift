@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// The setters that ``AuthenticatedSession/Options`` replaced, kept for callers of 0.x.
 extension AuthenticatedSession {
@@ -60,4 +61,31 @@ extension AuthenticatedSession.Options {
     /// becomes zero, one beyond its bound the bound. The session does this itself.
     @available(*, deprecated, message: "validated is internal plumbing: the session brings its options into range itself; pass the options as they are")
     public var validated: AuthenticatedSession.Options { inRange }
+}
+
+extension AuthenticatedSession {
+    /// The session of the last logged-in user kept under `key`, or `nil` when there is none
+    /// (the Schibsted SDK's `resumeLastLoggedInUser`).
+    ///
+    /// - Parameters:
+    ///   - store: where the login is kept and locked.
+    ///   - key: the login's key.
+    ///   - source: where new tokens come from.
+    ///   - transport: sends the resource requests.
+    ///   - allowlist: the hosts that may receive the bearer token.
+    ///   - options: as for ``init(store:key:source:transport:allowlist:options:now:logger:)``.
+    ///   - logger: the session's ``logger``; `nil` (the default) logs nothing.
+    @available(
+        *, deprecated,
+        message: "use RelyingParty.session(store:key:allowlist:options:) (or AuthenticatedSession.init), and `try await session.login == nil` to see that nobody is logged in"
+    )
+    public static func resumeLastLoggedInUser(
+        store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
+        options: Options = Options(), logger: Logger? = nil
+    ) async throws -> AuthenticatedSession? {
+        guard try await store.load(key) != nil else { return nil }
+        return AuthenticatedSession(
+            store: store, key: key, source: source, transport: transport, allowlist: allowlist, options: options, logger: logger
+        )
+    }
 }

@@ -121,27 +121,6 @@ public actor AuthenticatedSession {
 
     deinit { eventSink.finish() }
 
-    /// The session of the last logged-in user kept under `key`, or `nil` when there is none
-    /// (the Schibsted SDK's `resumeLastLoggedInUser`).
-    ///
-    /// - Parameters:
-    ///   - store: where the login is kept and locked.
-    ///   - key: the login's key.
-    ///   - source: where new tokens come from.
-    ///   - transport: sends the resource requests.
-    ///   - allowlist: the hosts that may receive the bearer token.
-    ///   - options: as for ``init(store:key:source:transport:allowlist:options:now:logger:)``.
-    ///   - logger: the session's ``logger``; `nil` (the default) logs nothing.
-    public static func resumeLastLoggedInUser(
-        store: any TokenStore, key: TokenStoreKey, source: TokenSource, transport: any HTTPTransport, allowlist: HostAllowlist,
-        options: Options = Options(), logger: Logger? = nil
-    ) async throws -> AuthenticatedSession? {
-        guard try await store.load(key) != nil else { return nil }
-        return AuthenticatedSession(
-            store: store, key: key, source: source, transport: transport, allowlist: allowlist, options: options, logger: logger
-        )
-    }
-
     /// Sets the delegate told about logouts, or removes it with `nil`; the session holds it weakly.
     public func setDelegate(_ delegate: (any AuthenticatedSessionDelegate)?) { self.delegate = delegate }
 

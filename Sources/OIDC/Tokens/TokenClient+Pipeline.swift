@@ -3,11 +3,21 @@ internal import Logging
 
 /// The provider pipeline of a token client: every call to the provider goes through it.
 extension TokenClient {
-    /// The pipeline, made of this client's settings as they are now: the nonce retry (outermost),
-    /// client authentication, the mutual TLS check, the DPoP proof and the logs of each attempt,
-    /// then the user's ``stages``, then the ``transport``.
-    var providerPipeline: ProviderPipeline {
-        let dpop = dpop, logger = logger, method = authentication.method
+    /// Builds ``providerPipeline`` again from the settings as they are now: called when one changes.
+    mutating func rebuildPipeline() {
+        providerPipeline = Self.pipeline(
+            provider: provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: requestOptions,
+            now: now, logger: logger, dpop: dpop, stages: stages + configurationStages)
+    }
+
+    /// The pipeline of these settings: the nonce retry (outermost), client authentication, the
+    /// mutual TLS check, the DPoP proof and the logs of each attempt, then the user's `stages`, then
+    /// the `transport`.
+    static func pipeline(
+        provider: ProviderConfiguration, clientID: String, authentication: ClientAuthentication, transport: any HTTPTransport,
+        requestOptions: HTTPRequestOptions, now: @escaping @Sendable () -> Date, logger: Logger, dpop: DPoP?, stages: [any HTTPStage]
+    ) -> ProviderPipeline {
+        let method = authentication.method
         let proofs: @Sendable () -> DPoP? = { dpop }
         let library: [any HTTPStage] = [
             DPoPNonceRetryStage(proofs: proofs) { request, call in

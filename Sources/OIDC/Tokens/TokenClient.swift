@@ -19,35 +19,42 @@ public import Logging
 /// token, a code, a verifier or the client secret (see <doc:Logging>).
 public struct TokenClient: Sendable {
     /// The provider: its endpoints, its extra token-request headers, how the client authenticates.
-    public var provider: ProviderConfiguration
+    public var provider: ProviderConfiguration { didSet { rebuildPipeline() } }
     /// This client's `client_id`.
-    public var clientID: String
+    public var clientID: String { didSet { rebuildPipeline() } }
     /// How this client authenticates at every endpoint it calls.
-    public var authentication: ClientAuthentication
+    public var authentication: ClientAuthentication { didSet { rebuildPipeline() } }
     /// The client secret, for confidential clients (servers), as ``authentication`` holds it; it also
     /// keys HS256 ID tokens when those are allowed.
     public var clientSecret: Secret? { authentication.secret }
     /// Sends the requests.
-    public var transport: any HTTPTransport
+    public var transport: any HTTPTransport { didSet { rebuildPipeline() } }
     /// Timeout and size limit for every request; redirects are always off here.
-    public var requestOptions: HTTPRequestOptions
+    public var requestOptions: HTTPRequestOptions { didSet { rebuildPipeline() } }
     /// The clock that dates responses (token expiry is `expires_in` after receipt).
-    public var now: @Sendable () -> Date
+    public var now: @Sendable () -> Date { didSet { rebuildPipeline() } }
     /// Where requests and their outcomes are logged (label `oidc.token` by convention); a logger
     /// that discards everything unless one was given.
-    public var logger: Logger
+    public var logger: Logger { didSet { rebuildPipeline() } }
     /// Sender-constrains the tokens with DPoP (RFC 9449) when set: it configures the provider
     /// pipeline's DPoP stages, so that every call that carries a proof (``ProviderCall/carriesProof``:
     /// token requests, pushed authorization requests, userinfo) gets a fresh one, one
     /// `use_dpop_nonce` challenge gets one retry with the new nonce, and a token response must be of
     /// `token_type` `DPoP` (a `Bearer` answer is a downgrade, refused). `nil` (the default): bearer
     /// tokens.
-    public var dpop: DPoP?
+    public var dpop: DPoP? { didSet { rebuildPipeline() } }
     /// Your own stages of the provider pipeline (tracing, metrics, a header; see <doc:Pipelines>),
     /// in order: each sees every request to the provider as it leaves, with everything the library
     /// added (client authentication, the DPoP proof), and each answer as it comes back, before the
     /// library's nonce retry and error mapping. None by default.
-    public var stages: [any HTTPStage] = []
+    public var stages: [any HTTPStage] = [] { didSet { rebuildPipeline() } }
+    /// The relying party's ``RelyingParty/Configuration/providerStages``, run after ``stages``: kept
+    /// apart, and replaced rather than added to, so that a relying party made from another's token
+    /// client with the same configuration runs them once.
+    package var configurationStages: [any HTTPStage] = [] { didSet { rebuildPipeline() } }
+    /// The provider pipeline of these settings, built when the client is made and again only when
+    /// a setting changes (never per request).
+    var providerPipeline: ProviderPipeline
 
     /// Whether this client uses mutual TLS (RFC 8705): its transport presents a client certificate
     /// (``HTTPTransport/presentsClientCertificate``), or it authenticates with `tls_client_auth` or
@@ -107,6 +114,9 @@ public struct TokenClient: Sendable {
         self.requestOptions = requestOptions
         self.requestOptions.followRedirects = false
         self.now = now
+        providerPipeline = Self.pipeline(
+            provider: self.provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: self.requestOptions,
+            now: now, logger: self.logger, dpop: nil, stages: [])
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).

@@ -39,6 +39,28 @@ struct ConfigurationStagesTests {
     }
 }
 
+@Suite("Pipelines: a relying party made from another's token client", .timeLimit(.minutes(1)))
+struct RebuiltRelyingPartyStagesTests {
+    @Test("RelyingParty(tokenClient: rp.tokenClient, keys:, configuration: rp.configuration): the provider stage runs once per call, not twice; its own stages still run")
+    func stagesNotDoubled() async throws {
+        try await withTestProvider { provider in
+            let configured = TaggingStage(header: "X-Trace")
+            let own = TaggingStage(header: "X-Own")
+            let first = try await provider.relyingParty(configuration: RelyingParty.Configuration(providerStages: [configured]))
+            var client = first.tokenClient
+            client.stages.append(own)
+            let second = RelyingParty(tokenClient: client, keys: first.keys, configuration: first.configuration)
+            let store = InMemoryTokenStore()
+            let key = TokenStoreKey(service: "rebuilt-stages-tests", account: "user")
+            let login = try await provider.logIn(into: store, key: key)
+            _ = try await second.tokenClient.userinfo(accessToken: login.tokens.accessToken, expectedSubject: try #require(login.subject))
+            #expect(configured.count(.provider(.userinfo)) == 1)
+            #expect(own.count(.provider(.userinfo)) == 1)
+            #expect(await provider.requestCount(.userinfo) == 1)
+        }
+    }
+}
+
 /// A user's stage runs after the access token is in the request: one that sends the request
 /// elsewhere (a rewritten base URL) must not take the token off the allowlist.
 struct RedirectingStage: HTTPStage {
