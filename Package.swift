@@ -61,7 +61,8 @@ let package = Package(
         .target(
             name: "OIDCTesting",
             dependencies: [
-                "OIDC", "CJWT",
+                // TestProvider checks DPoP proofs with the kit's verifier (one implementation).
+                "OIDC", "OIDCResourceServer", "CJWT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -79,6 +79,12 @@ public struct ProviderMetadata: Sendable {
     ///   has members of the wrong type; ``OIDCError/Code/issuerMismatch`` when its `issuer` is not
     ///   `expectedIssuer`; ``OIDCError/Code/insecureEndpoint`` for a plain-http endpoint off loopback.
     public init(json: [UInt8], expectedIssuer: String) throws(OIDCError) {
+        try self.init(json: json, expectedIssuer: expectedIssuer, requiresKeys: true)
+    }
+
+    /// Parses and validates a metadata document; without `requiresKeys`, one without `jwks_uri`
+    /// is taken (RFC 8414 §2 makes it optional: a plain OAuth 2.0 server that issues no ID token).
+    package init(json: [UInt8], expectedIssuer: String, requiresKeys: Bool) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The provider's metadata is not a valid JSON object (\(error)).")
@@ -100,7 +106,7 @@ public struct ProviderMetadata: Sendable {
         guard members["response_types_supported"] != nil else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks the required 'response_types_supported'.")
         }
-        guard members["jwks_uri"] != nil else {
+        guard members["jwks_uri"] != nil || !requiresKeys else {
             throw OIDCError(.malformedResponse, "The provider's metadata lacks 'jwks_uri'; ID tokens could not be verified.")
         }
         self.issuer = issuer

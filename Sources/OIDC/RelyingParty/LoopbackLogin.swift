@@ -52,6 +52,10 @@ public struct LoopbackLogin: Sendable {
         self.relyingParty = relyingParty
         self.scopes = scopes
         self.listener = LoopbackRedirectListener.Configuration()
+        // A resource's registered client names its callback's port: bind that one.
+        if let port = relyingParty.protectedResource?.callbackPort, let fixed = try? LoopbackRedirectListener.Endpoint(host: "127.0.0.1", port: port) {
+            listener.endpoints = [fixed]
+        }
         self.browser = SystemBrowser()
         self.timeout = .seconds(180)
         self.clock = LoginClock(now: relyingParty.tokenClient.now)
@@ -82,7 +86,36 @@ public struct LoopbackLogin: Sendable {
     ///   response that fails its verification is ignored, and reported if the login times out); what
     ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
-        let keys = try relyingParty.requireKeys()
+        try await perform(showing: show, requiresKeys: true) { request, response throws(OIDCError) in
+            try await relyingParty.completeLogin(response, for: request)
+        }
+    }
+
+    /// Runs the login as ``run(showing:)`` does and returns the login to keep. At a plain OAuth
+    /// server (a relying party made for a resource whose server publishes no OpenID metadata,
+    /// ``DiscoveredResource/isPlainOAuth``) no ID token is asked for or needed: the login is kept
+    /// without a subject, as a device login without one is; anywhere else the ID token is
+    /// verified, as by ``run(showing:)``.
+    ///
+    /// - Throws: what ``run(showing:)`` throws (at a plain OAuth server, never for a missing ID
+    ///   token or `jwks_uri`).
+    public func runLogin(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> StoredLogin {
+        let plainOAuth = relyingParty.protectedResource?.isPlainOAuth == true
+        return try await perform(showing: show, requiresKeys: !plainOAuth) { request, response throws(OIDCError) in
+            guard plainOAuth else {
+                var login = StoredLogin(try await relyingParty.completeLogin(response, for: request))
+                login.resource = relyingParty.tokenClient.resource
+                return login
+            }
+            return try await relyingParty.completePlainOAuthLogin(response, for: request)
+        }
+    }
+
+    private func perform<Result: Sendable>(
+        showing show: @Sendable (URL) -> Void, requiresKeys: Bool,
+        complete: (AuthorizationRequest, AuthorizationResponse) async throws(OIDCError) -> Result
+    ) async throws(OIDCError) -> Result {
+        if requiresKeys { _ = try relyingParty.requireKeys() }
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
         var opened: (any BrowserLauncher)?
         do throws(OIDCError) {
@@ -91,7 +124,7 @@ public struct LoopbackLogin: Sendable {
             let logger = self.logger ?? relyingParty.logger
             if request.responseMode?.isJWTSecured == true {
                 // JARM: the listener verifies a callback's signed response before it looks at its state.
-                try listener.serve(request, redirectingTo: target.url, verifier: relyingParty.jarmVerifier(for: request), keys: keys)
+                try listener.serve(request, redirectingTo: target.url, verifier: relyingParty.jarmVerifier(for: request), keys: try relyingParty.requireKeys())
             } else {
                 try listener.serve(request, redirectingTo: target.url)
             }
@@ -110,7 +143,7 @@ public struct LoopbackLogin: Sendable {
             await opened?.loginEnded(listener.startURL)
             opened = nil
             onProgress(.callbackReceived)
-            return try await relyingParty.completeLogin(response, for: request)
+            return try await complete(request, response)
         } catch {
             await opened?.loginEnded(listener.startURL)
             await listener.close()

@@ -23,9 +23,12 @@ extension RelyingParty {
         configure: (inout AuthorizationRequest) throws(OIDCError) -> Void = { _ in }
     ) throws(OIDCError) -> AuthorizationRequest {
         let asked = scopes ?? provider.defaultScopes
-        let withOpenID = asked.contains("openid") ? asked : ["openid"] + asked
+        // A plain OAuth server (found from a resource) gets exactly the scopes asked: no ID token comes.
+        let plainOAuth = protectedResource?.isPlainOAuth == true
+        let withOpenID = asked.contains("openid") || plainOAuth ? asked : ["openid"] + asked
         try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
+        if let resource = tokenClient.resource { request.additionalParameters.append(OAuthParameter("resource", resource)) }
         request.dpopKey = try newLoginDPoPKey()
         request.responseMode = configuration.responseMode
         configuration.securityProfile.constrain(&request)

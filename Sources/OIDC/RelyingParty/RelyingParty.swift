@@ -38,6 +38,9 @@ public struct RelyingParty: Sendable {
     public internal(set) var configuration: Configuration
     /// The DPoP nonces of the provider and its APIs, shared by copies of this relying party.
     let dpopNonces = DPoPNonces()
+    /// The protected resource this relying party was made for (``forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``);
+    /// `nil` for one made from an issuer.
+    public internal(set) var protectedResource: DiscoveredResource?
 
     /// A relying party of a provider whose endpoints are known (a preset, or a configuration built
     /// by hand): nothing is fetched.

@@ -156,7 +156,9 @@ extension AuthenticatedSession {
         let mark: RefreshMark?
         // A DPoP-bound login refreshes with its own key (its refresh token is bound too), checked
         // before the refresh is marked in flight.
-        let client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
+        var client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
+        // The login's resource (RFC 8707) goes with every refresh of it.
+        if let resource = stored.resource { client.resource = resource }
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new

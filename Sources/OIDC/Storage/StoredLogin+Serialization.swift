@@ -9,6 +9,7 @@ internal import Foundation
 ///  "provider": {"issuer": "…", "authorization_endpoint": "…", "token_endpoint": "…", …},
 ///  "refresh_in_flight": "<id> <ms since 1970>",
 ///  "grant": {"type": "client_credentials", "scopes": ["reports"], "parameters": [["resource", "…"]]},
+///  "resource": "https://api.example.com/mcp",
 ///  "attributes": {"profile": "work"}}
 /// ```
 ///
@@ -53,6 +54,7 @@ extension StoredLogin {
             object["grant"] = members
         }
         object["dpop"] = try serializedDPoPBinding()
+        object["resource"] = resource
         do {
             return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
         } catch {
@@ -137,6 +139,7 @@ extension StoredLogin {
             self.grant = grant
         default: throw corrupt("grant is not an object")
         }
+        resource = try optionalString(object["resource"], "resource")
         // A mark that does not parse is no mark.
         refreshMark = (try optionalString(object["refresh_in_flight"], "refresh_in_flight") ?? legacyMark).flatMap(RefreshMark.init(encoded:))
     }

@@ -42,6 +42,9 @@ public struct StoredLogin: Sendable, Equatable {
     /// itself is missing, so that a lost or different key is told apart from bearer tokens: the
     /// session then asks to log in again instead of sending tokens nobody can prove.
     public internal(set) var dpopThumbprint: String?
+    /// The `resource` (RFC 8707) the login was made for: every refresh sends the same value.
+    /// `nil` for logins made without one.
+    public var resource: String?
 
     /// A login from its parts.
     public init(

@@ -45,6 +45,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case portInUse, loginTimedOut, startURLReused
             case senderConstraintMissing, profileViolation
             case unsecuredResponse
+            case resourceMismatch, noAuthorizationServer, pkceNotSupported, insufficientScope
         }
 
         private let base: Base
@@ -69,6 +70,8 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .loginTimedOut: .cancelled
             case .startURLReused, .senderConstraintMissing, .unsecuredResponse: .security
             case .profileViolation: .configuration
+            case .resourceMismatch: .security
+            case .noAuthorizationServer, .pkceNotSupported, .insufficientScope: .provider
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -151,6 +154,21 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// and the callback carries plain parameters (`code`, `state`, `error`, …) instead of, or
         /// beside, the signed `response`: a downgrade, refused before anything in it is used.
         public static let unsecuredResponse = Code(.unsecuredResponse)
+        /// A protected resource's metadata (RFC 9728 §3.3) names another `resource` than the URL
+        /// the client started from, or the caller named an authorization server the metadata does
+        /// not list: refused before anything is sent to it.
+        public static let resourceMismatch = Code(.resourceMismatch)
+        /// A protected resource's metadata lists no authorization server (RFC 9728 §2
+        /// `authorization_servers`): nobody can issue a token for it.
+        public static let noAuthorizationServer = Code(.noAuthorizationServer)
+        /// The authorization server does not list `S256` in `code_challenge_methods_supported`
+        /// (RFC 8414 §2, RFC 7636): a login without PKCE is refused before it starts.
+        public static let pkceNotSupported = Code(.pkceNotSupported)
+        /// A resource answered 403 `insufficient_scope` (RFC 6750 §3.1): the token lacks a scope
+        /// the request needs; ``OIDCError/requiredScopes`` names what the resource asked for.
+        /// Log in again for the union of the login's scopes and these (step-up); the session does
+        /// not refresh or retry on it.
+        public static let insufficientScope = Code(.insufficientScope)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.
@@ -215,6 +233,10 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// The `token_type` of a token response refused for it (one not accepted where it came, such as
     /// `Bearer` when DPoP was asked for), sanitised; ``context`` shows it as `token_type`.
     public private(set) var tokenType: String?
+    /// The scopes a resource asked for in its 403 `insufficient_scope` challenge (RFC 6750 §3.1
+    /// `scope`), for ``Code/insufficientScope``; `nil` when it named none. ``context`` shows them as
+    /// `scope`.
+    public private(set) var requiredScopes: [String]?
 
     /// Whether the login is over and the user must log in again: show the login screen. `true`
     /// when this error ended the login (``endedLogin``) and for ``Code/notLoggedIn``; `false` for
@@ -236,6 +258,13 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     package func refusing(tokenType type: String) -> OIDCError {
         var error = self
         error.tokenType = type
+        return error
+    }
+
+    /// This error, naming the scopes a resource asked for (``requiredScopes``).
+    package func requiring(scopes: [String]?) -> OIDCError {
+        var error = self
+        error.requiredScopes = scopes
         return error
     }
 

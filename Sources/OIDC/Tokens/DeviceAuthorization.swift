@@ -115,6 +115,7 @@ extension TokenClient {
             throw .invalidArgument("The parameter '\(UntrustedText.sanitized(reserved.name, limit: 64))' is set by the library.")
         }
         var form = parameters
+        if let resource, !parameters.contains(where: { $0.name == "resource" }) { form.append(OAuthParameter("resource", resource)) }
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
         if let pkce { form += [OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", pkce.method)] }
         let response = try await post(form, .deviceAuthorization, to: url)

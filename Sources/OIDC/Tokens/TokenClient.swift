@@ -52,6 +52,11 @@ public struct TokenClient: Sendable {
     /// apart, and replaced rather than added to, so that a relying party made from another's token
     /// client with the same configuration runs them once.
     package var configurationStages: [any HTTPStage] = [] { didSet { rebuildPipeline() } }
+    /// The `resource` (RFC 8707) every token request of this client carries: the code exchange,
+    /// every refresh, client credentials, ``grant(_:parameters:scopes:)``. `nil` (the default)
+    /// sends none. ``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``
+    /// sets it to the resource's identifier.
+    public var resource: String?
     /// The provider pipeline of these settings, built when the client is made and again only when
     /// a setting changes (never per request).
     var providerPipeline: ProviderPipeline
@@ -132,6 +137,7 @@ public struct TokenClient: Sendable {
             OAuthParameter("redirect_uri", redirectURI),
         ]
         if let codeVerifier { form.append(OAuthParameter("code_verifier", codeVerifier.revealedValue)) }
+        if let resource { form.append(OAuthParameter("resource", resource)) }
         let response = try await post(form, .grant(.authorizationCode), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
         return try tokens(from: response, requestedScopes: scopes, grantType: GrantType.authorizationCode.rawValue)
     }
@@ -141,9 +147,22 @@ public struct TokenClient: Sendable {
     ///
     /// - Throws: as ``exchangeCode(_:codeVerifier:redirectURI:scopes:)``; `providerError` with
     ///   `invalid_grant` means the refresh token is dead: log the user out.
+    ///
+    /// With a ``resource``, the refresh carries it; a provider that refuses it there with
+    /// `invalid_target` (Microsoft Entra does) gets one more try without it, logged.
     public func refresh(_ refreshToken: Secret, scopes: [String]? = nil) async throws(OIDCError) -> TokenSet {
+        do {
+            return try await refresh(refreshToken, scopes: scopes, resource: resource)
+        } catch where resource != nil && error.providerError?.error == "invalid_target" {
+            logger.warning("the provider refused resource on a refresh (invalid_target); trying once without it")
+            return try await refresh(refreshToken, scopes: scopes, resource: nil)
+        }
+    }
+
+    private func refresh(_ refreshToken: Secret, scopes: [String]?, resource: String?) async throws(OIDCError) -> TokenSet {
         var form = [OAuthParameter("grant_type", "refresh_token"), OAuthParameter("refresh_token", refreshToken.revealedValue)]
         if let scopes, !scopes.isEmpty { form.append(OAuthParameter("scope", scopes.joined(separator: " "))) }
+        if let resource { form.append(OAuthParameter("resource", resource)) }
         let response = try await post(form, .grant(.refreshToken), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
         return try tokens(from: response, requestedScopes: scopes ?? [], grantType: GrantType.refreshToken.rawValue)
     }

@@ -14,6 +14,8 @@ public struct DPoPProof: Sendable {
     public let issuedAt: Date
     /// `nonce`, when the proof carries one.
     public let nonce: String?
+    /// `ath`, when the proof carries one: the base64url SHA-256 of the access token sent with it.
+    public let accessTokenHash: String?
     /// Until when the proof's `jti` must be remembered: after it, the proof is refused for its age anyway.
     public let rememberUntil: Date
     private let members: JSONMembers
@@ -25,10 +27,25 @@ public struct DPoPProof: Sendable {
     /// identical `jti`s never collide (RFC 9449 §11.1).
     public var replayIdentifier: String { "dpop:\(thumbprint):\(identifier)" }
 
+    /// Checks that the proof was made for `accessToken`: its `ath` is the token's SHA-256
+    /// (RFC 9449 §4.3 step 11, §7.1), compared in constant time.
+    ///
+    /// - Throws: ``DPoPProofError`` (``AccessRefusal/Rule/accessTokenHashMismatch``) when the proof
+    ///   has no `ath` or another one.
+    public func checkAccessToken(_ accessToken: String) throws(DPoPProofError) {
+        guard let accessTokenHash else {
+            throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof has no ath, the hash of the access token.")
+        }
+        guard let digest = try? LibCrypto.sha256(Array(accessToken.utf8)), ConstantTime.equals(accessTokenHash, Base64URLEncoding.encode(digest)) else {
+            throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof's ath is not the hash of the access token sent with it.")
+        }
+    }
+
     init(
-        thumbprint: String, algorithm: JWSAlgorithm, identifier: String, issuedAt: Date, nonce: String?, rememberUntil: Date,
-        members: JSONMembers
+        thumbprint: String, algorithm: JWSAlgorithm, identifier: String, issuedAt: Date, nonce: String?, accessTokenHash: String?,
+        rememberUntil: Date, members: JSONMembers
     ) {
+        self.accessTokenHash = accessTokenHash
         self.thumbprint = thumbprint
         self.algorithm = algorithm
         self.identifier = identifier

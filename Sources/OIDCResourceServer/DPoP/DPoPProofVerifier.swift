@@ -93,17 +93,13 @@ public struct DPoPProofVerifier: Sendable {
         guard iat >= clock - maximumAge - leeway else {
             throw DPoPProofError("The DPoP proof is too old: its iat is more than \(Int(maximumAge)) seconds ago.")
         }
-        if let accessToken {
-            guard let ath else { throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof has no ath, the hash of the access token.") }
-            guard let digest = try? LibCrypto.sha256(Array(accessToken.utf8)), ConstantTime.equals(ath, Base64URLEncoding.encode(digest)) else {
-                throw DPoPProofError(.accessTokenHashMismatch, "The DPoP proof's ath is not the hash of the access token sent with it.")
-            }
-        }
         let thumbprint = try verifySignature(jws)
-        return DPoPProof(
+        let verified = DPoPProof(
             thumbprint: thumbprint, algorithm: jws.algorithm, identifier: jti, issuedAt: Date(timeIntervalSince1970: iat), nonce: nonce,
-            rememberUntil: Date(timeIntervalSince1970: iat + maximumAge + 2 * leeway), members: members
+            accessTokenHash: ath, rememberUntil: Date(timeIntervalSince1970: iat + maximumAge + 2 * leeway), members: members
         )
+        if let accessToken { try verified.checkAccessToken(accessToken) }
+        return verified
     }
 
     /// Checks `proof`, sent with a request of `method` to `url`.

@@ -8,7 +8,7 @@ struct ProviderContext: Sendable {
     let state: ProviderState
 
     func client(_ id: String) -> TestProvider.Client? {
-        configuration.clients.first { $0.id == id }
+        configuration.clients.first { $0.id == id } ?? metadataDocumentClient(id)
     }
 
     var clients: [TestProvider.Client] { configuration.clients }
@@ -60,6 +60,8 @@ enum ProviderPaths {
     /// below the issuer.
     static func endpoint(for path: String, issuerPath: String) -> TestProvider.Endpoint? {
         if path == oauthMetadata + issuerPath { return .discovery }
+        if let resource = ResourcePaths.endpoint(for: path) { return resource }
+        if path == issuerPath + RegistrationPaths.register || path.hasPrefix(issuerPath + RegistrationPaths.register + "/") { return .registration }
         guard path.hasPrefix(issuerPath) else { return nil }
         switch path.dropFirst(issuerPath.count) {
         case discovery[...], oauthMetadata[...]: return .discovery

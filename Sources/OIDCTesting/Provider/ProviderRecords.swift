@@ -16,6 +16,8 @@ struct ValidatedAuthorization: Sendable {
     /// The client its response is signed for (JARM), when it asked for `response_mode=jwt` or
     /// `query.jwt`; `nil` for a plain response.
     var signedResponseClient: String?
+    /// `resource` (RFC 8707): where the tokens are for; their `aud`.
+    var resource: String?
 }
 
 /// One login and everything descended from it: the code, then access and refresh tokens. Revoking
@@ -26,6 +28,8 @@ struct TokenFamily: Sendable {
     var authTime: Date
     var scope: String
     var revoked = false
+    /// The `resource` the login was granted for (RFC 8707): its access tokens' `aud`.
+    var resource: String?
 }
 
 struct AuthorizationCodeRecord: Sendable {
@@ -54,6 +58,8 @@ struct AccessTokenRecord: Sendable {
     var jkt: String?
     /// `x5t#S256` of the client certificate the token is bound to (RFC 8705 §3), if it is.
     var certificateThumbprint: String?
+    /// The resource the token is for (`aud`, RFC 8707), when one was asked.
+    var audience: String?
 }
 
 /// A successful token response.

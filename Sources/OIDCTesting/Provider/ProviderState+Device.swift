@@ -52,7 +52,9 @@ extension ProviderState {
     }
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5).
-    func pollDevice(_ deviceCode: String, client: TestProvider.Client, codeVerifier: String?, jkt: String? = nil) throws(OAuthError) -> IssuedTokens {
+    func pollDevice(
+        _ deviceCode: String, client: TestProvider.Client, codeVerifier: String?, jkt: String? = nil, resource: String? = nil
+    ) throws(OAuthError) -> IssuedTokens {
         devicePollTimes.append(Date())
         guard var record = deviceCodes[deviceCode], record.clientID == client.id, !record.spent else {
             throw .invalidGrant("The device code is unknown, used, or another client's.")
@@ -95,10 +97,10 @@ extension ProviderState {
         case true?:
             deviceCodes[deviceCode]?.spent = true
             let familyID = try Self.randomToken()
-            families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: record.scope)
+            families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: record.scope, resource: resource)
             return try issueTokens(
                 familyID: familyID, scope: record.scope, nonce: nil, includeRefreshToken: true, jkt: jkt,
-                includeIDToken: configuration.deviceFlow.issuesIDTokens
+                includeIDToken: configuration.deviceFlow.issuesIDTokens, audience: resource
             )
         }
     }

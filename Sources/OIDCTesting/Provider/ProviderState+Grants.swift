@@ -7,7 +7,7 @@ extension ProviderState {
     /// bound with `dpop_jkt` is redeemed only with a proof by that key (`jkt`, RFC 9449 §10); any
     /// other attempt is refused without spending it, so nobody without the key can spend or revoke it.
     func exchangeCode(
-        _ code: String, client: TestProvider.Client, redirectURI: String, codeVerifier: String?, jkt: String? = nil
+        _ code: String, client: TestProvider.Client, redirectURI: String, codeVerifier: String?, jkt: String? = nil, resource: String? = nil
     ) throws(OAuthError) -> IssuedTokens {
         guard let record = codes[code] else {
             throw .invalidGrant("The authorization code is unknown.")
@@ -42,8 +42,10 @@ extension ProviderState {
                 throw .invalidGrant("code_verifier does not match the code_challenge.")
             }
         }
+        let audience = try grantedResource(asked: resource, family: record.familyID)
         return try issueTokens(
-            familyID: record.familyID, scope: authorization.scope, nonce: authorization.nonce, includeRefreshToken: true, jkt: jkt
+            familyID: record.familyID, scope: authorization.scope, nonce: authorization.nonce, includeRefreshToken: true, jkt: jkt,
+            audience: audience
         )
     }
 
@@ -51,7 +53,9 @@ extension ProviderState {
     /// new one issued; presenting a spent one is reuse and revokes the whole family (RFC 9700 §4.14.2).
     /// A refresh token bound to a DPoP key (a public client's, RFC 9449 §5) is taken only with a proof
     /// by that key (`jkt`); without one it is refused before anything is spent or revoked.
-    func refresh(_ refreshToken: String, client: TestProvider.Client, scope requested: String?, jkt: String? = nil) throws(OAuthError) -> IssuedTokens {
+    func refresh(
+        _ refreshToken: String, client: TestProvider.Client, scope requested: String?, jkt: String? = nil, resource: String? = nil
+    ) throws(OAuthError) -> IssuedTokens {
         guard let record = refreshTokens[refreshToken], let family = families[record.familyID] else {
             throw .invalidGrant("The refresh token is unknown.")
         }
@@ -79,9 +83,13 @@ extension ProviderState {
             }
             scope = asked.joined(separator: " ")
         }
+        if resource != nil, configuration.protectedResource.refusesResourceOnRefresh {
+            throw OAuthError(code: "invalid_target", description: "This provider takes no resource parameter on a refresh.")
+        }
+        let audience = try grantedResource(asked: resource, family: record.familyID)
         let rotate = configuration.refreshTokenRotation
         if rotate { refreshTokens[refreshToken]?.spent = true }
-        return try issueTokens(familyID: record.familyID, scope: scope, nonce: nil, includeRefreshToken: rotate, jkt: jkt)
+        return try issueTokens(familyID: record.familyID, scope: scope, nonce: nil, includeRefreshToken: rotate, jkt: jkt, audience: audience)
     }
 
     /// A login without the browser: a new token family for `clientID` with the current user, as if
@@ -100,16 +108,22 @@ extension ProviderState {
     /// to it (`token_type` `DPoP`), and so is a public client's refresh token (RFC 9449 §5);
     /// confidential clients' refresh tokens are bound by their client authentication instead.
     func issueTokens(
-        familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool, jkt: String? = nil, includeIDToken: Bool = true
+        familyID: String, scope: String, nonce: String?, includeRefreshToken: Bool, jkt: String? = nil, includeIDToken: Bool = true,
+        audience: String? = nil
     ) throws(OAuthError) -> IssuedTokens {
         guard let family = families[familyID] else {
             throw OAuthError(code: "server_error", description: "The login is gone.", status: 500)
         }
         let issuedAt = now
-        let accessToken = try Self.randomToken()
+        let accessToken: String
+        if let audience {
+            accessToken = try resourceAccessToken(family: family, scope: scope, audience: audience, jkt: jkt, issuedAt: issuedAt)
+        } else {
+            accessToken = try Self.randomToken()
+        }
         accessTokens[accessToken] = AccessTokenRecord(
             familyID: familyID, clientID: family.clientID, scope: scope,
-            expiresAt: issuedAt.addingTimeInterval(TimeInterval(configuration.accessTokenLifetime)), jkt: jkt
+            expiresAt: issuedAt.addingTimeInterval(TimeInterval(configuration.accessTokenLifetime)), jkt: jkt, audience: audience
         )
         var refreshToken: String?
         if includeRefreshToken, configuration.issuesRefreshTokens {
@@ -119,7 +133,7 @@ extension ProviderState {
             refreshToken = token
         }
         var idToken: String?
-        if includeIDToken, scope.split(separator: " ").contains("openid") {
+        if includeIDToken, configuration.metadataDocuments == .openIDAndOAuth, scope.split(separator: " ").contains("openid") {
             let token = try signIDToken(family: family, nonce: nonce, accessToken: accessToken, issuedAt: issuedAt)
             issuedIDTokens[token] = family.clientID
             idToken = token

@@ -40,6 +40,8 @@ actor ProviderState {
     private var assertionIDs: [String: Date] = [:]
     /// DPoP nonce, accepted proofs' `jti`s and the proofs received (`ProviderState+DPoP.swift`).
     var dpop = DPoPLedger()
+    /// Dynamically registered clients (RFC 7591, `ProviderState+Registration.swift`).
+    var registrations = RegistrationLedger()
 
     init(configuration: TestProvider.Configuration, keys: KeyRing) {
         self.configuration = configuration
@@ -125,7 +127,7 @@ actor ProviderState {
     func issueCode(for authorization: ValidatedAuthorization) throws(OAuthError) -> String {
         let familyID = try Self.randomToken()
         families[familyID] = TokenFamily(
-            clientID: authorization.client.id, user: user, authTime: now, scope: authorization.scope
+            clientID: authorization.client.id, user: user, authTime: now, scope: authorization.scope, resource: authorization.resource
         )
         let code = try Self.randomToken()
         codes[code] = AuthorizationCodeRecord(

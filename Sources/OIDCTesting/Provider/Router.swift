@@ -49,6 +49,8 @@ struct Router: Sendable {
     }
 
     private func dispatch(_ request: ProviderRequest, to endpoint: TestProvider.Endpoint) async -> ProviderResponse {
+        var configuration = self.configuration
+        configuration.clients += await state.registeredClients
         let context = ProviderContext(issuer: await state.issuer, configuration: configuration, state: state)
         switch endpoint {
         case .discovery: return DiscoveryEndpoint.handle(request, context)
@@ -63,6 +65,9 @@ struct Router: Sendable {
         case .endSession: return await EndSessionEndpoint.handle(request, context)
         case .pushedAuthorization: return await PushedAuthorizationEndpoint.handle(request, context)
         case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
+        case .registration: return await RegistrationEndpoint.handle(request, context)
+        case .resource: return await ResourceEndpoints.resource(request, context)
+        case .resourceMetadata: return ResourceEndpoints.metadata(request, context)
         }
     }
 

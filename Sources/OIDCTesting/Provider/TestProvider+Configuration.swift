@@ -72,6 +72,12 @@ extension TestProvider {
         /// `self_signed_tls_client_auth`, certificate-bound access tokens, endpoint aliases. `nil`
         /// (the default) asks for no client certificate.
         public var mutualTLS: MutualTLS?
+        /// The protected resource at `/resource`, its RFC 9728 metadata and step-up route (``ProtectedResource``).
+        public var protectedResource = ProtectedResource()
+        /// Dynamic client registration (RFC 7591) at `/register`; `nil` (the default) offers none.
+        public var registration: Registration?
+        /// Which metadata documents are served: OpenID discovery and RFC 8414 by default.
+        public var metadataDocuments: MetadataDocuments = .openIDAndOAuth
 
         /// A configuration; each parameter's default is the one its property names.
         public init(
@@ -219,6 +225,9 @@ extension TestProvider {
         /// Its registered self-signed certificates (PEM), for
         /// ``ClientAuthentication/selfSignedTLSClientAuth``; the `x5c` certificates of ``jwks`` count too.
         public var tlsClientCertificatesPEM: [String] = []
+        /// Whether its loopback redirect URIs match only with their port (a dynamically registered
+        /// client at a provider with ``Registration/exactLoopbackPort``).
+        var matchesLoopbackPortExactly = false
 
         /// A client; a public one (no secret, ``ClientAuthentication/none``) unless told otherwise.
         public init(

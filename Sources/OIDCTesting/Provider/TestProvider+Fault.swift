@@ -53,5 +53,11 @@ extension TestProvider {
         case pushedAuthorization
         /// `{issuer}/api/me`.
         case protectedResource
+        /// `{issuer}/register`: dynamic client registration (RFC 7591), with ``Configuration/registration``.
+        case registration
+        /// `/resource` and `/resource/admin` at the provider's origin (``ProtectedResource``).
+        case resource
+        /// The resource's metadata document (RFC 9728), wherever ``ProtectedResource/metadataLocation`` puts it.
+        case resourceMetadata
     }
 }

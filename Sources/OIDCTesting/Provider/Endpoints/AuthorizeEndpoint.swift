@@ -132,7 +132,7 @@ enum AuthorizeEndpoint {
         guard !parameters.isRepeated("redirect_uri"), let redirectURI = parameters.nonEmpty("redirect_uri") else {
             return .failure(.page("invalid_request", "redirect_uri is missing or repeated."))
         }
-        guard RedirectURIMatching.matches(registered: client.redirectURIs, presented: redirectURI) else {
+        guard RedirectURIMatching.matches(client, presented: redirectURI) else {
             return .failure(.page("invalid_request", "The redirect URI is not registered for this client."))
         }
         let state = parameters.isRepeated("state") ? nil : parameters.nonEmpty("state")
@@ -187,11 +187,15 @@ enum AuthorizeEndpoint {
             }
             dpopJKT = jkt
         }
+        let resource = parameters["resource"]
+        if let resource, !ResourceIndicator.isValid(resource) {
+            return refuse("invalid_target", "resource must be an absolute URI without a fragment (RFC 8707 §2).")
+        }
         return .success(
             ValidatedAuthorization(
                 client: client, redirectURI: redirectURI, scope: scope.joined(separator: " "), state: state,
                 nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge, dpopJKT: dpopJKT,
-                signedResponseClient: responseMode.map(signedResponseModes.contains) == true ? clientID : nil
+                signedResponseClient: responseMode.map(signedResponseModes.contains) == true ? clientID : nil, resource: resource
             )
         )
     }

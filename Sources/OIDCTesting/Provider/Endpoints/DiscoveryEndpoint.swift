@@ -4,6 +4,7 @@ internal import OIDC
 enum DiscoveryEndpoint {
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) -> ProviderResponse {
         guard request.method == "GET" else { return .methodNotAllowed("GET") }
+        if context.configuration.metadataDocuments == .oauthOnly, request.path.hasSuffix(ProviderPaths.discovery) { return .notFound }
         return .json(document(context))
     }
 
@@ -66,6 +67,7 @@ enum DiscoveryEndpoint {
                 document["mtls_endpoint_aliases"] = aliases
             }
         }
+        ResourceEndpoints.amend(&document, context)
         return document
     }
 }

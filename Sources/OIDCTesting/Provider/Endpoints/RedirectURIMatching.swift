@@ -2,6 +2,13 @@
 /// string comparison), with RFC 8252 §7.3's exception: for a loopback IP literal (`127.0.0.1`,
 /// `[::1]`) over http, the port is ignored. `localhost` is compared exactly.
 enum RedirectURIMatching {
+    /// Whether `presented` is one of `client`'s redirect URIs: exactly, port included, for a
+    /// client registered at a provider that matches loopback ports exactly.
+    static func matches(_ client: TestProvider.Client, presented: String) -> Bool {
+        client.matchesLoopbackPortExactly
+            ? !presented.contains("#") && client.redirectURIs.contains(presented) : matches(registered: client.redirectURIs, presented: presented)
+    }
+
     static func matches(registered: [String], presented: String) -> Bool {
         registered.contains { matches(registered: $0, presented: presented) }
     }

@@ -53,6 +53,10 @@ enum TokenEndpoint {
             throw .invalidRequest("The parameter '\(name)' appears more than once.")
         }
         let client = try await ClientAuthenticator.authenticate(request, parameters, context)
+        let resource = parameters["resource"]
+        if let resource, !ResourceIndicator.isValid(resource) {
+            throw OAuthError(code: "invalid_target", description: "resource must be an absolute URI without a fragment (RFC 8707 §2).")
+        }
         guard let grantType = parameters.nonEmpty("grant_type") else { throw .invalidRequest("grant_type is missing.") }
         switch grantType {
         case "authorization_code":
@@ -61,18 +65,20 @@ enum TokenEndpoint {
                 throw .invalidRequest("redirect_uri is missing.")
             }
             return try await context.state.exchangeCode(
-                code, client: client, redirectURI: redirectURI, codeVerifier: parameters["code_verifier"], jkt: jkt
+                code, client: client, redirectURI: redirectURI, codeVerifier: parameters["code_verifier"], jkt: jkt, resource: resource
             )
         case "refresh_token":
             guard let refreshToken = parameters.nonEmpty("refresh_token") else {
                 throw .invalidRequest("refresh_token is missing.")
             }
-            return try await context.state.refresh(refreshToken, client: client, scope: parameters.nonEmpty("scope"), jkt: jkt)
+            return try await context.state.refresh(
+                refreshToken, client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
         case "urn:ietf:params:oauth:grant-type:device_code":
             guard let deviceCode = parameters.nonEmpty("device_code") else { throw .invalidRequest("device_code is missing.") }
-            return try await context.state.pollDevice(deviceCode, client: client, codeVerifier: parameters["code_verifier"], jkt: jkt)
+            return try await context.state.pollDevice(
+                deviceCode, client: client, codeVerifier: parameters["code_verifier"], jkt: jkt, resource: resource)
         case "client_credentials":
-            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"), jkt: jkt)
+            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
         case "urn:ietf:params:oauth:grant-type:token-exchange":
             guard let subject = parameters.nonEmpty("subject_token"), let type = parameters.nonEmpty("subject_token_type") else {
                 throw .invalidRequest("subject_token and subject_token_type are required.")

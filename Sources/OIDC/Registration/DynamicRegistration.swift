@@ -1,0 +1,54 @@
+internal import Foundation
+internal import Logging
+
+/// RFC 7591 dynamic registration of a native public client: one `POST` of its metadata to the
+/// server's `registration_endpoint`.
+enum DynamicRegistration {
+    /// Registers a client whose only redirect URI is `redirectURI` (the loopback callback),
+    /// `token_endpoint_auth_method` `none`, `grant_types` `authorization_code` and `refresh_token`,
+    /// `response_types` `code`, `application_type` `native` and `client_name` `clientName`.
+    ///
+    /// - Throws: ``OIDCError/Code/providerError`` for the server's refusal (RFC 7591 §3.2.2);
+    ///   ``OIDCError/Code/malformedResponse`` for an answer without `client_id` (§3.2.1) or that is
+    ///   no JSON object; transport errors. Nothing of the answer appears in an error or a log
+    ///   line but its error code.
+    static func register(
+        at endpoint: URL, issuer: String, redirectURI: String, clientName: String, transport: any HTTPTransport, options: HTTPRequestOptions,
+        logger: Logger
+    ) async throws(OIDCError) -> ClientRegistration {
+        let metadata: JSONValue = .object([
+            "redirect_uris": .array([.string(redirectURI)]), "token_endpoint_auth_method": .string("none"),
+            "grant_types": .array([.string("authorization_code"), .string("refresh_token")]), "response_types": .array([.string("code")]),
+            "application_type": .string("native"), "client_name": .string(clientName),
+        ])
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json")
+        headers.add("Accept", "application/json")
+        let response = try await transport.send(
+            HTTPRequest(method: "POST", url: endpoint, headers: headers, body: Array(metadata.jsonText.utf8)), options: options)
+        guard response.status == 201 || response.status == 200 else {
+            logger.debug("dynamic registration refused", metadata: ["status": .string(String(response.status)), "url": .endpoint(endpoint)])
+            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: endpoint, what: "client registration")
+        }
+        let object: [String: JSONValue]
+        do { object = try StrictJSONParser.parseObject(response.body) } catch {
+            throw OIDCError(.malformedResponse, "The client registration answer is not a JSON object.", context: ["rule": "RFC 7591 §3.2.1"])
+        }
+        let members = JSONObjectReader(object, document: "The client registration answer")
+        guard let clientID = try members.nonEmptyString("client_id") else {
+            throw OIDCError(
+                .malformedResponse, "The client registration answer has no client_id (RFC 7591 §3.2.1); nothing can log in with it.",
+                context: ["rule": "RFC 7591 §3.2.1 client_id"])
+        }
+        let redirects = try members.strings("redirect_uris") ?? [redirectURI]
+        let expiry = try members.seconds("client_secret_expires_at")
+        let registration = ClientRegistration(
+            issuer: issuer, clientID: clientID, clientSecret: try members.nonEmptyString("client_secret").map(Secret.init),
+            clientSecretExpiresAt: expiry.flatMap { $0 > 0 ? Date(timeIntervalSince1970: $0) : nil },
+            registrationAccessToken: try members.nonEmptyString("registration_access_token").map(Secret.init),
+            registrationClientURI: try members.endpoint("registration_client_uri"), redirectURIs: redirects)
+        logger.info(
+            "client registered", metadata: ["issuer": .issuer(issuer), "client_id": .untrusted(clientID), "redirect_uri": .string(redirectURI)])
+        return registration
+    }
+}

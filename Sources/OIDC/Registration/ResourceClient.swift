@@ -1,0 +1,57 @@
+internal import Foundation
+internal import Logging
+
+/// Step 5 of discovery from a resource: the client a login uses at the chosen server.
+struct ResourceClient {
+    var id: String
+    var source: DiscoveredResource.ClientSource
+    var registration: ClientRegistration?
+
+    /// A given id as is; an https id as a Client ID Metadata Document URL when the server
+    /// advertises `client_id_metadata_document_supported`; else the registration kept for `issuer`
+    /// (unless its secret expired), else a new RFC 7591 registration, kept.
+    static func choose(
+        clientID: String?, issuer: String, metadata: ProviderMetadata, registrations: any RegistrationStore, clientName: String,
+        callbackPort: Int?, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
+    ) async throws(OIDCError) -> ResourceClient {
+        let takesDocuments = metadata.raw["client_id_metadata_document_supported"]?.boolValue == true
+        if let clientID {
+            guard clientID.lowercased().hasPrefix("https://") else { return ResourceClient(id: clientID, source: .given) }
+            guard takesDocuments else {
+                throw OIDCError(
+                    .invalidArgument,
+                    "The client id is a Client ID Metadata Document URL, and the server \(issuer) does not say client_id_metadata_document_supported.",
+                    context: ["issuer": issuer, "rule": "client_id_metadata_document_supported"])
+            }
+            return ResourceClient(id: clientID, source: .metadataDocument)
+        }
+        if let stored = try await registrations.registration(for: issuer), !stored.isExpired(at: Date()) {
+            logger.debug("reusing the client registered earlier", metadata: ["issuer": .issuer(issuer)])
+            return ResourceClient(id: stored.clientID, source: .storedRegistration, registration: stored)
+        }
+        guard let endpoint = metadata.registrationEndpoint else {
+            throw OIDCError(
+                .missingParameter,
+                "No client id was given and the authorization server \(issuer) offers no registration_endpoint (RFC 7591); register a client there and pass its id.",
+                context: ["issuer": issuer, "rule": "registration_endpoint"])
+        }
+        var port = callbackPort ?? 0
+        if port == 0 { port = try await LoopbackPorts.free() }
+        let registration = try await DynamicRegistration.register(
+            at: endpoint, issuer: issuer, redirectURI: "http://127.0.0.1:\(port)/callback", clientName: clientName, transport: transport,
+            options: options, logger: logger)
+        try await registrations.save(registration)
+        return ResourceClient(id: registration.clientID, source: .registered, registration: registration)
+    }
+}
+
+/// A free loopback port, found by binding 127.0.0.1 on port 0 and closing again: what a new
+/// registration's redirect URI names, and later logins bind.
+enum LoopbackPorts {
+    static func free() async throws(OIDCError) -> Int {
+        let listener = try await LoopbackRedirectListener.start(LoopbackRedirectListener.Configuration())
+        let port = listener.port
+        await listener.close()
+        return port
+    }
+}

@@ -1,0 +1,29 @@
+/// What a resource's `WWW-Authenticate` says to a client that has no (or not enough of a) token:
+/// the `resource_metadata` URL (RFC 9728 §5.1), the `scope` to ask for and the `error` (RFC 6750
+/// §3), read from the `Bearer` or `DPoP` challenge wherever it sits among the answer's fields and
+/// challenges (one with `Negotiate` first is read too), with `AuthenticationChallenge`'s bounds.
+public struct ResourceChallenge: Sendable, Equatable {
+    /// `resource_metadata`, as sent (not yet checked).
+    public var resourceMetadata: String?
+    /// `scope`, split on spaces; `nil` when absent or empty.
+    public var scopes: [String]?
+    /// `error`, such as `invalid_token` or `insufficient_scope`.
+    public var error: String?
+
+    /// The challenge of `response`, when one of its `WWW-Authenticate` fields has a `Bearer` or
+    /// `DPoP` challenge; the first that names `resource_metadata` wins, else the first of them.
+    public init?(_ response: HTTPResponse) {
+        var found: [AuthenticationChallenge] = []
+        for field in response.headers.values("WWW-Authenticate").prefix(16) {
+            for challenge in AuthenticationChallenge.parse(field)
+            where ["bearer", "dpop"].contains(challenge.scheme.lowercased()) {
+                found.append(challenge)
+            }
+        }
+        guard let chosen = found.first(where: { $0.parameters["resource_metadata"] != nil }) ?? found.first else { return nil }
+        resourceMetadata = chosen.parameters["resource_metadata"]
+        let scopes = (chosen.parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        self.scopes = scopes.isEmpty ? nil : scopes
+        error = chosen.parameters["error"]
+    }
+}
