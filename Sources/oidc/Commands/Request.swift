@@ -84,10 +84,31 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         let request = HTTPRequest(method: (method ?? (body == nil ? "GET" : "POST")).uppercased(), url: target, headers: headers, body: body ?? [])
         let stored = try ProfileLogin.load(storeOptions)
         let allowlist = try AllowedHosts.allowlist(
-            for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
+            for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, resource: stored.login.resource,
+            profileName: storeOptions.profileName
         )
+        let outcome: (HTTPResponse, OIDCError?)
+        do { outcome = try await send(request, stored: stored, allowlist: allowlist) } catch let error as OIDCError where error.code == .insufficientScope {
+            // The library's word for a 403 insufficient_scope (RFC 6750 §3.1), where it says it itself.
+            throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
+        }
+        let (response, problem) = outcome
+        Console.error("HTTP \(response.status)")
+        Console.outputBytes(response.body)
+        if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
+        if let stepUp = StepUp(response, profile: storeOptions.profileName, login: stored, url: target) { throw stepUp.error }
+        switch response.status {
+        case 200...299: return
+        case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
+        default: throw ExitCode(ExitCodes.authenticationFailed)
+        }
+    }
+
+    /// Sends `request` through the session of `stored`: the response, and why the refreshed tokens
+    /// could not be stored when that happened.
+    private func send(_ request: HTTPRequest, stored: ProfileLogin, allowlist: HostAllowlist) async throws -> (HTTPResponse, OIDCError?) {
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
-        let (response, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
+        return try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(
                 transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: allowlist,
                 options: AuthenticatedSession.Options(
@@ -106,14 +127,6 @@ struct Request: AsyncParsableCommand, LoggingCommand {
                 Console.error("oidc: warning: the servers' DPoP nonces could not be kept with the login: \((error as? OIDCError)?.message ?? "\(error)")")
             }
             return (try sent.get(), await session.storageProblem)
-        }
-        Console.error("HTTP \(response.status)")
-        Console.outputBytes(response.body)
-        if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
-        switch response.status {
-        case 200...299: return
-        case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
-        default: throw ExitCode(ExitCodes.authenticationFailed)
         }
     }
 
