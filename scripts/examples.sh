@@ -5,21 +5,32 @@
 # example adds is (its sources, Hummingbird). Sharing is safe both ways: the package's next build
 # after the examples is a null build.
 # Name examples to do only those: scripts/examples.sh DaemonWithClientCredentials
+# MCPClient's tests and its README command run against the MCP server from PyPI that
+# scripts/mcp-server.sh starts (on MCP_PORT, 9420 by default, and the next port), stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 scratch=${EXAMPLES_SCRATCH:-$root/.build}
 state=$(mktemp -d)
 provider_pid=
-trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; rm -rf "$state"' EXIT
+mcp_port=${MCP_PORT:-9420}
+mcp_started=
+trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; [ -z "$mcp_started" ] || scripts/mcp-server.sh stop "$mcp_port" >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
 export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
 
-all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials)
+all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials MCPClient)
 if [ $# -gt 0 ]; then examples=("$@"); else examples=("${all[@]}"); fi
 for example in "${examples[@]}"; do
     [[ " ${all[*]} " == *" $example "* ]] || { echo "examples.sh: no example '$example' (${all[*]})" >&2; exit 2; }
 done
 wanted() { [[ " ${examples[*]} " == *" $1 "* ]]; }
+
+if wanted MCPClient; then
+    echo "== Examples/MCPClient: the MCP server from PyPI on 127.0.0.1:$mcp_port (scripts/mcp-server.sh)"
+    mcp_started=1
+    mcp=$(scripts/mcp-server.sh start "$mcp_port")
+    eval "$mcp"
+fi
 
 for example in "${examples[@]}"; do
     echo "== Examples/$example: build and test"
@@ -64,5 +75,12 @@ if wanted DaemonWithClientCredentials; then
     else
         echo "== Examples/DaemonWithClientCredentials: the run against 'oidc provider' is skipped: no $oidc (make release builds it)"
     fi
+fi
+if wanted MCPClient; then
+    # Without a display or $BROWSER, the client follows the login's redirects over HTTP itself (the
+    # test server approves at once); the second run uses the kept login, and the tool that needs
+    # mcp:admin makes it log in once more for it (the README's --call).
+    (unset DISPLAY WAYLAND_DISPLAY BROWSER; run MCPClient mcp-client --resource "$OIDC_MCP_RESOURCE")
+    (unset DISPLAY WAYLAND_DISPLAY BROWSER; run MCPClient mcp-client --resource "$OIDC_MCP_RESOURCE" --call admin_report)
 fi
 echo "== ${#examples[@]} example(s) built, tested and run"

@@ -17,9 +17,11 @@ for mirror in $mirrors; do
     while IFS= read -r repository; do
         repository=${repository%/}
         grep -qxF "$repository" <<<"$trusted" && continue
-        git -C "$repository" rev-parse --git-dir >/dev/null 2>&1 && continue
+        # What SwiftPM's clone does: reading the repository by the path it is named by (git checks a
+        # symlinked repository's ownership under its link's name, which `git -C` would resolve).
+        git ls-remote "$repository" >/dev/null 2>&1 && continue
         git config --global --add safe.directory "$repository"
         added=$((added + 1))
-    done < <(find "$mirror" -mindepth 2 -maxdepth 2 -type d -name '*.git' 2>/dev/null | sort)
+    done < <(find "$mirror" -mindepth 2 -maxdepth 2 \( -type d -o -type l \) -name '*.git' 2>/dev/null | sort)
 done
 [ "$added" -eq 0 ] || echo "trust-package-mirror: trusted $added repositories of the package mirror ($mirrors, owned by another user) in your git configuration (safe.directory)" >&2

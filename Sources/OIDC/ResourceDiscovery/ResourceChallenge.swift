@@ -10,6 +10,13 @@ public struct ResourceChallenge: Sendable, Equatable {
     /// `error`, such as `invalid_token` or `insufficient_scope`.
     public var error: String?
 
+    /// A challenge from its parts.
+    public init(resourceMetadata: String? = nil, scopes: [String]? = nil, error: String? = nil) {
+        self.resourceMetadata = resourceMetadata
+        self.scopes = scopes
+        self.error = error
+    }
+
     /// The challenge of `response`, when one of its `WWW-Authenticate` fields has a `Bearer` or
     /// `DPoP` challenge; the first that names `resource_metadata` wins, else the first of them.
     public init?(_ response: HTTPResponse) {
