@@ -43,6 +43,9 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Seconds to wait for the server.")
     var timeout: Int = 30
 
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the response's status line and header fields on stdout before the body, as curl -i does (an MCP server's mcp-session-id, say).")
+    var include = false
+
     static let maximumBodySize = 16 << 20
 
     func validate() throws {
@@ -94,6 +97,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         }
         let (response, problem) = outcome
         Console.error("HTTP \(response.status)")
+        if include { Console.outputBytes(Array(Self.head(of: response).utf8)) }
         Console.outputBytes(response.body)
         if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
         if let stepUp = StepUp(response, profile: storeOptions.profileName, login: stored, url: target) { throw stepUp.error }
@@ -128,6 +132,16 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             }
             return (try sent.get(), await session.storageProblem)
         }
+    }
+
+    /// `HTTP/1.1 STATUS`, then each header field as `Name: value`, each line ending in CRLF, and an
+    /// empty line: curl -i's form. A control character a server put in a value shows as `?`.
+    static func head(of response: HTTPResponse) -> String {
+        var lines = ["HTTP/1.1 \(response.status)"]
+        for (name, value) in response.headers {
+            lines.append("\(UntrustedText.sanitized(name, limit: 256)): \(UntrustedText.sanitized(value, limit: 8192))")
+        }
+        return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 
     private func readBody() throws -> [UInt8]? {
