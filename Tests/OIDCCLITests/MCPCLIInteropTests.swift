@@ -100,6 +100,19 @@ struct MCPCLIInteropTests {
         let refresh = try #require(Self.entries(try await Self.serverLog(), "token_requests").last)
         #expect(refresh["grant_type"] as? String == "refresh_token" && refresh["resource"] as? [String] == [resource], "\(refresh)")
 
+        // The server forgets every access token: the next call's 401 refreshes once, with resource, and succeeds.
+        let secret = try String(contentsOfFile: try Self.variable("CONTROL_SECRET_FILE"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let expire = try #require(URL(string: try Self.variable("ISSUER") + "/testing/expire-access-tokens"))
+        let expired = try await withNIOHTTPTransport { transport in
+            try await transport.send(HTTPRequest(method: "POST", url: expire, headers: ["Authorization": "Bearer \(secret)"]))
+        }
+        #expect(expired.status == 200)
+        let refreshesBefore = Self.entries(try await Self.serverLog(), "token_requests").filter { $0["grant_type"] as? String == "refresh_token" }.count
+        _ = try await Self.openSession(sandbox)
+        let refreshes = Self.entries(try await Self.serverLog(), "token_requests").filter { $0["grant_type"] as? String == "refresh_token" }
+        #expect(refreshes.count == refreshesBefore + 1)
+        #expect(refreshes.last?["resource"] as? [String] == [resource], "\(refreshes.last ?? [:])")
+
         let second = try await sandbox.run(["login", "--resource", resource, "--profile", "second"])
         #expect(second.status == 0, "\(second.stderr)")
         log = try await Self.serverLog()
