@@ -74,6 +74,9 @@ struct ResourceLoginCommandTests {
             #expect(await provider.registrationCount() == 1)
 
             let status = try await sandbox.run(["status", "--all", "--output", "json"])
+            #expect(status.stdout.contains(#""resource" : "\#(provider.resourceURL)""#), "\(status.stdout)")
+            let text = try await sandbox.run(["status", "--profile", "mcp"])
+            #expect(text.stdout.contains("no ID token (a plain OAuth server)") && text.stdout.contains("  resource:    \(provider.resourceURL)"), "\(text.stdout)")
             let verbose = try await sandbox.run(["-vv", "login", "--profile", "other"])
             #expect(verbose.status == 0, "\(verbose.stderr)")
             for (text, what) in [(login.stderr, "login"), (second.stderr, "the second login"), (status.stdout, "status"), (verbose.stderr, "a -vv login"), (request.stderr, "request")] {
@@ -158,6 +161,27 @@ struct ResourceLoginCommandTests {
             let otherPort = try await sandbox.run(["request", "http://127.0.0.1:\(port + 1)/resource", "--profile", "mcp"])
             #expect(otherPort.status == 6, "\(otherPort.stderr)")
             #expect(otherPort.stderr.contains("the issuer's or the resource's"), "\(otherPort.stderr)")
+        }
+    }
+
+    @Test("a resource whose metadata wants DPoP-bound tokens (oidc resource-server --dpop required): without --dpop exit 2 before anyone signs in; with it a DPoP-bound login for the resource; status shows the resource")
+    func dpopRequired() async throws {
+        var configuration = Self.configuration
+        configuration.metadataDocuments = .openIDAndOAuth
+        try await withTestProvider(configuration) { provider in
+            let server = try await ResourceServerProcess.start(["--issuer", provider.issuer, "--audience", "https://api.example.com", "--dpop", "required"])
+            let sandbox = LoginSandbox()
+            let bearer = try await sandbox.run(["login", "--resource", server.base, "--scope", "openid", "--profile", "dp"])
+            #expect(bearer.status == 2, "\(bearer.stderr)")
+            #expect(bearer.stderr.contains("dpop_bound_access_tokens_required") && bearer.stderr.contains("add --dpop"), "\(bearer.stderr)")
+            #expect(await provider.requestParameters(.authorize).isEmpty)
+            let bound = try await sandbox.run(["login", "--resource", server.base, "--scope", "openid", "--dpop", "--profile", "dp"])
+            #expect(bound.status == 0, "\(bound.stderr)")
+            let stored = try #require(try sandbox.storedLogin("dp"))
+            #expect(stored.isDPoPBound && stored.resource == server.base && stored.subject != nil)
+            let status = try await sandbox.run(["status", "--profile", "dp"])
+            #expect(status.status == 0 && status.stdout.contains("  resource:    \(server.base)"), "\(status.stdout)")
+            _ = await server.stop()
         }
     }
 }

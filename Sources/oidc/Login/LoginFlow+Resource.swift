@@ -47,11 +47,17 @@ extension LoginFlow {
         }
         var configuration = RelyingParty.Configuration()
         try profile.configure(&configuration, provider: ProviderConfiguration(issuer: profile.issuer ?? resource, authorizationEndpoint: nil))
-        return try await RelyingParty.forResource(
+        let rp = try await RelyingParty.forResource(
             url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: try ResourceLogin.registrations(in: keychain),
             clientName: ResourceLogin.clientName, callbackPort: try fixedListenPort(), transport: transport,
             requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
         )
+        // Bearer tokens the resource would refuse: said before anyone signs in.
+        if rp.protectedResource?.dpopBoundAccessTokensRequired == true, !profile.dpop {
+            throw ValidationError(
+                "\(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required, RFC 9728): add --dpop")
+        }
+        return rp
     }
 
     /// The port of the first `--listen` endpoint when it names one (not 0).
