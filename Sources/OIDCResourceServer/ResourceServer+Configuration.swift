@@ -11,7 +11,7 @@ extension ResourceServer {
         /// metadata document's place and is the default accepted audience.
         public var resource: URL
         /// The `aud` values that mean this resource: a token's `aud` must contain one of them.
-        /// By default the resource's identifier as written.
+        /// By default the identifier given to ``init(resource:issuers:)``, as written.
         public var audiences: Set<String>
         /// The authorization servers whose JWT access tokens are verified here, each with its keys.
         public var issuers: [TrustedIssuer]
@@ -39,7 +39,8 @@ extension ResourceServer {
         public var replayStore: any ReplayStore = InMemoryReplayStore()
         /// The URL of this resource's RFC 9728 metadata, named in every challenge's
         /// `resource_metadata` (RFC 9728 §5.1); by default the well-known URL derived from the
-        /// resource. `nil` leaves the parameter out.
+        /// resource given to ``init(resource:issuers:)`` (set it again after changing ``resource``).
+        /// `nil` leaves the parameter out.
         public var metadataURL: URL?
         /// The scopes this resource knows, for the metadata's `scopes_supported`.
         public var scopesSupported: [String] = []

@@ -62,7 +62,7 @@ public final class ResourceServer: Sendable {
     /// This resource's RFC 9728 metadata, from the configuration.
     public var metadata: ProtectedResourceMetadata {
         let dpop = configuration.dpop
-        var metadata = ProtectedResourceMetadata(
+        return ProtectedResourceMetadata(
             resource: configuration.resource,
             authorizationServers: configuration.issuers.map(\.issuer)
                 + (configuration.introspection.map { [$0.client.provider.issuer] } ?? []).filter { issuer in
@@ -72,8 +72,6 @@ public final class ResourceServer: Sendable {
             dpopSigningAlgorithms: dpop.mode == .off ? [] : JWSAlgorithm.allCases.filter { dpop.algorithms.contains($0) && !$0.isHMAC },
             dpopBoundAccessTokensRequired: dpop.mode == .required
         )
-        metadata.certificateBoundAccessTokens = false
-        return metadata
     }
 
     /// Checks the access token `request` carries, its proof of possession, and that it grants `scopes`.
@@ -124,6 +122,37 @@ public final class ResourceServer: Sendable {
         }
     }
 
+    /// Checks a token's own rules, without a request: the JWT rules of RFC 9068 §4 (or the
+    /// introspection answer) and `scopes`, but **not** its sender constraint. The answer's
+    /// ``VerifiedAccess/binding`` is what the token claims (`cnf`), not proven by any proof or
+    /// certificate. For tools that inspect tokens (`oidc verify --kind access`); to let a request
+    /// through, use ``verify(_:requiring:)``.
+    ///
+    /// - Throws: ``AccessRefusal``, as ``verify(_:requiring:)`` does for the token's rules.
+    public func verifyToken(_ token: String, requiring scopes: Set<String> = []) async throws(AccessRefusal) -> VerifiedAccess {
+        let now = configuration.now()
+        do throws(Denial) {
+            guard token.utf8.count <= configuration.maximumTokenLength else {
+                throw .invalidToken(.tokenTooLong, "The access token is longer than the \(configuration.maximumTokenLength) bytes this resource accepts.")
+            }
+            let facts = try await tokenFacts(token, now: now)
+            guard scopes.isSubset(of: facts.scopes) else {
+                var denial = Denial(.insufficientScope, .insufficientScope, "The access token lacks a scope this request requires.")
+                denial.scope = scopes
+                throw denial
+            }
+            let binding: VerifiedAccess.Binding = switch (facts.keyThumbprint, facts.certificateThumbprint) {
+            case (nil, nil): .bearer
+            case (let key?, nil): .dpop(keyThumbprint: key)
+            case (nil, let certificate?): .certificate(thumbprint: certificate)
+            case (let key?, let certificate?): .dpopAndCertificate(keyThumbprint: key, certificateThumbprint: certificate)
+            }
+            return VerifiedAccess(facts, binding: binding, responseHeaders: HTTPHeaders())
+        } catch {
+            throw challenges.refusal(error, usedScheme: .bearer, now: now)
+        }
+    }
+
     /// The scheme against the DPoP policy, before any token is looked at.
     private func checkScheme(_ credentials: Credentials) throws(Denial) {
         switch (credentials.scheme, configuration.dpop.mode) {
@@ -141,7 +170,12 @@ public final class ResourceServer: Sendable {
     /// The token's facts: a JWT verified here when issuers are configured and it looks like one,
     /// otherwise the authorization server's introspection answer.
     private func tokenFacts(_ token: String, now: Date) async throws(Denial) -> TokenFacts {
-        let looksLikeJWT = token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 2
+        var text = token
+        let looksLikeJWT = text.withUTF8 { bytes in
+            var dots = 0
+            for byte in bytes where byte == UInt8(ascii: ".") { dots += 1 }
+            return dots == 2
+        }
         if looksLikeJWT, !configuration.issuers.isEmpty || introspection == nil {
             return try await jwt.verify(token, now: now)
         }

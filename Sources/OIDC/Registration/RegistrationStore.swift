@@ -30,15 +30,16 @@ public actor InMemoryRegistrationStore: RegistrationStore {
 /// lives by default (`$XDG_STATE_HOME/oidc/registrations`). A file holds the registration's
 /// secrets; nothing else shows them.
 public struct FileRegistrationStore: RegistrationStore {
-    /// The directory of the files.
+    /// The directory of the files (a path).
     public let directory: String
 
     /// A store in `directory`, or in `registrations` below ``FileKeychain/defaultDirectory(environment:)``.
+    /// Nothing is created until a registration is saved.
     ///
     /// - Throws: what ``FileKeychain/defaultDirectory(environment:)`` throws when no directory is given.
-    public init(directory: String? = nil) throws(OIDCError) {
+    public init(directory: URL? = nil) throws(OIDCError) {
         if let directory {
-            self.directory = directory
+            self.directory = directory.path
         } else {
             self.directory = try FileKeychain.defaultDirectory().appendingPathComponent("registrations", isDirectory: true).path
         }

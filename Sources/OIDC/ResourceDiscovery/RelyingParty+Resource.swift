@@ -46,7 +46,10 @@ extension RelyingParty {
     ///   - clientName: the `client_name` of a registration.
     ///   - callbackPort: the loopback port a new registration names; `nil` picks a free one. A
     ///     stored registration's own port always wins.
-    ///   - transport, requestOptions, logger, configuration: as for ``discover(issuer:clientID:clientSecret:preset:transport:requestOptions:logger:configuration:)``.
+    ///   - transport: sends every request; the shared ``NIOHTTPTransport`` by default.
+    ///   - requestOptions: timeout and size limit of every request, discovery's and the provider's.
+    ///   - logger: where discovery and every part of the relying party log, never a secret.
+    ///   - configuration: the settings of every login and session; the defaults when not given.
     /// - Throws: ``OIDCError/Code/invalidArgument`` or ``OIDCError/Code/insecureEndpoint`` for a URL
     ///   that is no resource identifier; ``OIDCError/Code/insecureEndpoint`` for a
     ///   `resource_metadata` on another origin over plain http (not loopback);
@@ -78,7 +81,7 @@ extension RelyingParty {
             clientName: clientName, callbackPort: callbackPort, transport: transport, options: requestOptions, logger: log)
         let discovered = DiscoveredResource(
             identifier: identifier, metadataURL: found.url, authorizationServers: found.document.authorizationServers,
-            scopesSupported: found.document.scopesSupported, challenge: found.challenge,
+            scopesSupported: found.document.scopesSupported.isEmpty ? nil : found.document.scopesSupported, challenge: found.challenge,
             dpopBoundAccessTokensRequired: found.document.dpopBoundAccessTokensRequired, isPlainOAuth: !isOpenID,
             registration: client.registration, clientSource: client.source, callbackPort: client.registration?.callbackPort ?? callbackPort,
             clientName: clientName)

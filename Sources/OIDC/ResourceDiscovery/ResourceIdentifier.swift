@@ -56,6 +56,7 @@ public struct ResourceIdentifier: Sendable, Hashable, CustomStringConvertible {
         value = origin + tail
     }
 
+    /// The identifier as sent (``value``).
     public var description: String { value }
 
     /// Where its metadata may be (RFC 9728 §3.1), in the order they are tried: the well-known

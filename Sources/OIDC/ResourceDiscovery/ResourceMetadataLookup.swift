@@ -5,7 +5,7 @@ internal import Logging
 /// the metadata document's location and the document, whose `resource` must be the identifier.
 struct ResourceMetadataLookup {
     var url: URL
-    var document: ResourceMetadataDocument
+    var document: ProtectedResourceMetadata
     var challenge: ResourceChallenge?
 
     static func find(
@@ -37,12 +37,12 @@ struct ResourceMetadataLookup {
                     .malformedResponse, "The protected resource metadata at \(location.absoluteString) is not application/json (RFC 9728 §3.2).",
                     context: ["rule": "RFC 9728 §3.2 application/json"])
             }
-            let document = try ResourceMetadataDocument(json: response.body, source: location)
+            let document = try ProtectedResourceMetadata(json: response.body)
             let named: ResourceIdentifier
-            do { named = try ResourceIdentifier(parsing: document.resource) } catch {
-                throw mismatch(document.resource, identifier)
+            do { named = try ResourceIdentifier(parsing: document.resource.absoluteString) } catch {
+                throw mismatch(document.resource.absoluteString, identifier)
             }
-            guard named.value == identifier.value else { throw mismatch(document.resource, identifier) }
+            guard named.value == identifier.value else { throw mismatch(document.resource.absoluteString, identifier) }
             guard !document.authorizationServers.isEmpty else {
                 throw OIDCError(
                     .noAuthorizationServer, "The protected resource metadata of \(identifier.value) lists no authorization server (RFC 9728 §2 authorization_servers).",

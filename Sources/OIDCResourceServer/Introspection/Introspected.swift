@@ -34,6 +34,10 @@ enum Introspected {
         guard let binding = TokenFacts.confirmation(answer.raw["cnf"]) else {
             throw .invalidToken(.invalidClaim, "The introspection answer's cnf is not an object of string members.")
         }
+        // A DPoP token whose key the answer does not name cannot be checked: never taken as a bearer token.
+        if let type = answer.tokenType, type.lowercased() == "dpop", binding.jkt == nil {
+            throw .invalidToken(.invalidClaim, "The introspection answer says DPoP but names no key (cnf.jkt).")
+        }
         return TokenFacts(
             subject: answer.subject, clientID: answer.clientID, scopes: Set(answer.scopes ?? []), issuer: answer.issuer,
             audience: answer.audience ?? [], expiresAt: answer.expiresAt, issuedAt: answer.issuedAt, tokenID: answer.tokenID,

@@ -54,53 +54,75 @@ struct Credentials: Sendable {
     /// `scheme SP token68` (RFC 7235 §2.1): the scheme case-insensitively, one or more spaces,
     /// then a token68 (`ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"`, then `=` padding).
     /// Another scheme gives `nil` as scheme (not ours: no token); anything else is malformed.
+    /// Byte by byte over the value's UTF-8, with one copy: the token.
     private static func split(_ value: String) throws(Denial) -> (Scheme?, String) {
-        let malformed = Denial.invalidRequest(.malformedAuthorization, "The Authorization header is not 'scheme token' with a well-formed token.")
-        let utf8 = value.utf8
-        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")) else {
-            // A scheme alone: no credentials under it.
-            guard !utf8.isEmpty, utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
-            return (nil, "")
+        var value = value
+        let parsed: (Scheme?, String)? = value.withUTF8 { bytes in
+            guard let space = bytes.firstIndex(of: UInt8(ascii: " ")) else {
+                // A scheme alone: no credentials under it.
+                return !bytes.isEmpty && bytes.allSatisfy(Self.isTokenCharacter) ? (nil, "") : nil
+            }
+            let schemeBytes = UnsafeBufferPointer(rebasing: bytes[..<space])
+            let scheme: Scheme
+            if Self.equalsIgnoringCase(schemeBytes, "bearer") {
+                scheme = .bearer
+            } else if Self.equalsIgnoringCase(schemeBytes, "dpop") {
+                scheme = .dpop
+            } else {
+                return !schemeBytes.isEmpty && schemeBytes.allSatisfy(Self.isTokenCharacter) ? (nil, "") : nil
+            }
+            var start = space
+            while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            var end = bytes.count
+            // Trailing whitespace is optional whitespace around the field value (RFC 9110 §5.5).
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == 0x09 { end -= 1 }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard !token.isEmpty, Self.isToken68(token) else { return nil }
+            return (scheme, String(decoding: token, as: UTF8.self))
         }
-        let schemeText = value[..<space]
-        let scheme: Scheme?
-        if Self.equalsIgnoringCase(schemeText, "bearer") {
-            scheme = .bearer
-        } else if Self.equalsIgnoringCase(schemeText, "dpop") {
-            scheme = .dpop
-        } else {
-            guard !schemeText.isEmpty, schemeText.utf8.allSatisfy(Self.isTokenCharacter) else { throw malformed }
-            return (nil, "")
+        guard let parsed else {
+            throw .invalidRequest(.malformedAuthorization, "The Authorization header is not 'scheme token' with a well-formed token.")
         }
-        var start = space
-        while start < utf8.endIndex, utf8[start] == UInt8(ascii: " ") { start = utf8.index(after: start) }
-        var end = utf8.endIndex
-        // Trailing whitespace is optional whitespace around the field value (RFC 9110 §5.5).
-        while end > start, utf8[utf8.index(before: end)] == UInt8(ascii: " ") || utf8[utf8.index(before: end)] == 0x09 {
-            end = utf8.index(before: end)
-        }
-        let token = value.utf8[start..<end]
-        guard !token.isEmpty, Self.isToken68(token) else { throw malformed }
-        return (scheme, String(Substring(token)))
+        return parsed
     }
 
-    private static func isToken68(_ bytes: Substring.UTF8View) -> Bool {
-        var padding = false
-        for byte in bytes {
-            if byte == UInt8(ascii: "=") {
-                padding = true
-                continue
-            }
-            guard !padding else { return false }
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                continue
-            default:
-                return false
-            }
+    private static func isToken68(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first, first != UInt8(ascii: "=") else { return false }
+        var index = 0
+        // The token characters, then only padding: one bit test a byte (this runs over every token).
+        while index < bytes.count, Self.isToken68Character(bytes[index]) { index += 1 }
+        while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
+        return index == bytes.count
+    }
+
+    /// `ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"` as bits of two 64-bit masks.
+    private static func isToken68Character(_ byte: UInt8) -> Bool {
+        if byte < 64 { return (token68Low >> UInt64(byte)) & 1 == 1 }
+        if byte < 128 { return (token68High >> UInt64(byte - 64)) & 1 == 1 }
+        return false
+    }
+
+    private static let token68Low: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in "0123456789-./+".utf8 { mask |= 1 << UInt64(byte) }
+        return mask
+    }()
+
+    private static let token68High: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_~".utf8 { mask |= 1 << UInt64(byte - 64) }
+        return mask
+    }()
+
+    /// ASCII case-insensitive comparison of bytes with a lowercase ASCII `lowercase`.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for (byte, wanted) in zip(bytes, expected) {
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            guard folded == wanted else { return false }
         }
-        return bytes.first != UInt8(ascii: "=")
+        return true
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

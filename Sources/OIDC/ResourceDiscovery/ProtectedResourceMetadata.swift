@@ -1,7 +1,8 @@
 public import Foundation
-public import OIDC
 
-/// A protected resource's metadata (RFC 9728 §2), and where it is served (§3.1).
+/// A protected resource's metadata (RFC 9728 §2), and where it is served (§3.1): written by a
+/// resource server (``json``; the `OIDCResourceServer` kit's `ResourceServer.metadata`) and read by
+/// a client (``init(json:)``; ``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``).
 ///
 /// ```swift
 /// let metadata = server.metadata
@@ -84,15 +85,15 @@ public struct ProtectedResourceMetadata: Sendable {
     /// The document as JSON text.
     public var jsonText: String { String(decoding: json, as: UTF8.self) }
 
-    static let wellKnownSegment = "/.well-known/oauth-protected-resource"
+    package static let wellKnownSegment = "/.well-known/oauth-protected-resource"
 
-    static func wellKnownPath(for resource: URL) -> String {
+    package static func wellKnownPath(for resource: URL) -> String {
         var path = resource.path(percentEncoded: true)
         if path == "/" { path = "" }
         return wellKnownSegment + path
     }
 
-    static func wellKnownURL(for resource: URL) -> URL? {
+    package static func wellKnownURL(for resource: URL) -> URL? {
         guard var components = URLComponents(url: resource, resolvingAgainstBaseURL: false) else { return nil }
         components.percentEncodedPath = wellKnownPath(for: resource)
         components.query = nil
