@@ -22,7 +22,7 @@ struct ResourceLoginCommandTests {
     }
 
     static func registration(_ sandbox: LoginSandbox, _ issuer: String) async throws -> ClientRegistration? {
-        try await FileRegistrationStore(directory: sandbox.store + "/registrations").registration(for: issuer)
+        try await FileRegistrationStore(directory: URL(fileURLWithPath: sandbox.store + "/registrations", isDirectory: true)).registration(for: issuer)
     }
 
     /// Neither the registration's secrets nor a token of `profile` in `text`.

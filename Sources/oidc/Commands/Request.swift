@@ -92,7 +92,8 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         )
         let outcome: (HTTPResponse, OIDCError?)
         do { outcome = try await send(request, stored: stored, allowlist: allowlist) } catch let error as OIDCError where error.code == .insufficientScope {
-            // The library's word for a 403 insufficient_scope (RFC 6750 §3.1), where it says it itself.
+            // The session's word for a 403 insufficient_scope (RFC 6750 §3.1): no refresh, no retry.
+            Console.error("HTTP 403")
             throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
         }
         let (response, problem) = outcome

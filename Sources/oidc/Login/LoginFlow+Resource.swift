@@ -30,7 +30,7 @@ enum ResourceLogin {
     /// Where registrations are kept: beside the logins of the store, so that every profile of the
     /// store shares them (one file per issuer, 0600, in a 0700 directory).
     static func registrations(in keychain: FileKeychain) throws -> FileRegistrationStore {
-        try FileRegistrationStore(directory: keychain.directory.appendingPathComponent("registrations", isDirectory: true).path)
+        try FileRegistrationStore(directory: keychain.directory.appendingPathComponent("registrations", isDirectory: true))
     }
 }
 
