@@ -184,4 +184,31 @@ struct ResourceLoginCommandTests {
             _ = await server.stop()
         }
     }
+
+    @Test("--new-registration: a server that forgot the client gets a new registration, which every profile then uses; it needs a --resource profile without --client-id")
+    func newRegistration() async throws {
+        try await withTestProvider(Self.configuration) { provider in
+            let sandbox = LoginSandbox()
+            let first = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "mcp"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let old = try #require(try await Self.registration(sandbox, provider.issuer))
+            await provider.forgetRegistrations()
+            let again = try await sandbox.run(["login", "--profile", "mcp", "--new-registration"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(await provider.registrationCount() == 2)
+            let new = try #require(try await Self.registration(sandbox, provider.issuer))
+            #expect(new.clientID != old.clientID && new.callbackPort == old.callbackPort)
+            #expect(try sandbox.storedLogin("mcp")?.clientID == new.clientID)
+            let other = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "other"])
+            #expect(other.status == 0, "\(other.stderr)")
+            #expect(try sandbox.storedLogin("other")?.clientID == new.clientID)
+            #expect(await provider.registrationCount() == 2)
+            Self.expectNothingSecret(again.stderr, new, nil, "the new registration's login")
+
+            let withID = try await sandbox.run(["login", "--resource", provider.resourceURL, "--client-id", "test-client", "--new-registration", "--profile", "given"])
+            #expect(withID.status == 2, "\(withID.stderr)")
+            let plain = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--new-registration", "--profile", "plain"])
+            #expect(plain.status == 2, "\(plain.stderr)")
+        }
+    }
 }

@@ -39,6 +39,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The protected resource to log in for (an MCP server's URL): the issuer is found from it (RFC 9728), a client registered when no --client-id is given (RFC 7591, kept per issuer), and every token asked for with resource (RFC 8707). Remembered.")
     var resource: String?
 
+    @Flag(help: "With --resource: register the client anew at the issuer (the new registration replaces the kept one for every profile), for a server that no longer knows it. Not remembered.")
+    var newRegistration = false
+
     @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials. Remembered.")
     var flow: LoginFlowKind?
 
@@ -155,6 +158,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         }
         try AuthorizationOptions.validate(profile)
         guard profile.clientID != nil || profile.resource != nil else { throw ValidationError("--client-id is required") }
+        if newRegistration, profile.resource == nil || profile.clientID != nil {
+            throw ValidationError("--new-registration is for a client oidc registered for a --resource login (no --client-id)")
+        }
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {
@@ -171,6 +177,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.flow = profile.flow ?? .auto
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
+        flow.newRegistration = newRegistration
         // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.
         flow.countdown = logging.level == nil && DevicePrompt.stderrIsTerminal
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)

@@ -34,6 +34,19 @@ enum ResourceLogin {
     }
 }
 
+/// `oidc login --new-registration`: the store's registrations, with the kept one of the issuer
+/// passed over, so that a new registration is made and replaces it (for every profile). For a
+/// server that forgot the client, which its sign-in page says, where oidc cannot see it.
+struct NewRegistrationStore: RegistrationStore {
+    let base: FileRegistrationStore
+
+    func registration(for issuer: String) async throws(OIDCError) -> ClientRegistration? { nil }
+
+    func save(_ registration: ClientRegistration) async throws(OIDCError) { try await base.save(registration) }
+
+    func remove(for issuer: String) async throws(OIDCError) { try await base.remove(for: issuer) }
+}
+
 extension LoginFlow {
     /// The relying party of the profile's `--resource`: its issuer the one `--issuer` names among
     /// the resource's authorization servers, else the first; its client `--client-id`, else the
@@ -47,9 +60,16 @@ extension LoginFlow {
         }
         var configuration = RelyingParty.Configuration()
         try profile.configure(&configuration, provider: ProviderConfiguration(issuer: profile.issuer ?? resource, authorizationEndpoint: nil))
+        let kept = try ResourceLogin.registrations(in: keychain)
+        let registrations: any RegistrationStore = newRegistration ? NewRegistrationStore(base: kept) : kept
+        var port = try fixedListenPort()
+        if newRegistration, port == nil, let previous = try? keychain.load(key) {
+            // The new registration keeps the port of the one it replaces (the profile's last login's issuer).
+            port = try? await kept.registration(for: previous.issuer)?.callbackPort
+        }
         let rp = try await RelyingParty.forResource(
-            url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: try ResourceLogin.registrations(in: keychain),
-            clientName: ResourceLogin.clientName, callbackPort: try fixedListenPort(), transport: transport,
+            url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: registrations,
+            clientName: ResourceLogin.clientName, callbackPort: port, transport: transport,
             requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
         )
         // Bearer tokens the resource would refuse: said before anyone signs in.

@@ -36,6 +36,8 @@ struct LoginFlow {
     var flow: LoginFlowKind = .browser
     /// Whether `--timeout` was given: the device flow then waits no longer; without it, until the codes expire.
     var timeoutGiven = true
+    /// `--new-registration`: a `--resource` login registers its client anew instead of using the kept registration.
+    var newRegistration = false
     /// `--qr`: the device flow's link as a QR code too.
     var qr = false
     /// Whether the console shows a line that counts down: only when stderr is a terminal, and not
