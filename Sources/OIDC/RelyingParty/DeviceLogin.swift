@@ -106,9 +106,12 @@ public struct DeviceLogin: Sendable {
             let provider = relyingParty.provider
             var login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
             login.dpopKey = dpopKey
+            login.resource = relyingParty.tokenClient.resource
             return login
         }
-        return StoredLogin(try await verified(tokens, idToken: idToken))
+        var login = StoredLogin(try await verified(tokens, idToken: idToken))
+        login.resource = relyingParty.tokenClient.resource
+        return login
     }
 
     /// `tokens` as a verified login, once their ID token passes the checks of this grant (no nonce).

@@ -135,6 +135,7 @@ extension TokenClient {
     public func pollDeviceToken(_ authorization: DeviceAuthorization) async throws(OIDCError) -> DevicePoll {
         var form = [OAuthParameter("grant_type", Self.deviceCodeGrant), OAuthParameter("device_code", authorization.deviceCode.revealedValue)]
         if let verifier = authorization.codeVerifier { form.append(OAuthParameter("code_verifier", verifier.revealedValue)) }
+        if let resource { form.append(OAuthParameter("resource", resource)) }
         let url = try endpoint(provider.tokenEndpoint, "token endpoint")
         var waiting: DevicePoll?
         let now = now()

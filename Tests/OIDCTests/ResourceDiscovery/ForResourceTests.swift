@@ -72,10 +72,11 @@ struct ForResourceTests {
         }
     }
 
-    @Test("an OpenID provider named only by the challenge, with a given client id: the ID token is verified")
+    @Test("an OpenID provider named only by the challenge (after a Negotiate one), with a given client id: the ID token is verified")
     func openIDProviderFromChallenge() async throws {
         var configuration = TestProvider.Configuration()
         configuration.protectedResource.metadataLocation = .challengeOnly
+        configuration.protectedResource.precedingChallenge = "Negotiate"
         try await withTestProvider(configuration) { provider in
             let rp = try await RelyingParty.forResource(try #require(URL(string: provider.resourceURL)), clientID: TestProvider.Client.default.id)
             #expect(rp.protectedResource?.isPlainOAuth == false)

@@ -1,0 +1,38 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Testing
+
+/// `resource` (RFC 8707) on the grants without a browser: client credentials and the device flow.
+@Suite("Resource indicators on client credentials and the device flow", .timeLimit(.minutes(1)))
+struct ResourceGrantsTests {
+    @Test("client credentials carry the token client's resource; the token's aud is the resource")
+    func clientCredentials() async throws {
+        var configuration = TestProvider.Configuration()
+        configuration.clients = [.confidential(id: "service", secret: "service-secret")]
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty(client: .confidential(id: "service", secret: "service-secret"))
+            var client = rp.tokenClient
+            client.resource = provider.resourceURL
+            let tokens = try await client.clientCredentials(scopes: ["read"])
+            #expect(await provider.tokenRequestParameters().last?["resource"] == provider.resourceURL)
+            #expect(try UnverifiedJWT(tokens.accessToken.revealedValue).claims["aud"]?.stringValue == provider.resourceURL)
+        }
+    }
+
+    @Test("a device login for a resource sends it on the device authorization and the polls, and keeps it")
+    func deviceFlow() async throws {
+        var configuration = TestProvider.Configuration()
+        configuration.deviceFlow = .init(expiresIn: 60, interval: 1)
+        try await withTestProvider(configuration) { provider in
+            let rp = try await RelyingParty.forResource(try #require(URL(string: provider.resourceURL)), clientID: TestProvider.Client.default.id)
+            let login = try await rp.deviceLogin(scopes: ["read"])
+            Task { _ = try await TestBrowser().open(try #require(login.verificationURIComplete)) }
+            let stored = try await login.waitForLogin()
+            #expect(stored.resource == provider.resourceURL)
+            #expect(await provider.requestParameters(.deviceAuthorization).last?["resource"] == provider.resourceURL)
+            #expect(await provider.tokenRequestParameters().last?["resource"] == provider.resourceURL)
+            #expect(try UnverifiedJWT(stored.tokens.accessToken.revealedValue).claims["aud"]?.stringValue == provider.resourceURL)
+        }
+    }
+}
