@@ -211,4 +211,28 @@ struct ResourceLoginCommandTests {
             #expect(plain.status == 2, "\(plain.stderr)")
         }
     }
+
+    @Test("--resource --flow device: a registered client's device login carries resource on the device request and the polls; the login keeps it for its refreshes")
+    func deviceFlow() async throws {
+        var configuration = Self.configuration
+        configuration.metadataDocuments = .openIDAndOAuth
+        configuration.deviceFlow = .init(expiresIn: 120, interval: 1)
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            async let approved = DeviceLoginCommandTests.decide(provider)
+            let login = try await sandbox.run(
+                ["login", "--resource", provider.resourceURL, "--flow", "device", "--scope", "openid read", "--profile", "tv"],
+                extra: DeviceLoginCommandTests.headless)
+            _ = try await approved
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(await provider.requestParameters(.deviceAuthorization).last?["resource"] == provider.resourceURL)
+            let poll = try #require(await provider.tokenRequestParameters().last { $0["grant_type"]?.hasSuffix("device_code") == true })
+            #expect(poll["resource"] == provider.resourceURL)
+            let stored = try #require(try sandbox.storedLogin("tv"))
+            #expect(stored.resource == provider.resourceURL && stored.subject == "test-user")
+            let forced = try await sandbox.run(["refresh", "--profile", "tv"])
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(await provider.tokenRequestParameters().last?["resource"] == provider.resourceURL)
+        }
+    }
 }
