@@ -152,9 +152,12 @@ struct ProfileFormatTests {
     func oneRowPerSetting() throws {
         let keys = Profile.settings.map(\.key)
         #expect(Set(keys).count == keys.count)
-        // Each property set in `full` shows in the file: none is missing a row.
-        let written = try #require(try JSONSerialization.jsonObject(with: Data(try Self.full.serialized())) as? [String: Any])
+        // Each property set in `full` (and the settings added since 0.x's file) shows in the file: none is missing a row.
+        var everything = Self.full
+        everything.resource = "https://mcp.example.com/mcp"
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(try everything.serialized())) as? [String: Any])
         #expect(Set(written.keys) == Set(keys + ["version"]))
-        #expect(Mirror(reflecting: Self.full).children.count == keys.count)
+        #expect(Mirror(reflecting: everything).children.count == keys.count)
+        #expect(try Profile(serialized: try everything.serialized()) == everything)
     }
 }

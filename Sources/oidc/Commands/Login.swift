@@ -36,6 +36,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var authorization: AuthorizationOptions
 
+    @Option(help: "The protected resource to log in for (an MCP server's URL): the issuer is found from it (RFC 9728), a client registered when no --client-id is given (RFC 7591, kept per issuer), and every token asked for with resource (RFC 8707). Remembered.")
+    var resource: String?
+
+    @Flag(help: "With --resource: register the client anew at the issuer (the new registration replaces the kept one for every profile), for a server that no longer knows it. Not remembered.")
+    var newRegistration = false
+
     @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials. Remembered.")
     var flow: LoginFlowKind?
 
@@ -118,6 +124,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             do { _ = try LoopbackRedirectListener.Endpoint(parsing: text) } catch { throw ValidationError("--listen: \(error.message)") }
         }
         try AllowedHosts.validate(allowHost)
+        if let resource {
+            try ResourceLogin.validate(resource: resource, provider: authorization.provider, parameters: authorization.parameters)
+        }
     }
 
     /// The saved profile with this command's flags laid over it. A login to another provider (another
@@ -129,6 +138,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         let kind = options.provider.flatMap { Profile.Kind(rawValue: $0.rawValue) } ?? (options.issuer != nil ? .generic : profile.provider)
         if let saved, reset || kind != saved.provider || (options.issuer != nil && options.issuer != saved.issuer)
             || (options.environment != nil && options.environment != saved.environment) || (options.clientId != nil && options.clientId != saved.clientID)
+            || (resource != nil && resource != saved.resource)
         {
             profile = Profile()
         }
@@ -141,13 +151,16 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         let profiles = try ProfileStore()
         let saved = try profiles.load(storeOptions.profileName)
         let profile = try mergedProfile(over: saved)
-        if saved == nil, profile.issuer == nil, profile.provider == .generic {
+        if saved == nil, profile.issuer == nil, profile.resource == nil, profile.provider == .generic {
             throw ValidationError(
-                "profile '\(storeOptions.profileName)' is unknown: give --issuer URL (or --provider schibsted --environment NAME, or --provider swan) and --client-id"
+                "profile '\(storeOptions.profileName)' is unknown: give --resource URL, or --issuer URL (or --provider schibsted --environment NAME, or --provider swan) and --client-id"
             )
         }
         try AuthorizationOptions.validate(profile)
-        guard profile.clientID != nil else { throw ValidationError("--client-id is required") }
+        guard profile.clientID != nil || profile.resource != nil else { throw ValidationError("--client-id is required") }
+        if newRegistration, profile.resource == nil || profile.clientID != nil {
+            throw ValidationError("--new-registration is for a client oidc registered for a --resource login (no --client-id)")
+        }
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {
@@ -164,6 +177,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.flow = profile.flow ?? .auto
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
+        flow.newRegistration = newRegistration
         // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.
         flow.countdown = logging.level == nil && DevicePrompt.stderrIsTerminal
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)
@@ -184,6 +198,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             return "client \(UntrustedText.sanitized(login.clientID)) has its own tokens from \(login.issuer) (profile '\(profile)'); \(expiry)"
         }
         let refresh = login.tokens.refreshToken == nil ? "; no refresh token" : ""
+        if let resource = login.resource, login.subject == nil, login.tokens.idToken == nil {
+            return "logged in at \(login.issuer) for \(UntrustedText.sanitized(resource)) (profile '\(profile)') with no ID token (a plain OAuth server), so no subject; \(expiry)\(refresh)"
+        }
         if let reason = DeviceGrant.missingIDTokenReason(login) {
             return "logged in at \(login.issuer) (profile '\(profile)') with no ID token (\(reason)), so no subject; \(expiry)\(refresh)"
         }

@@ -43,6 +43,9 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Seconds to wait for the server.")
     var timeout: Int = 30
 
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the response's status line and header fields on stdout before the body, as curl -i does (an MCP server's mcp-session-id, say).")
+    var include = false
+
     static let maximumBodySize = 16 << 20
 
     func validate() throws {
@@ -84,10 +87,33 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         let request = HTTPRequest(method: (method ?? (body == nil ? "GET" : "POST")).uppercased(), url: target, headers: headers, body: body ?? [])
         let stored = try ProfileLogin.load(storeOptions)
         let allowlist = try AllowedHosts.allowlist(
-            for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, profileName: storeOptions.profileName
+            for: target, profile: stored.profile, extra: allowHost, issuer: stored.login.issuer, resource: stored.login.resource,
+            profileName: storeOptions.profileName
         )
+        let outcome: (HTTPResponse, OIDCError?)
+        do { outcome = try await send(request, stored: stored, allowlist: allowlist) } catch let error as OIDCError where error.code == .insufficientScope {
+            // The session's word for a 403 insufficient_scope (RFC 6750 §3.1): no refresh, no retry.
+            Console.error("HTTP 403")
+            throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
+        }
+        let (response, problem) = outcome
+        Console.error("HTTP \(response.status)")
+        if include { Console.outputBytes(Array(Self.head(of: response).utf8)) }
+        Console.outputBytes(response.body)
+        if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
+        if let stepUp = StepUp(response, profile: storeOptions.profileName, login: stored, url: target) { throw stepUp.error }
+        switch response.status {
+        case 200...299: return
+        case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
+        default: throw ExitCode(ExitCodes.authenticationFailed)
+        }
+    }
+
+    /// Sends `request` through the session of `stored`: the response, and why the refreshed tokens
+    /// could not be stored when that happened.
+    private func send(_ request: HTTPRequest, stored: ProfileLogin, allowlist: HostAllowlist) async throws -> (HTTPResponse, OIDCError?) {
         let configuration = try tls.transportConfiguration(over: stored.boundProfile)
-        let (response, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
+        return try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(
                 transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: allowlist,
                 options: AuthenticatedSession.Options(
@@ -107,14 +133,16 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             }
             return (try sent.get(), await session.storageProblem)
         }
-        Console.error("HTTP \(response.status)")
-        Console.outputBytes(response.body)
-        if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
-        switch response.status {
-        case 200...299: return
-        case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
-        default: throw ExitCode(ExitCodes.authenticationFailed)
+    }
+
+    /// `HTTP/1.1 STATUS`, then each header field as `Name: value`, each line ending in CRLF, and an
+    /// empty line: curl -i's form. A control character a server put in a value shows as `?`.
+    static func head(of response: HTTPResponse) -> String {
+        var lines = ["HTTP/1.1 \(response.status)"]
+        for (name, value) in response.headers {
+            lines.append("\(UntrustedText.sanitized(name, limit: 256)): \(UntrustedText.sanitized(value, limit: 8192))")
         }
+        return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 
     private func readBody() throws -> [UInt8]? {

@@ -82,6 +82,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["logged_in"] = true
         entry["issuer"] = login.issuer
         entry["client_id"] = login.clientID
+        entry["resource"] = login.resource.map { UntrustedText.sanitized($0) }
         entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
         entry["scopes"] = login.tokens.scopes.map { UntrustedText.sanitized($0) }
         let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
@@ -123,6 +124,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         }
         let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant.rawValue {
             "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
+        } else if entry["resource"] != nil, entry["subject"] == nil {
+            "logged in, subject unknown: no ID token (a plain OAuth server)"
         } else if let reason = entry["no_id_token"] as? String {
             "logged in, subject unknown: no ID token (\(reason))"
         } else {
@@ -131,6 +134,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         var lines = ["profile \(name): \(who)"]
         lines.append("  issuer:      \(entry["issuer"] ?? "")")
         lines.append("  client id:   \(entry["client_id"] ?? "")")
+        if let resource = entry["resource"] as? String { lines.append("  resource:    \(resource)") }
         if let expiry = entry["expires_at"] as? String {
             lines.append("  expires:     \(expiry)\(entry["expired"] as? Bool == true ? " (expired)" : "")")
         } else {

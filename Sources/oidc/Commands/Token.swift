@@ -17,6 +17,11 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             (client.authentication.k8s.io/v1 or v1beta1, as KUBERNETES_EXEC_INFO asks; v1beta1 \
             when it is unset) carrying the ID token, which Kubernetes' OIDC authenticator verifies \
             (--token-type access for the access token).
+
+            --output header prints one line, 'Authorization: Bearer TOKEN', for hosts that run a \
+            header helper command (an MCP host, git's http.extraHeader, curl -H @-). A DPoP-bound \
+            login prints 'Authorization: DPoP TOKEN' and says on stderr that every request also \
+            needs its own proof (oidc proof), which a header helper cannot make.
             """
     )
 
@@ -26,6 +31,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         case token, json
         case execCredential = "exec-credential"
         case idToken = "id-token"
+        case header
     }
 
     enum TokenType: String, ExpressibleByArgument, CaseIterable {
@@ -34,7 +40,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "What to print: token (the access token), json, exec-credential (kubectl), or id-token.")
+    @Option(help: "What to print: token (the access token), json, exec-credential (kubectl), id-token, or header (one line: 'Authorization: Bearer TOKEN', or DPoP).")
     var output: Output = .token
 
     @Option(help: "With --output exec-credential: which token kubectl gets, id (default when there is one) or access.")
@@ -150,6 +156,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             Console.output(tokens.accessToken.revealedValue)
         case .idToken:
             Console.output(idToken?.revealedValue ?? "")
+        case .header:
+            try AuthorizationHeaderLine.emit(login, profile: profile)
         case .execCredential:
             if idToken == nil { try refuseBoundTokenForKubectl(tokens, profile: profile) }
             let token = idToken ?? tokens.accessToken

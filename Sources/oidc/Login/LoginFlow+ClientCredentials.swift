@@ -22,6 +22,7 @@ extension LoginFlow {
             attributes: attributes.merging(request.grant.legacyAttributes) { $1 }
         )
         stored.grant = request.grant
+        stored.resource = rp.tokenClient.resource
         stored.dpopKey = dpopKey
         return try await rp.save(stored, in: keychain, as: key)
     }

@@ -41,6 +41,8 @@ extension LoginFlow {
         // The browser's private page (the link) goes as the wait ends, however it ends.
         await opened?.loginEnded(link)
         approved.grant = .deviceCode
+        // A resource's login: its refreshes carry the same resource (RFC 8707).
+        if approved.resource == nil { approved.resource = rp.tokenClient.resource }
         // The grant in its attributes too, for an earlier oidc that shares the store.
         approved.attributes = attributes.merging(StoredLogin.Grant.deviceCode.legacyAttributes) { $1 }
         return try await rp.save(approved, in: keychain, as: key)

@@ -10,6 +10,7 @@ extension LoginFlow {
     /// The profile's provider as a relying party, each part logging under its own label, the client
     /// authenticating as `--client-auth` says or as chosen from its credentials and the provider's methods.
     func relyingParty(transport: NIOHTTPTransport) async throws -> RelyingParty {
+        if let resource = profile.resource { return try await resourceRelyingParty(resource, transport: transport) }
         guard let clientID = profile.clientID, !clientID.isEmpty else { throw ValidationError("--client-id is required") }
         var (provider, supported) = try await resolveProvider(transport: transport)
         let method = try profile.clientAuthenticationMethod(hasSecret: clientSecret != nil, supported: supported, preset: provider.clientAuthentication)

@@ -36,6 +36,8 @@ struct LoginFlow {
     var flow: LoginFlowKind = .browser
     /// Whether `--timeout` was given: the device flow then waits no longer; without it, until the codes expire.
     var timeoutGiven = true
+    /// `--new-registration`: a `--resource` login registers its client anew instead of using the kept registration.
+    var newRegistration = false
     /// `--qr`: the device flow's link as a QR code too.
     var qr = false
     /// Whether the console shows a line that counts down: only when stderr is a terminal, and not
@@ -64,7 +66,10 @@ struct LoginFlow {
         switch chosen {
         case .clientCredentials: return try await clientCredentialsLogin(rp)
         case .device: return try await deviceLogin(rp)
-        case .browser, .auto: return try await browserLogin(rp).stored
+        case .browser, .auto:
+            // A resource's login: at a plain OAuth server without an ID token, a refused registration made anew.
+            if rp.protectedResource != nil { return try await resourceBrowserLogin(rp) }
+            return try await browserLogin(rp).stored
         }
     }
 
@@ -96,9 +101,8 @@ struct LoginFlow {
         }
         let timeout = self.timeout
         let verified = try await login.run { start in
-            let redirect = "\(start.scheme ?? "http")://\(start.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "127.0.0.1"):\(start.port ?? 80)/callback"
             Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
-            Console.error("oidc: waiting for the browser to come back to \(redirect) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
+            Console.error("oidc: waiting for the browser to come back to \(Self.callback(of: start)) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
         }
         return try await keep(verified, rp, since: callback)
     }
@@ -114,7 +118,12 @@ struct LoginFlow {
         StoredProvider.attributes(kind: profile.provider, environment: profile.environment, profile: profileName)
     }
 
-    private func listenEndpoints() throws -> [LoopbackRedirectListener.Endpoint] {
+    /// The callback URL of the listener whose start URL is `start`.
+    static func callback(of start: URL) -> String {
+        "\(start.scheme ?? "http")://\(start.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "127.0.0.1"):\(start.port ?? 80)/callback"
+    }
+
+    func listenEndpoints() throws -> [LoopbackRedirectListener.Endpoint] {
         guard !profile.listen.isEmpty else { return [.ipv4] }
         return try profile.listen.map { text in
             do throws(OIDCError) { return try LoopbackRedirectListener.Endpoint(parsing: text) } catch {
@@ -125,7 +134,7 @@ struct LoginFlow {
 
     /// The browser to open the start URL with; `nil` prints it only (and says why when there is
     /// no browser here).
-    private func launcher() -> (any BrowserLauncher)? {
+    func launcher() -> (any BrowserLauncher)? {
         switch browser {
         case .none:
             return nil

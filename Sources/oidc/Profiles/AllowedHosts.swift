@@ -26,25 +26,33 @@ enum AllowedHosts {
     /// The allowlist for `url`, after checking that `url` may get the token.
     ///
     /// - Throws: ``OIDCError/Code/hostNotAllowed`` (exit 6) saying how to allow the host.
-    static func allowlist(for url: URL, profile: Profile?, extra: [String], issuer: String, profileName: String) throws(OIDCError) -> HostAllowlist {
+    ///
+    /// - Parameter resource: the login's resource (`oidc login --resource`, RFC 8707), whose host is
+    ///   allowed on the resource's own port, as the issuer's is.
+    static func allowlist(
+        for url: URL, profile: Profile?, extra: [String], issuer: String, resource: String? = nil, profileName: String
+    ) throws(OIDCError) -> HostAllowlist {
         let named = ((profile?.allowHosts ?? []) + extra).map { text -> HostAllowlist.Entry in
             let host = text.lowercased()
             return host.hasPrefix(".") ? HostAllowlist.Entry(String(host.dropFirst()), includesSubdomains: true) : HostAllowlist.Entry(host, includesSubdomains: false)
         }
-        let issuerURL = URL(string: issuer)
-        let allowlist = HostAllowlist(named + [HostAllowlist.Entry(issuerURL?.host?.lowercased() ?? "", includesSubdomains: false)])
+        let origins = [URL(string: issuer), resource.flatMap(URL.init(string:))].compactMap { $0 }
+        let allowlist = HostAllowlist(named + origins.map { HostAllowlist.Entry($0.host?.lowercased() ?? "", includesSubdomains: false) })
+        let which = resource == nil ? "the issuer's host on its own port" : "the issuer's and the resource's hosts, each on its own port"
         func refuse(_ reason: String, context: [String: String]) -> OIDCError {
             let shown = allowlist.entries.map { ($0.includesSubdomains ? "." : "") + $0.domain }.joined(separator: ", ")
             return OIDCError(
                 .hostNotAllowed,
-                "\(reason) The token of profile '\(profileName)' goes to \(shown) only (the issuer's host on its own port); allow another host with: oidc login --profile \(profileName) --allow-host HOST (or --allow-host on this command).",
+                "\(reason) The token of profile '\(profileName)' goes to \(shown) only (\(which)); allow another host with: oidc login --profile \(profileName) --allow-host HOST (or --allow-host on this command).",
                 context: context
             )
         }
         do { try allowlist.check(url) } catch { throw refuse(error.message, context: error.context) }
-        // Allowed only as the issuer's host: on the issuer's port too (on loopback, another port is another program).
-        if !HostAllowlist(named).allows(url), port(of: url) != issuerURL.map(port(of:)) {
-            throw refuse("The URL's port is not the issuer's; the bearer token was not sent.", context: ["host": url.host ?? ""])
+        // Allowed only as the issuer's (or the resource's) host: on its port too (on loopback, another port is another program).
+        let host = url.host?.lowercased()
+        if !HostAllowlist(named).allows(url), !origins.contains(where: { $0.host?.lowercased() == host && port(of: $0) == port(of: url) }) {
+            let whose = resource == nil ? "the issuer's" : "the issuer's or the resource's"
+            throw refuse("The URL's port is not \(whose); the bearer token was not sent.", context: ["host": url.host ?? ""])
         }
         return allowlist
     }

@@ -18,6 +18,13 @@ extension Profile {
     /// Whether `login` is of the issuer and client id these settings name. The issuer is compared
     /// as the provider compares it (exactly; a Schibsted one ignoring one trailing slash).
     func configures(_ login: StoredLogin) -> Bool {
+        if let resource {
+            // A resource's profile finds its issuer and client at each login: the login of its
+            // resource is its own, of the issuer and client `--issuer` and `--client-id` name when given.
+            guard let identifier = try? ResourceIdentifier(parsing: resource), login.resource == identifier.value else { return false }
+            if let clientID, login.clientID != clientID { return false }
+            return issuer.map { IssuerMatching.exact.matches(login.issuer, expected: $0) } ?? true
+        }
         guard let issuer = configuredIssuer, let clientID, login.clientID == clientID else { return false }
         let matching: IssuerMatching = provider == .schibsted ? .ignoringTrailingSlash : .exact
         return matching.matches(login.issuer, expected: issuer)
@@ -25,7 +32,10 @@ extension Profile {
 
     /// "issuer URL (client id ID)", for messages.
     var configuredClient: String {
-        "issuer \(configuredIssuer.map { UntrustedText.sanitized($0) } ?? "unknown") (client id \(UntrustedText.sanitized(clientID ?? "unknown")))"
+        if let resource, issuer == nil {
+            return "resource \(UntrustedText.sanitized(resource)) (client id \(UntrustedText.sanitized(clientID ?? "registered")))"
+        }
+        return "issuer \(configuredIssuer.map { UntrustedText.sanitized($0) } ?? "unknown") (client id \(UntrustedText.sanitized(clientID ?? "unknown")))"
     }
 }
 

@@ -12,6 +12,7 @@ extension Profile {
             Setting("issuer", \.issuer, flag: \AuthorizationOptions.issuer),
             Setting("environment", \.environment, flag: \AuthorizationOptions.environment),
             Setting("client_id", \.clientID, flag: \AuthorizationOptions.clientId),
+            Setting("resource", \.resource, flag: \Login.resource),
             Setting("client_secret_file", \.clientSecretFile, flag: \Login.clientSecretFile) { RememberedPath.absolute($0) },
             Setting("scopes", \.scopes, flags: \AuthorizationOptions.scope) { try ScopeTokens.parse($0) },
             Setting("parameters", \.parameters, flags: \AuthorizationOptions.parameters) { try AuthorizationOptions.parseParameters($0) },

@@ -23,6 +23,9 @@ struct Profile: Equatable {
     /// The Schibsted environment's name or base URL.
     var environment: String?
     var clientID: String?
+    /// `--resource`: the protected resource (RFC 8707, RFC 9728) the logins are for; the issuer and,
+    /// without `--client-id`, the client are found from it at each login.
+    var resource: String?
     var clientSecretFile: String?
     var scopes: [String] = []
     var parameters: [OAuthParameter] = []

@@ -71,10 +71,14 @@ struct ProfileLogin {
         let method = provider.clientAuthentication
         let secret = method == .none || method == .privateKeyJWT || method.isMutualTLS ? nil : try clientSecret(file: clientSecretFile)
         let authentication = try (boundProfile ?? Profile()).clientAuthentication(method: method, secret: secret)
-        return TokenClient(
+        var client = TokenClient(
             provider: provider, clientID: login.clientID, authentication: authentication, transport: transport, now: CLIClock.now,
             logger: CLILog.logger(.token)
         )
+        // A resource's login asks for every token with its resource (RFC 8707): refreshes, and a
+        // client's own tokens asked for anew.
+        client.resource = login.resource
+        return client
     }
 
     /// Whether the client authenticates with a secret or a private key and none is at hand (a

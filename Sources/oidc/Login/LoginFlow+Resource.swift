@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import OIDC
+
+/// `oidc login --resource URL`: a login that starts from a protected resource's URL alone (an MCP
+/// server's endpoint). The library finds the issuer (RFC 9728, RFC 8414, OpenID discovery), the
+/// client (`--client-id` as given, else the registration kept for that issuer in the store's
+/// `registrations` directory, else a new RFC 7591 registration kept there for every profile), and
+/// sends the resource's identifier as `resource` (RFC 8707) with every request; what is here is the
+/// CLI's part: the flags' checks, where registrations are kept, the loopback port, one new
+/// registration when the server refuses the kept one.
+enum ResourceLogin {
+    /// The `client_name` of the registrations oidc makes.
+    static let clientName = "oidc"
+
+    /// The checks of `--resource` that need no network: an absolute http(s) URL (the library
+    /// holds it to the rules of a resource identifier), no preset, and not given twice.
+    static func validate(resource: String, provider: AuthorizationOptions.Provider?, parameters: [String]) throws {
+        guard let url = URL(string: resource), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            throw ValidationError("--resource needs an absolute https URL (http only on loopback), not '\(UntrustedText.sanitized(resource, limit: 200))'")
+        }
+        if url.fragment != nil { throw ValidationError("--resource: a resource identifier has no fragment (RFC 8707 §2)") }
+        do { _ = try ResourceIdentifier(url) } catch { throw ValidationError("--resource: \(error.message)") }
+        if let provider, provider != .generic { throw ValidationError("--resource finds its provider itself: it does not go with --provider \(provider.rawValue)") }
+        if try AuthorizationOptions.parseParameters(parameters).contains(where: { $0.name == "resource" }) {
+            throw ValidationError("--param resource=… and --resource: give the resource once, with --resource")
+        }
+    }
+
+    /// Where registrations are kept: beside the logins of the store, so that every profile of the
+    /// store shares them (one file per issuer, 0600, in a 0700 directory).
+    static func registrations(in keychain: FileKeychain) throws -> FileRegistrationStore {
+        try FileRegistrationStore(directory: keychain.directory.appendingPathComponent("registrations", isDirectory: true))
+    }
+}
+
+/// `oidc login --new-registration`: the store's registrations, with the kept one of the issuer
+/// passed over, so that a new registration is made and replaces it (for every profile). For a
+/// server that forgot the client, which its sign-in page says, where oidc cannot see it.
+struct NewRegistrationStore: RegistrationStore {
+    let base: FileRegistrationStore
+
+    func registration(for issuer: String) async throws(OIDCError) -> ClientRegistration? { nil }
+
+    func save(_ registration: ClientRegistration) async throws(OIDCError) { try await base.save(registration) }
+
+    func remove(for issuer: String) async throws(OIDCError) { try await base.remove(for: issuer) }
+}
+
+extension LoginFlow {
+    /// The relying party of the profile's `--resource`: its issuer the one `--issuer` names among
+    /// the resource's authorization servers, else the first; its client `--client-id`, else the
+    /// store's registration for that issuer, else a new one naming the `--listen` port when one is
+    /// fixed (a free port otherwise, kept with the registration so that later logins bind it).
+    func resourceRelyingParty(_ resource: String, transport: NIOHTTPTransport) async throws -> RelyingParty {
+        guard let url = URL(string: resource) else { throw ValidationError("--resource is not a URL") }
+        if clientSecret != nil || profile.privateKeyFile != nil {
+            throw ValidationError(
+                "--resource logs in as a public client (PKCE, RFC 8252): a client secret or private key does not go with it; for a confidential client use --issuer URL --client-id ID --param resource=\(UntrustedText.sanitized(resource, limit: 200))")
+        }
+        var configuration = RelyingParty.Configuration()
+        try profile.configure(&configuration, provider: ProviderConfiguration(issuer: profile.issuer ?? resource, authorizationEndpoint: nil))
+        let kept = try ResourceLogin.registrations(in: keychain)
+        let registrations: any RegistrationStore = newRegistration ? NewRegistrationStore(base: kept) : kept
+        var port = try fixedListenPort()
+        if newRegistration, port == nil, let previous = try? keychain.load(key) {
+            // The new registration keeps the port of the one it replaces (the profile's last login's issuer).
+            port = try? await kept.registration(for: previous.issuer)?.callbackPort
+        }
+        let rp = try await RelyingParty.forResource(
+            url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: registrations,
+            clientName: ResourceLogin.clientName, callbackPort: port, transport: transport,
+            requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
+        )
+        // Bearer tokens the resource would refuse: said before anyone signs in.
+        if rp.protectedResource?.dpopBoundAccessTokensRequired == true, !profile.dpop {
+            throw ValidationError(
+                "\(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required, RFC 9728): add --dpop")
+        }
+        return rp
+    }
+
+    /// The port of the first `--listen` endpoint when it names one (not 0).
+    func fixedListenPort() throws -> Int? {
+        guard let first = profile.listen.first else { return nil }
+        do throws(OIDCError) {
+            let port = try LoopbackRedirectListener.Endpoint(parsing: first).port
+            return port == 0 ? nil : port
+        } catch {
+            throw ValidationError("--listen: \(error.message)")
+        }
+    }
+
+    /// The browser login of a `--resource` profile: the registered port bound (unless `--listen`
+    /// names the endpoints), at a plain OAuth server without an ID token; when the server refuses
+    /// a kept registration (`invalid_client`), it is made again and the login run once more.
+    func resourceBrowserLogin(_ rp: RelyingParty) async throws -> StoredLogin {
+        do {
+            return try await resourceBrowserLoginOnce(rp)
+        } catch let error as OIDCError {
+            guard rp.protectedResource?.clientSource == .storedRegistration,
+                let fresh = try await rp.replacingRefusedRegistration(after: error, registrations: try ResourceLogin.registrations(in: keychain), transport: rp.transport)
+            else { throw error }
+            Console.error("oidc: \(rp.provider.issuer) refused the client registered earlier (invalid_client): registered anew; sign in once more")
+            return try await resourceBrowserLoginOnce(fresh)
+        }
+    }
+
+    private func resourceBrowserLoginOnce(_ rp: RelyingParty) async throws -> StoredLogin {
+        let profile = self.profile
+        var login = rp.loopbackLogin(scopes: scopes)
+        if let registered = rp.protectedResource?.callbackPort {
+            if let fixed = try fixedListenPort(), fixed != registered {
+                throw ValidationError(
+                    "--listen names port \(fixed), and the client registered at \(rp.provider.issuer) has its redirect URI on port \(registered); leave out --listen, or give port \(registered)")
+            }
+            if profile.listen.count > 1 { login.listener.endpoints = try listenEndpoints() }
+        } else if !profile.listen.isEmpty {
+            login.listener.endpoints = try listenEndpoints()
+        }
+        login.logger = CLILog.logger(.loopback)
+        login.timeout = timeout
+        login.browser = launcher()
+        login.configure = { request throws(OIDCError) in try profile.configure(&request) }
+        let timeout = self.timeout
+        var stored = try await login.runLogin { start in
+            Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
+            Console.error("oidc: waiting for the browser to come back to \(Self.callback(of: start)) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
+        }
+        stored.attributes = stored.attributes.merging(attributes) { $1 }
+        return try await rp.save(stored, in: keychain, as: key)
+    }
+}
