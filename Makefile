@@ -70,12 +70,15 @@ test-package: deps
 
 # The CLI tests, run against the installed build instead of the debug one; with django-oauth-toolkit
 # (scripts/dot-provider.sh, a device grant without ID tokens) on 127.0.0.1:9410, glewlwyd (its tokens
-# at `oidc resource-server`) and requests-oauth2client (scripts/dpop-client.sh, an independent DPoP
-# client), stopped whatever happens.
+# at `oidc resource-server`), requests-oauth2client (scripts/dpop-client.sh, an independent DPoP
+# client) and the MCP Python SDK's server (scripts/mcp-server.sh, on 127.0.0.1:9420 and :9421: `oidc
+# login --resource` from its URL alone), stopped whatever happens.
 test-installed: release
 	@scripts/install-deps.sh test
-	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1; scripts/glewlwyd.sh stop > /dev/null 2>&1' EXIT; trap 'exit 130' INT TERM HUP; \
+	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1; scripts/glewlwyd.sh stop > /dev/null 2>&1; scripts/mcp-server.sh stop 9420 > /dev/null 2>&1' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
 	dot=$$(scripts/dot-provider.sh start 9410) || exit 1; eval "$$dot"; \
+	mcp=$$(scripts/mcp-server.sh start 9420) || exit 1; eval "$$mcp"; \
 	glewlwyd=$$(scripts/glewlwyd.sh start) || exit 1; eval "$$glewlwyd"; \
 	dpop=$$(scripts/dpop-client.sh install) || exit 1; eval "$$dpop"; \
 	$(WHO); $(FILES) OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(UNPRIVILEGED) $(SWIFT) test --filter OIDCCLITests
@@ -103,4 +106,4 @@ bench-postgres: deps
 	@scripts/postgres.sh run $(SWIFT) run -c release oidc-postgres-bench
 
 clean:
-	rm -rf .build .build-examples .build-postgres
+	rm -rf .build .build-examples .build-postgres .build-mcp .build-dpop-client
