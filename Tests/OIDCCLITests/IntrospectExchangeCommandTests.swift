@@ -79,7 +79,8 @@ struct IntrospectExchangeCommandTests {
             #expect(answer["issued_token_type"] as? String == TokenExchangeRequest.TokenType.accessToken)
             #expect(answer["access_token"] is String && answer["refresh_token"] == nil)
 
-            let argv = try await sandbox.run(["exchange", "--profile", "ci", "--subject-token", stored.tokens.accessToken.revealedValue])
+            // One `=`-joined argument: a random token that starts with "-" would otherwise be read as an option.
+            let argv = try await sandbox.run(["exchange", "--profile", "ci", "--subject-token=" + stored.tokens.accessToken.revealedValue])
             #expect(argv.status == 2 && argv.stderr.contains("visible to other users in ps"), "\(argv.stderr)")
 
             let refused = try await sandbox.run(["exchange", "--profile", "ci", "--subject-token", "-"], stdin: "not-a-token")
