@@ -1,4 +1,5 @@
 import Foundation
+import OIDCTestSupport
 import Testing
 
 /// The built `oidc` against glewlwyd 2.7.5 (Debian's package), started by `make test-package`
@@ -7,7 +8,7 @@ import Testing
 /// browser), and client-credentials logins with `client_secret_basic` and `private_key_jwt` whose
 /// tokens `oidc introspect` finds active.
 @Suite(
-    "oidc against glewlwyd", .timeLimit(.minutes(3)),
+    "oidc against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydCLIInteropTests {

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc resource-server` against glewlwyd 2.7.5's `at+jwt` access tokens (`aud` = the granted
@@ -9,7 +10,7 @@ import Testing
 /// the server's nonce challenge) from `swift-dpop`. Needs the `OIDC_GLEWLWYD_*` variables of
 /// `scripts/glewlwyd.sh start`.
 @Suite(
-    "oidc resource-server with glewlwyd's tokens", .timeLimit(.minutes(3)),
+    "oidc resource-server with glewlwyd's tokens", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set OIDC_GLEWLWYD_* (scripts/glewlwyd.sh start)")
 )
 struct GlewlwydResourceServerCLITests {

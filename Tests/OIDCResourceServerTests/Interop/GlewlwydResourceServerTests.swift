@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCResourceServer
+import OIDCTestSupport
 import Testing
 
 /// The kit against glewlwyd 2.7.5's access tokens: RFC 9068 JWTs (`typ` `at+jwt`, RS256, `kid`)
@@ -8,7 +9,7 @@ import Testing
 /// that scope: docs/glewlwyd.md), plain from `swift-confidential` and DPoP-bound from
 /// `swift-dpop`. Keys from glewlwyd's `jwks_uri` over real HTTP.
 @Suite(
-    "Resource server against glewlwyd", .timeLimit(.minutes(2)),
+    "Resource server against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydResourceServerTests {

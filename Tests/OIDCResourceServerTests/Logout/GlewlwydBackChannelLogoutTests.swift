@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCResourceServer
+import OIDCTestSupport
 import Testing
 
 /// Back-channel logout from a real provider: glewlwyd 2.7.5's issuer `oidc-logout` (session
@@ -21,7 +22,7 @@ import Testing
 /// `backchannel_logout_session_required` false, the token has no `sid`, and every login of that
 /// user at that client goes.
 @Suite(
-    "Back-channel logout from glewlwyd", .timeLimit(.minutes(2)), .serialized,
+    "Back-channel logout from glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive, .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_LOGOUT_ISSUER"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydBackChannelLogoutTests {

@@ -2,13 +2,14 @@ import Foundation
 import OIDC
 import OIDCTesting
 import Synchronization
+import OIDCTestSupport
 import Testing
 
 /// DPoP (RFC 9449) against glewlwyd 2.7.5, whose `oidc` issuer requires nonces (each usable 10
 /// times, shared by its token and userinfo endpoints, a new one given on a 200 when it rotates)
 /// and whose `swift-dpop` client must have DPoP-bound tokens (docs/glewlwyd.md, "DPoP").
 @Suite(
-    "DPoP against glewlwyd", .timeLimit(.minutes(2)),
+    "DPoP against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydDPoPTests {

@@ -2,6 +2,7 @@ import Foundation
 import OIDC
 import OIDCTesting
 import Synchronization
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ import Glibc
 /// One test at a time: glewlwyd 2.7.5 on SQLite answers concurrent logins of one client with 500s
 /// now and then ("FOREIGN KEY constraint failed", "get_sub_public - Error executing h_select" in its log).
 @Suite(
-    "Interop with glewlwyd", .timeLimit(.minutes(2)), .serialized,
+    "Interop with glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive, .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydInteropTests {

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// JARM (signed authorization responses) against glewlwyd 2.7.5, started with
 /// `oauth-fapi-allow-jarm` by `scripts/glewlwyd.sh start` (docs/glewlwyd.md): its discovery lists
 /// `jwt` and `query.jwt`, and it signs the response with its ID-token key (RS256).
 @Suite(
-    "Interop with glewlwyd: JARM", .timeLimit(.minutes(2)),
+    "Interop with glewlwyd: JARM", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydJARMInteropTests {
