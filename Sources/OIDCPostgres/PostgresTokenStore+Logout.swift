@@ -10,7 +10,7 @@ extension PostgresTokenStore {
     /// The statement finds the rows by the columns ``save(_:for:)`` writes beside the sealed
     /// record (`client_id`, and SHA-256 of the issuer with `sub`, and with `sid`), never by opening
     /// records. With both `sub` and `sid`, a login saved without a session id matches by `sub`,
-    /// as ``LoginSelector/matches(_:)`` says. Logins saved before ``migrate()`` added those columns
+    /// as `LoginSelector.matches(_:)` says. Logins saved before ``migrate()`` added those columns
     /// are found after their next save.
     ///
     /// What one statement cannot do: a refresh of a matching login that holds its lock at that

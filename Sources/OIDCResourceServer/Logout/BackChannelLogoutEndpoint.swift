@@ -78,7 +78,7 @@ public struct BackChannelLogoutEndpoint: Sendable {
     }
 
     /// Checks the request and, when the token is good, deletes the logins it names from `store`
-    /// (``TokenStore/deleteLogins(_:)`` with ``LogoutToken/selector(clientID:)``). When the
+    /// (`TokenStore.deleteLogins(_:)` with ``LogoutToken/selector(clientID:)``). When the
     /// store fails, the answer is `400` (§2.8: the logout failed) and the token's `jti` is
     /// released from the replay store, so that the provider's retry of the same token is taken
     /// (with a replay store that can forget: ``ReplayStore/release(_:)``).

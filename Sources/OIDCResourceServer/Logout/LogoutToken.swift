@@ -28,7 +28,7 @@ public struct LogoutToken: Sendable {
     /// Every claim, as parsed.
     public let claims: [String: JSONValue]
 
-    /// The logins this token logs out, for ``TokenStore/deleteLogins(_:)``: this issuer's
+    /// The logins this token logs out, for `TokenStore.deleteLogins(_:)`: this issuer's
     /// logins of `clientID` with the token's `sid` and `sub` (each one when present).
     public func selector(clientID: String) -> LoginSelector {
         LoginSelector(checkedIssuer: issuer, clientID: clientID, subject: subject, sessionID: sessionID)

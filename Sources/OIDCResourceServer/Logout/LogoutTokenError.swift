@@ -50,5 +50,6 @@ public struct LogoutTokenError: Error, Sendable, Equatable, CustomStringConverti
         self.message = message
     }
 
+    /// "Logout token refused (rule): message", never the token.
     public var description: String { "Logout token refused (\(rule.rawValue)): \(message)" }
 }
