@@ -43,7 +43,7 @@ struct MCPClientCommand: AsyncParsableCommand {
             throw ValidationError("--resource is not a URL.")
         }
         let keychain = try FileKeychain(directory: store.map { URL(fileURLWithPath: $0) })
-        let registrations = try FileRegistrationStore(directory: store.map { $0 + "/registrations" })
+        let registrations = try FileRegistrationStore(directory: store.map { URL(fileURLWithPath: $0 + "/registrations", isDirectory: true) })
         try await withNIOHTTPTransport { transport in
             let login = try await MCPLogin.forResource(
                 endpoint, clientID: clientID, registrations: registrations, keychain: keychain, profile: profile, transport: transport)

@@ -28,7 +28,7 @@ struct PythonMCPServerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         return try await body(
             try FileKeychain(directory: directory.appendingPathComponent("logins")),
-            try FileRegistrationStore(directory: directory.appendingPathComponent("registrations").path), directory)
+            try FileRegistrationStore(directory: directory.appendingPathComponent("registrations", isDirectory: true)), directory)
     }
 
     @Test("from the URL alone: a registration, a login with resource, the tools listed; a refresh carries resource; another process reuses the login")
