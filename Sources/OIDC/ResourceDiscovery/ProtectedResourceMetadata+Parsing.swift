@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 extension ProtectedResourceMetadata {
     /// Reads a metadata document (RFC 9728 §2, §3.2) with the strict parser (duplicate members,
