@@ -56,6 +56,21 @@ usage() {
     exit 2
 }
 
+# Secrets and keys another user made are not reused: `oidc` refuses a secret or key file that is
+# neither its caller's nor root's (as ssh does), and a user cannot read another's 0600 files. So a
+# start by root after an ordinary user's (.ci/run does that) makes its own, and says so.
+own_secrets() {
+    local secrets="$state/secrets" me
+    me=$(id -u)
+    [ -e "$secrets" ] || return 0
+    if [ -z "$(find "$secrets" "$tls_dir" ! -user "$me" -print -quit 2>/dev/null)" ]; then
+        return 0
+    fi
+    echo "glewlwyd: $secrets holds files of another user; making new secrets and keys for $(id -un)" >&2
+    rm -rf "$secrets" "$tls_dir" 2>/dev/null ||
+        die "cannot remove $secrets (another user's files); remove it as that user or root, or set GLEWLWYD_STATE_DIR"
+}
+
 glewlwyd_bin() {
     local bin=${GLEWLWYD_BIN:-}
     [ -n "$bin" ] || bin=$(command -v glewlwyd 2>/dev/null || true)
@@ -300,6 +315,7 @@ cmd_start() {
     command -v curl >/dev/null 2>&1 || die "curl not found (Debian: apt-get install curl)"
     command -v openssl >/dev/null 2>&1 || die "openssl not found (Debian: apt-get install openssl)"
     mkdir -p "$state"
+    own_secrets
     echo "$mode" >"$mode_file"
     data=$(make_data_dir)
     schema | as_owner sqlite3 "$data/glewlwyd.db" >/dev/null || die "could not make $data/glewlwyd.db"
