@@ -254,40 +254,11 @@ cmd_start() {
         die "the user and client could not be made (provision.py)"
     }
 
-    # In its own session (setsid, then exec: the PID stays the server's), stdin from /dev/null and
-    # output to the log, so that the caller's pipes are not held open and a Ctrl-C to the caller's
-    # process group does not reach it. --noreload: one process, no file watcher.
-    PYTHONUNBUFFERED=1 "$venv/bin/python" -c '
-import os, sys
-try:
-    os.setsid()
-except OSError:
-    pass
-os.chdir(sys.argv[1])
-os.execv(sys.argv[2], sys.argv[2:])
-' "$site" "$venv/bin/python" "$site/manage.py" runserver --noreload "127.0.0.1:$port" </dev/null >>"$log_file" 2>&1 &
-    pid=$!
+    # --noreload: one process, no file watcher.
+    pid=$(cd "$site" && PYTHONUNBUFFERED=1 launch_detached "$log_file" "$venv/bin/python" "$site/manage.py" runserver --noreload "127.0.0.1:$port")
     echo "$pid" >"$pid_file"
-
-    local deadline=$((SECONDS + start_timeout))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            rm -f "$pid_file"
-            echo "dot-provider: the server exited at start; the end of $log_file:" >&2
-            tail -n 20 "$log_file" >&2 || true
-            exit 1
-        fi
-        if answers "$port"; then
-            export_lines "$port" >"$env_file"
-            cat "$env_file"
-            return 0
-        fi
-        sleep 0.3
-    done
-    echo "dot-provider: no 200 from http://127.0.0.1:$port/o/.well-known/openid-configuration within ${start_timeout}s; stopping it. The end of $log_file:" >&2
-    tail -n 20 "$log_file" >&2 || true
-    stop_pid "$pid"
-    exit 1
+    ready() { answers "$port" && export_lines "$port" >"$env_file" && cat "$env_file"; }
+    await_start "$pid" "http://127.0.0.1:$port/o/.well-known/openid-configuration"
 }
 
 # Stops PID (scripts/lib/peer.sh) and removes its pid file and database.
@@ -296,21 +267,7 @@ stop_pid() {
     rm -f "$pid_file" "$state/db.sqlite3"
 }
 
-cmd_stop() {
-    [ $# -le 1 ] || usage
-    [ $# -eq 0 ] || check_port "$1"
-    local pid
-    if ! pid=$(running_pid); then
-        rm -f "$pid_file"
-        echo "dot-provider: not running" >&2
-        return 0
-    fi
-    if [ $# -eq 1 ] && [ "$1" != "$(cat "$port_file" 2>/dev/null)" ]; then
-        die "the running provider (PID $pid) is on port $(cat "$port_file" 2>/dev/null), not $1"
-    fi
-    stop_pid "$pid"
-    echo "dot-provider: stopped (PID $pid)" >&2
-}
+cmd_stop() { peer_stop "$@"; }
 
 cmd_status() {
     [ $# -eq 0 ] || usage
@@ -321,15 +278,4 @@ cmd_status() {
     cat "$env_file"
 }
 
-[ $# -ge 1 ] || usage
-command=$1
-shift
-case "$command" in
-    start) cmd_start "$@" ;;
-    stop) cmd_stop "$@" ;;
-    status) cmd_status "$@" ;;
-    -h | --help | help)
-        sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
-        ;;
-    *) usage ;;
-esac
+peer_main "$@"

@@ -404,13 +404,4 @@ cmd_status() {
     cat "$env_file"
 }
 
-[ $# -ge 1 ] || usage
-command=$1
-shift
-case "$command" in
-    start) cmd_start "$@" ;;
-    stop) cmd_stop "$@" ;;
-    status) cmd_status "$@" ;;
-    -h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
-    *) usage ;;
-esac
+peer_main "$@"

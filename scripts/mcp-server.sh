@@ -121,59 +121,21 @@ cmd_start() {
         die "could not make the control secret"
     echo "$port" >"$port_file"
 
-    # In its own session (setsid, then exec: the PID stays the server's), stdin from /dev/null and
-    # output to the log, so that the caller's pipes are not held open and a Ctrl-C to the caller's
-    # process group does not reach it.
-    PYTHONUNBUFFERED=1 "$venv/bin/python" -c '
-import os, sys
-try:
-    os.setsid()
-except OSError:
-    pass
-os.execv(sys.argv[1], sys.argv[1:])
-' "$venv/bin/python" "$server" --port "$port" --as-port "$((port + 1))" \
-        --control-secret-file "$secrets/control" --access-token-ttl "$ttl" </dev/null >"$log_file" 2>&1 &
-    pid=$!
+    : >"$log_file"
+    pid=$(PYTHONUNBUFFERED=1 launch_detached "$log_file" "$venv/bin/python" "$server" --port "$port" --as-port "$((port + 1))" \
+        --control-secret-file "$secrets/control" --access-token-ttl "$ttl")
     echo "$pid" >"$pid_file"
-
-    local deadline=$((SECONDS + start_timeout))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            rm -f "$pid_file"
-            echo "mcp-server: the server exited at start; the end of $log_file:" >&2
-            tail -n 20 "$log_file" >&2 || true
-            exit 1
-        fi
-        if answers "$port"; then
-            export_lines "$port" >"$env_file"
-            cat "$env_file"
-            return 0
-        fi
-        sleep 0.3
-    done
-    echo "mcp-server: no 200 from the metadata of 127.0.0.1:$port and :$((port + 1)) within ${start_timeout}s; stopping it. The end of $log_file:" >&2
-    tail -n 20 "$log_file" >&2 || true
-    stop_process "$pid" "$stop_timeout"
-    rm -f "$pid_file"
-    exit 1
+    ready() { answers "$port" && export_lines "$port" >"$env_file" && cat "$env_file"; }
+    await_start "$pid" "the metadata of 127.0.0.1:$port and :$((port + 1))"
 }
 
-cmd_stop() {
-    [ $# -le 1 ] || usage
-    [ $# -eq 0 ] || check_port "$1"
-    local pid
-    if ! pid=$(running_pid); then
-        rm -f "$pid_file"
-        echo "mcp-server: not running" >&2
-        return 0
-    fi
-    if [ $# -eq 1 ] && [ "$1" != "$(cat "$port_file" 2>/dev/null)" ]; then
-        die "the running server (PID $pid) is on port $(cat "$port_file" 2>/dev/null), not $1"
-    fi
-    stop_process "$pid" "$stop_timeout"
-    rm -f "$pid_file"
-    echo "mcp-server: stopped (PID $pid)" >&2
+# Stops PID (scripts/lib/peer.sh) and removes its pid file.
+stop_pid() {
+    stop_process "$1" "$stop_timeout"
+    forget_pid
 }
+
+cmd_stop() { peer_stop "$@"; }
 
 cmd_status() {
     [ $# -eq 0 ] || usage
@@ -184,15 +146,4 @@ cmd_status() {
     cat "$env_file"
 }
 
-[ $# -ge 1 ] || usage
-command=$1
-shift
-case "$command" in
-    start) cmd_start "$@" ;;
-    stop) cmd_stop "$@" ;;
-    status) cmd_status "$@" ;;
-    -h | --help | help)
-        sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
-        ;;
-    *) usage ;;
-esac
+peer_main "$@"

@@ -112,39 +112,12 @@ cmd_start() {
         die "something else is listening on 127.0.0.1:$port; choose another port"
     fi
 
-    # In its own session (setsid, then exec: the PID stays the provider's), stdin from /dev/null and
-    # output to the log: the caller's pipes are not held open and a Ctrl-C or a signal to the
-    # caller's process group does not reach the provider.
-    NO_COLOR=1 PYTHONUNBUFFERED=1 "$venv/bin/python" -c '
-import os, sys
-try:
-    os.setsid()
-except OSError:
-    pass
-os.execv(sys.argv[1], sys.argv[1:])
-' "$venv/bin/oidc-provider-mock" --host 127.0.0.1 --port "$port" "$@" </dev/null >"$log_file" 2>&1 &
-    pid=$!
+    : >"$log_file"
+    pid=$(NO_COLOR=1 PYTHONUNBUFFERED=1 launch_detached "$log_file" "$venv/bin/oidc-provider-mock" --host 127.0.0.1 --port "$port" "$@")
     echo "$pid" >"$pid_file"
     echo "$wanted_args" >"$args_file"
-
-    local deadline=$((SECONDS + start_timeout))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            rm -f "$pid_file" "$args_file"
-            echo "mock-provider: the provider exited at start; the end of $log_file:" >&2
-            tail -n 20 "$log_file" >&2 || true
-            exit 1
-        fi
-        if issuer=$(issuer_at "$port"); then
-            echo "$issuer"
-            return 0
-        fi
-        sleep 0.3
-    done
-    echo "mock-provider: no 200 from http://127.0.0.1:$port/.well-known/openid-configuration within ${start_timeout}s; stopping it. The end of $log_file:" >&2
-    tail -n 20 "$log_file" >&2 || true
-    stop_pid "$pid"
-    exit 1
+    ready() { issuer_at "$port"; }
+    await_start "$pid" "http://127.0.0.1:$port/.well-known/openid-configuration"
 }
 
 # Stops PID (scripts/lib/peer.sh) and removes its pid and args files.
@@ -153,21 +126,10 @@ stop_pid() {
     rm -f "$pid_file" "$args_file"
 }
 
-cmd_stop() {
-    [ $# -le 1 ] || usage
-    [ $# -eq 0 ] || check_port "$1"
-    local pid
-    if ! pid=$(running_pid); then
-        rm -f "$pid_file" "$args_file"
-        echo "mock-provider: not running" >&2
-        return 0
-    fi
-    if [ $# -eq 1 ] && [ -n "$(running_port)" ] && [ "$1" != "$(running_port)" ]; then
-        die "the running provider (PID $pid) is on port $(running_port), not $1"
-    fi
-    stop_pid "$pid"
-    echo "mock-provider: stopped (PID $pid)" >&2
-}
+# What a stopped or failed provider leaves: its pid and args files.
+forget_pid() { rm -f "$pid_file" "$args_file"; }
+
+cmd_stop() { peer_stop "$@"; }
 
 cmd_status() {
     [ $# -le 1 ] || usage
@@ -181,15 +143,4 @@ cmd_status() {
     echo "$issuer"
 }
 
-[ $# -ge 1 ] || usage
-command=$1
-shift
-case "$command" in
-    start) cmd_start "$@" ;;
-    stop) cmd_stop "$@" ;;
-    status) cmd_status "$@" ;;
-    -h | --help | help)
-        sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
-        ;;
-    *) usage ;;
-esac
+peer_main "$@"

@@ -1,5 +1,5 @@
 # Shared by the scripts that run a test peer in the background (mock-provider.sh, dot-provider.sh,
-# glewlwyd.sh): sourced, not run. The sourcing script defines `die` (message, exit 1) and sets
+# mcp-server.sh, glewlwyd.sh): sourced, not run. The sourcing script defines `die` (message, exit 1) and sets
 # `peer` (its name, for messages) first.
 
 # Fails with a usage message unless $1 is a port number (1-65535).
@@ -81,4 +81,83 @@ stop_process() {
     fi
     kill -0 "$pid" 2>/dev/null && die "PID $pid did not stop"
     return 0
+}
+
+# The sourcing script's state, with defaults it may redefine after sourcing: the running peer's
+# port, and what a stopped or failed peer leaves behind (its pid file).
+running_port() { cat "$port_file" 2>/dev/null || true; }
+forget_pid() { rm -f "$pid_file"; }
+
+# launch_detached LOG PROGRAM ARGS...: starts PROGRAM in the background in its own session (setsid,
+# then exec: the PID stays the program's), stdin from /dev/null and output appended to LOG, so that
+# the caller's pipes are not held open and a Ctrl-C to the caller's process group does not reach
+# it; prints its PID. The script's $venv/bin/python does the setsid; a `cd` before it (in the same
+# command substitution) gives PROGRAM its directory.
+launch_detached() {
+    local log=$1
+    shift
+    "$venv/bin/python" -c '
+import os, sys
+try:
+    os.setsid()
+except OSError:
+    pass
+os.execv(sys.argv[1], sys.argv[1:])
+' "$@" </dev/null >>"$log" 2>&1 &
+    echo "$!"
+}
+
+# await_start PID WHAT: waits at most $start_timeout s for the script's `ready` (which prints what a
+# start prints, and fails while the peer does not answer); WHAT names what answers, for the error.
+# The peer exiting, or the time running out (then it is stopped), fails with the end of $log_file.
+await_start() {
+    local pid=$1 what=$2 deadline=$((SECONDS + start_timeout))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            forget_pid
+            echo "$peer: it exited at start; the end of $log_file:" >&2
+            tail -n 20 "$log_file" >&2 || true
+            exit 1
+        fi
+        ready && return 0
+        sleep 0.3
+    done
+    echo "$peer: no 200 from $what within ${start_timeout}s; stopping it. The end of $log_file:" >&2
+    tail -n 20 "$log_file" >&2 || true
+    stop_pid "$pid"
+    exit 1
+}
+
+# stop [PORT]: stops the running peer (the script's running_pid and stop_pid), after checking that
+# it runs on PORT when one is given. Not running: succeeds.
+peer_stop() {
+    [ $# -le 1 ] || usage
+    [ $# -eq 0 ] || check_port "$1"
+    local pid port
+    if ! pid=$(running_pid); then
+        forget_pid
+        echo "$peer: not running" >&2
+        return 0
+    fi
+    port=$(running_port)
+    if [ $# -eq 1 ] && [ -n "$port" ] && [ "$1" != "$port" ]; then
+        die "the running $peer (PID $pid) is on port $port, not $1"
+    fi
+    stop_pid "$pid"
+    echo "$peer: stopped (PID $pid)" >&2
+}
+
+# peer_main ARGS...: the scripts' command line: start, stop, status (the script's cmd_start,
+# cmd_stop and cmd_status), or help (the script's header comment).
+peer_main() {
+    [ $# -ge 1 ] || usage
+    local command=$1
+    shift
+    case "$command" in
+        start) cmd_start "$@" ;;
+        stop) cmd_stop "$@" ;;
+        status) cmd_status "$@" ;;
+        -h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
+        *) usage ;;
+    esac
 }
