@@ -159,7 +159,9 @@ public final class ResourceServer: Sendable {
         case (.bearer, .required):
             throw Denial(.dpopRequired, .invalidToken, "This resource takes DPoP-bound access tokens only.", scheme: .dpop)
         case (.dpop, .off):
-            throw Denial(.dpopNotAccepted, .invalidRequest, "This resource does not take DPoP; send a bearer token.", scheme: .bearer)
+            // A scheme this resource does not take: as if no credentials came (RFC 6750 §3.1), a
+            // 401 whose Bearer challenge carries no error code.
+            throw Denial(.dpopNotAccepted, nil, "This resource does not take DPoP; send a bearer token.", scheme: .bearer)
         case (.bearer, _) where credentials.proof != nil:
             throw Denial(.proofWithBearerToken, .invalidRequest, "A DPoP proof came with a bearer token; send a DPoP-bound token as 'Authorization: DPoP'.")
         default:

@@ -39,6 +39,10 @@ public struct IDTokenClaims: Sendable {
 
     private let members: JSONMembers
 
+    /// Whether the token has an `events` claim: a Security Event Token (RFC 8417), such as a
+    /// back-channel logout token, never an ID token.
+    package var hasEvents: Bool { members.names.contains("events") }
+
     /// Reads the registered claims; ``IDTokenVerifier`` checks their values.
     ///
     /// One pass over the claims in document order, without hashing: this runs on every verification.

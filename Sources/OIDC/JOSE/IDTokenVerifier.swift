@@ -129,6 +129,13 @@ public struct IDTokenVerifier: Sendable {
                 context: ["expected": clientID]
             )
         }
+        // RFC 8417 §4.3, Back-Channel Logout 1.0 §2.4: a Security Event Token (a logout token)
+        // is not an ID token, even untyped and with every ID-token claim.
+        guard !claims.hasEvents else {
+            throw OIDCError(
+                .invalidClaim, "The token has an 'events' claim: it is a security event token (such as a logout token), not an ID token (RFC 8417 §4.3).",
+                context: ["claim": "events"])
+        }
         if claims.audience.count > 1, claims.authorizedParty == nil {
             throw OIDCError(.invalidClaim, "The ID token has several audiences and no 'azp' claim.", context: ["claim": "azp"])
         }

@@ -3,7 +3,8 @@ internal import OIDC
 
 /// An opaque token's facts from the authorization server's introspection answer (RFC 7662 §2.2),
 /// checked as a JWT's claims would be where the answer has them: active; `iss`, when present, one
-/// the resource trusts (or the introspecting provider); `aud`, when present, this resource's;
+/// the resource trusts (or the introspecting provider); `aud`, when present (or required:
+/// ``IntrospectionSettings/requiresAudience``), this resource's;
 /// `exp` not passed and `nbf` not ahead (with the leeway).
 enum Introspected {
     static func facts(_ token: String, cache: IntrospectionCache, configuration: ResourceServer.Configuration, now: Date) async throws(Denial) -> TokenFacts {
@@ -24,6 +25,9 @@ enum Introspected {
         }
         if let audience = answer.audience, !audience.contains(where: { configuration.audiences.contains($0) }) {
             throw .invalidToken(.audienceMismatch, "The access token is not meant for this resource (aud).")
+        }
+        if answer.audience == nil, configuration.introspection?.requiresAudience == true {
+            throw .invalidToken(.audienceMismatch, "The introspection answer names no audience (aud), and this resource requires its own.")
         }
         if let expiry = answer.expiresAt, clock >= expiry.timeIntervalSince1970 + configuration.leeway {
             throw .invalidToken(.tokenExpired, "The access token has expired.")

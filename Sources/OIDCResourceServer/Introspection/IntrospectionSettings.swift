@@ -22,6 +22,12 @@ public struct IntrospectionSettings: Sendable {
     /// how long a revoked token may still be taken. An answer without `exp` is cached for a minute
     /// at most.
     public var maximumCacheDuration: TimeInterval = 3_600
+    /// Whether an active answer must name this resource in `aud` (off by default). RFC 7662 makes
+    /// `aud` optional, and many servers leave it out, so by default an answer without it is taken
+    /// (one with it must name one of the configuration's audiences). Turn it on where the server
+    /// issues tokens for other resources too and says which in `aud`: an answer without `aud` is
+    /// then refused (``AccessRefusal/Rule/audienceMismatch``).
+    public var requiresAudience = false
 
     /// Introspection through `client`.
     public init(client: TokenClient) {

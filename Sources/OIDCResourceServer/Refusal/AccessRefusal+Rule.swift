@@ -80,7 +80,8 @@ extension AccessRefusal {
         public static let unboundTokenAsDPoP = Rule("unbound_token_as_dpop")
         /// This resource takes DPoP-bound tokens only, and a bearer token came.
         public static let dpopRequired = Rule("dpop_required")
-        /// This resource does not take DPoP (its policy is off), and a DPoP token came.
+        /// This resource does not take DPoP (its policy is off), and a DPoP token came: a 401 with
+        /// the Bearer challenge and no error code, as for a scheme it does not know (RFC 6750 §3.1).
         public static let dpopNotAccepted = Rule("dpop_not_accepted")
         /// A `DPoP` header came with a bearer token.
         public static let proofWithBearerToken = Rule("proof_with_bearer_token")

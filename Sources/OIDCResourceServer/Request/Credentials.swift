@@ -26,7 +26,9 @@ struct Credentials: Sendable {
                 }
                 authorization = field.value
             } else if Self.equalsIgnoringCase(field.name, "dpop") {
-                guard proof == nil else { throw .invalidRequest(.duplicateProof, "The request has more than one DPoP header.") }
+                guard proof == nil else {
+                    throw Denial(.duplicateProof, .invalidRequest, "The request has more than one DPoP header.", scheme: .dpop)
+                }
                 proof = field.value
             }
         }
@@ -36,7 +38,7 @@ struct Credentials: Sendable {
                 throw .invalidRequest(.tokenInQuery, "Access tokens in the URL are not accepted; send the token in the Authorization header.")
             }
             if proof != nil {
-                throw .invalidRequest(.missingToken, "A DPoP proof came without an access token in the Authorization header.")
+                throw Denial(.missingToken, .invalidRequest, "A DPoP proof came without an access token in the Authorization header.", scheme: .dpop)
             }
             return nil
         }

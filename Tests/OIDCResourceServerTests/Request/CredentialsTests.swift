@@ -20,7 +20,7 @@ struct CredentialsTests {
         }
     }
 
-    @Test("two Authorization headers, two DPoP headers, or a token in the header and the URL: 400 invalid_request")
+    @Test("two Authorization headers, two DPoP headers, or a token in the header and the URL: 400 invalid_request, on the DPoP challenge for the DPoP header")
     func duplicates() async throws {
         try await ResourceFixture.run { fixture in
             let token = try await fixture.token()
@@ -33,7 +33,10 @@ struct CredentialsTests {
             for (request, rule) in cases {
                 let refusal = try await fixture.refusal(request)
                 #expect(refusal.rule == rule && refusal.status == 400 && refusal.error == "invalid_request")
-                #expect(refusal.challenges.first?.hasPrefix(#"Bearer error="invalid_request", error_description=""#) == true)
+                // The error goes on the challenge of the scheme it is about: a second DPoP header on DPoP's.
+                let scheme = rule == .duplicateProof ? "DPoP" : "Bearer"
+                #expect(refusal.challenges.first?.hasPrefix(scheme + #" error="invalid_request", error_description=""#) == true, "\(refusal.challenges)")
+                #expect(refusal.challenges.count == 2)
             }
         }
     }
@@ -95,13 +98,14 @@ struct CredentialsTests {
         }
     }
 
-    @Test("DPoP off: only a Bearer challenge, and a DPoP-scheme request is invalid_request; DPoP required: only a DPoP challenge")
+    @Test("DPoP off: only a Bearer challenge, and a DPoP-scheme request is a 401 without an error code (RFC 6750 §3.1); DPoP required: only a DPoP challenge")
     func modes() async throws {
         try await ResourceFixture.run({ $0.dpop.mode = .off }) { fixture in
             let token = try await fixture.token()
             #expect(try await fixture.refusal(ResourceFixture.request([])).challenges == ["Bearer " + Self.metadata])
             let refusal = try await fixture.refusal(ResourceFixture.request([("Authorization", "DPoP " + token)]))
-            #expect(refusal.rule == .dpopNotAccepted && refusal.status == 400 && refusal.challenges.count == 1)
+            #expect(refusal.rule == .dpopNotAccepted && refusal.status == 401 && refusal.error == nil)
+            #expect(refusal.challenges == ["Bearer " + Self.metadata])
         }
         try await ResourceFixture.run({ $0.dpop.mode = .required; $0.dpop.algorithms = [.es256] }) { fixture in
             let token = try await fixture.token()

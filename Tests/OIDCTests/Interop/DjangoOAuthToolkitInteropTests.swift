@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Interoperability with django-oauth-toolkit 3.4.1 (PyPI, on Django and oauthlib), an OpenID
@@ -71,38 +72,8 @@ struct DjangoOAuthToolkitInteropTests {
         #expect(error?.message.contains("'openid' scope") == false)
     }
 
-    /// The exit status and output (stdout and stderr together) of the test user agent.
-    struct AgentResult: Sendable {
-        let status: Int32
-        let output: String
-    }
-
-    /// `scripts/dot-agent.py`, the test user's browser, as a subprocess that inherits the
-    /// `OIDC_DOT_*` variables (OIDCTesting's `ChildProcess`), waited for on a thread of its own.
-    /// Each of its requests times out after 10 s, so it ends.
+    /// `scripts/dot-agent.py`, the test user's browser.
     enum Agent {
-        static func run(_ arguments: [String]) async throws -> AgentResult {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(with: Result { try runBlocking(arguments) }) }
-            }
-        }
-
-        private static func runBlocking(_ arguments: [String]) throws -> AgentResult {
-            let script = DjangoOAuthToolkitInteropTests.root.appendingPathComponent("scripts/dot-agent.py").path
-            let agent = try ChildProcess("/usr/bin/env", ["python3", script] + arguments)
-            var output = ""
-            while true {
-                let chunk = agent.readOutput()
-                if chunk.isEmpty { break }
-                output += chunk
-            }
-            let status: Int32
-            switch agent.waitForTermination() {
-            case .exited(let code): status = code
-            case .signalled(let signal): status = 128 + signal
-            }
-            let errors = agent.standardError
-            return AgentResult(status: status, output: output + (errors.isEmpty ? "" : "\n" + errors))
-        }
+        static func run(_ arguments: [String]) async throws -> TestAgent.Result { try await TestAgent.run("dot-agent.py", arguments) }
     }
 }

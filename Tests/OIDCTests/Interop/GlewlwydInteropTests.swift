@@ -68,7 +68,7 @@ struct GlewlwydInteropTests {
             progress.record(event)
             if case .pending = event { waiting.yield() }
         }
-        let user = Task { [userCode = login.userCode] () async throws -> AgentResult? in
+        let user = Task { [userCode = login.userCode] () async throws -> TestAgent.Result? in
             for await _ in waits { return try await Agent.run(["device", userCode, "--issuer", Self.issuer]) }
             return nil
         }
@@ -115,7 +115,7 @@ struct GlewlwydInteropTests {
             if case .slowDown = event { slowing.yield() }
         }
         // The user approves once glewlwyd has said slow_down.
-        let user = Task { [userCode = login.userCode] () async throws -> AgentResult? in
+        let user = Task { [userCode = login.userCode] () async throws -> TestAgent.Result? in
             for await _ in slowed { return try await Agent.run(["device", userCode, "--issuer", Self.issuer]) }
             return nil
         }
@@ -408,42 +408,8 @@ extension GlewlwydInteropTests {
         var slowDowns: Int { events.filter { $0 == "slow_down" }.count }
     }
 
-    /// The exit status and output (stdout and stderr together) of the test user agent.
-    struct AgentResult: Sendable {
-        /// The exit status: 0 approved, 1 failed, 3 an error redirect (authorize).
-        let status: Int32
-        /// What it printed, stdout and stderr together.
-        let output: String
-    }
-
-    /// `scripts/glewlwyd-agent.py`, the test user's browser, as a subprocess that inherits the
-    /// `OIDC_GLEWLWYD_*` variables, started with OIDCTesting's `ChildProcess` (posix_spawn, not
-    /// Foundation's `Process`, whose `run()` on Linux can crash a test process with many descriptors open).
+    /// `scripts/glewlwyd-agent.py`, the test user's browser.
     enum Agent {
-        /// Runs the agent with `arguments`, waiting on a thread of its own (not one of Swift's
-        /// cooperative pool). Each of its requests times out after 10 s, so it ends.
-        static func run(_ arguments: [String]) async throws -> AgentResult {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(with: Result { try runBlocking(arguments) }) }
-            }
-        }
-
-        private static func runBlocking(_ arguments: [String]) throws -> AgentResult {
-            let script = GlewlwydInteropTests.root.appendingPathComponent("scripts/glewlwyd-agent.py").path
-            let agent = try ChildProcess("/usr/bin/env", ["python3", script] + arguments)
-            var output = ""
-            while true {
-                let chunk = agent.readOutput()
-                if chunk.isEmpty { break }
-                output += chunk
-            }
-            let status: Int32
-            switch agent.waitForTermination() {
-            case .exited(let code): status = code
-            case .signalled(let signal): status = 128 + signal
-            }
-            let errors = agent.standardError
-            return AgentResult(status: status, output: output + (errors.isEmpty ? "" : "\n" + errors))
-        }
+        static func run(_ arguments: [String]) async throws -> TestAgent.Result { try await TestAgent.run("glewlwyd-agent.py", arguments) }
     }
 }

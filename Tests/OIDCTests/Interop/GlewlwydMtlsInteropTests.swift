@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Mutual TLS (RFC 8705) against glewlwyd 2.7.5 in its HTTPS mode (`scripts/glewlwyd.sh start --tls`,

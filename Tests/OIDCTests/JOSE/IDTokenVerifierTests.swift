@@ -177,6 +177,20 @@ struct IDTokenVerifierTests {
         }
     }
 
+    @Test("an untyped logout token (events, sid, no nonce) with every ID-token claim is refused as an ID token when no nonce is expected (RFC 8417 §4.3)")
+    func logoutTokenIsNoIDToken() throws {
+        let key = try TestSigningKey.generate(.es256, keyID: "k1")
+        let keys = try JWKSet(json: key.jwksJSON)
+        let logout = standardClaims([
+            "nonce": nil, "auth_time": nil, "sid": "session-1", "jti": "j-1",
+            "events": ["http://schemas.openid.net/event/backchannel-logout": [String: Any]()],
+        ])
+        let token = try key.sign(claims: logout)
+        expectRejection(.invalidClaim, token, keys: keys, verifier: verifier { $0.nonce = .notChecked })
+        expectRejection(.invalidClaim, token, keys: keys, verifier: verifier { $0.nonce = .absent })
+        _ = try verifier { $0.nonce = .notChecked }.verify(key.sign(claims: standardClaims(["nonce": nil, "sid": "session-1"])), keys: keys, now: testNow)
+    }
+
     @Test("crit, padding, whitespace, extra segments and duplicate members are malformed")
     func malformed() throws {
         let key = try TestSigningKey.generate(.es256, keyID: "k1")
