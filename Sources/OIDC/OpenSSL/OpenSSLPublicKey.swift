@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import Synchronization
 
 /// One OpenSSL `EVP_PKEY` holding a public verification key, built once from JWK parameters through
 /// OpenSSL 3's `EVP_PKEY_fromdata`, immutable, freed on `deinit`.
@@ -12,13 +13,31 @@ final class OpenSSLPublicKey: @unchecked Sendable {
     /// `EVP_PKEY_get_size`: for RSA, the modulus length in bytes.
     let size: Int
 
+    /// Verification contexts already set up for this key, by scheme (``Scheme/slot``): OpenSSL 3
+    /// looks up the signature method and builds a key context on every `EVP_DigestVerifyInit`,
+    /// about 3 µs a verification; a context made once verifies any number of digests. Each is
+    /// used by one verification at a time (taken out, then put back), at most
+    /// ``pooledContexts`` kept per scheme.
+    private let contexts = Mutex<[[PooledContext]]>(Array(repeating: [], count: Scheme.slots))
+    private static let pooledContexts = 8
+
+    /// An `EVP_PKEY_CTX` in the pool: used by one verification at a time, so it may move between threads.
+    private struct PooledContext: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
     private init(_ pointer: OpaquePointer) {
         self.pointer = pointer
         self.bits = Int(EVP_PKEY_get_bits(pointer))
         self.size = Int(EVP_PKEY_get_size(pointer))
     }
 
-    deinit { EVP_PKEY_free(pointer) }
+    deinit {
+        contexts.withLock { pools in
+            for pool in pools { for context in pool { EVP_PKEY_CTX_free(context.pointer) } }
+        }
+        EVP_PKEY_free(pointer)
+    }
 
     /// An RSA public key from its big-endian modulus and exponent.
     static func rsa(modulus: [UInt8], exponent: [UInt8]) throws(OIDCError) -> OpenSSLPublicKey {
@@ -104,11 +123,91 @@ final class OpenSSLPublicKey: @unchecked Sendable {
         /// `signature` must already be DER.
         case ecdsa(OpenSSLDigest)
         case ed25519
+
+        static let slots = 9
+
+        /// Where its contexts are pooled; `nil` for Ed25519, which signs the message itself, not a digest.
+        var slot: Int? {
+            switch self {
+            case .pkcs1(let digest): digest.slot
+            case .pss(let digest): 3 + digest.slot
+            case .ecdsa(let digest): 6 + digest.slot
+            case .ed25519: nil
+            }
+        }
+
+        /// The digest the signature covers; `nil` for Ed25519.
+        var digest: OpenSSLDigest? {
+            switch self {
+            case .pkcs1(let digest), .pss(let digest), .ecdsa(let digest): digest
+            case .ed25519: nil
+            }
+        }
     }
 
-    /// `EVP_DigestVerify` of `signature` over `message`: `false` for any mismatch or failure, with
-    /// OpenSSL's error queue cleared.
+    /// Whether `signature` is a valid signature of `message` under `scheme`: `false` for any
+    /// mismatch or failure, with OpenSSL's error queue cleared. RSA and ECDSA hash the message in
+    /// one call (`EVP_Digest`) and check the digest with a pooled context (`EVP_PKEY_verify`,
+    /// with the scheme's padding and `signature_md`, as `EVP_DigestVerify` does); Ed25519 goes
+    /// through `EVP_DigestVerify`.
     func verify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, scheme: Scheme) -> Bool {
+        guard let slot = scheme.slot, let digest = scheme.digest else {
+            return digestVerify(signature: signature, message: message, scheme: scheme)
+        }
+        var empty: UInt8 = 0
+        let ok = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { hash -> Bool in
+            var length: UInt32 = 0
+            let hashed = withUnsafeMutablePointer(to: &empty) { emptyPointer in
+                EVP_Digest(message.count > 0 ? message.baseAddress : UnsafeRawPointer(emptyPointer), message.count, hash.baseAddress, &length, digest.pointer, nil)
+            }
+            guard hashed == 1, let context = takeContext(slot, scheme) else { return false }
+            let signatureBytes = signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            let valid = EVP_PKEY_verify(context, signatureBytes, signature.count, hash.baseAddress, Int(length)) == 1
+            // A context that failed is not trusted again: freed, not pooled.
+            if valid { putBack(context, slot) } else { EVP_PKEY_CTX_free(context) }
+            return valid
+        }
+        if !ok { ERR_clear_error() }
+        return ok
+    }
+
+    /// A verification context of this key for `scheme`: a pooled one, else a new one set up.
+    private func takeContext(_ slot: Int, _ scheme: Scheme) -> OpaquePointer? {
+        if let pooled = contexts.withLock({ $0[slot].popLast() }) { return pooled.pointer }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { return nil }
+        var ok = EVP_PKEY_verify_init(context) == 1
+        switch scheme {
+        case .pkcs1(let digest):
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1 && EVP_PKEY_CTX_set_signature_md(context, digest.pointer) == 1
+        case .pss(let digest):
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
+                && EVP_PKEY_CTX_set_signature_md(context, digest.pointer) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(digest.size)) == 1
+                && EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest.pointer) == 1
+        case .ecdsa(let digest):
+            ok = ok && EVP_PKEY_CTX_set_signature_md(context, digest.pointer) == 1
+        case .ed25519:
+            ok = false
+        }
+        guard ok else {
+            EVP_PKEY_CTX_free(context)
+            return nil
+        }
+        return context
+    }
+
+    private func putBack(_ context: OpaquePointer, _ slot: Int) {
+        let pooled = PooledContext(pointer: context)
+        let kept = contexts.withLock { pools in
+            guard pools[slot].count < Self.pooledContexts else { return false }
+            pools[slot].append(pooled)
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(context) }
+    }
+
+    /// `EVP_DigestVerify` of `signature` over `message` (Ed25519).
+    private func digestVerify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, scheme: Scheme) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
@@ -155,6 +254,9 @@ final class OpenSSLDigest: @unchecked Sendable {
     }
 
     deinit { EVP_MD_free(pointer) }
+
+    /// Its place among the three digests (SHA-256, SHA-384, SHA-512), for pooling.
+    var slot: Int { size <= 32 ? 0 : size <= 48 ? 1 : 2 }
 
     static let sha256 = OpenSSLDigest("SHA256")
     static let sha384 = OpenSSLDigest("SHA384")
