@@ -137,4 +137,22 @@ struct GlewlwydResourceLoginTests {
         #expect(stopped.stderr.contains("oidc: accepted GET /reports: Bearer token of client \(registration.clientID)"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains(first.token) && !stopped.stderr.contains(refreshed.token))
     }
+
+    @Test("glewlwyd 2.7.5 stores a client registered with token_endpoint_auth_method none as confidential: without the agent's fix its code exchange gets 403 unauthorized_client, oidc exits 4, nothing stored")
+    func noneRegistrationStoredConfidential() async throws {
+        let issuer = try Self.variable("DCR_ISSUER"), resource = try Self.variable("DCR_RESOURCE_URL")
+        let server = try await ResourceServerProcess.start([
+            "--issuer", issuer, "--audience", resource, "--port", try Self.variable("DCR_RESOURCE_PORT"), "--require-scope", Self.scope,
+        ])
+        defer { server.process.signal(SIGKILL) }
+        let sandbox = LoginSandbox()
+        let agent = Self.agent.replacingOccurrences(of: " --public-client", with: "")
+        let login = try await sandbox.run(["login", "--resource", resource, "--profile", "gw", "--browser", agent, "--timeout", "60"])
+        #expect(login.status == 4, "\(login.stderr)")
+        #expect(login.stderr.contains("unauthorized_client") && login.stderr.contains("403"), "\(login.stderr)")
+        let registration = try #require(try await ResourceLoginCommandTests.registration(sandbox, issuer), "\(login.stderr)")
+        #expect(try await Self.readRegistration(registration)["client_id"] as? String == registration.clientID)
+        #expect(try sandbox.storedLogin("gw") == nil)
+        _ = await server.stop()
+    }
 }
