@@ -11,6 +11,14 @@ same REST calls that app makes (webapp/login.js), with python3's standard librar
         scopes, and prints the redirect to the client's redirect_uri (with code=..., state=..., iss=...,
         or error=...) on stdout. Exit status 0 when it carries a code, 3 when it carries an error.
 
+    glewlwyd-agent.py authorize URL --deliver [--public-client] [options]
+        As a browser for `oidc login --browser`: URL may be oidc's loopback start URL (followed to the
+        authorization URL), and the final redirect is sent to the client's loopback redirect URI. With
+        --public-client, as admin (password in $OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE), a client that
+        registered itself with token_endpoint_auth_method "none" is made public before the code is
+        issued: glewlwyd 2.7.5 stores such a client as confidential, without a secret, and refuses
+        its token requests (docs/glewlwyd.md, "Registration and resource indicators").
+
     glewlwyd-agent.py authorize AUTHORIZATION_URL --session-file FILE [options]
         The same, and keeps the user's glewlwyd session (its cookies) in FILE (0600), for end-session.
     glewlwyd-agent.py end-session --session-file FILE --id-token-hint-file FILE [--issuer URL]
@@ -218,9 +226,72 @@ def cmd_device(args, defaults: dict) -> None:
                       else params.get("scope", ""), "result": result}))
 
 
+def is_loopback(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+
+
+def admin_browser(args, defaults: dict):
+    """(a Browser logged in as admin, API URL): the password from $OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE."""
+    password_file = defaults.get("OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE")
+    if not password_file or not os.path.isfile(password_file):
+        die("no OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE (run scripts/glewlwyd.sh start)")
+    api = defaults.get("OIDC_GLEWLWYD_API")
+    if not api:
+        die("no OIDC_GLEWLWYD_API (run scripts/glewlwyd.sh start)")
+    with open(password_file, encoding="utf-8") as handle:
+        password = handle.readline().strip()
+    browser = Browser(args.timeout, args.cafile)
+    status, _, text = browser.request("POST", f"{api}/auth/", {"username": "admin", "password": password})
+    if status != 200:
+        die(f"admin login refused: HTTP {status} {text[:200]}")
+    return browser, api
+
+
+def make_registered_client_public(args, defaults: dict, client_id: str) -> None:
+    """glewlwyd 2.7.5 stores a client registered (RFC 7591) with token_endpoint_auth_method "none" as
+    confidential, without a secret, and then refuses its token requests (403 unauthorized_client,
+    log: "confidential client must be authentified with its password"). As admin: such a client is
+    made public (confidential false), as RFC 7591 §2 says "none" means; any other is left alone.
+    One line on stderr says what was done."""
+    browser, api = admin_browser(args, defaults)
+    client_url = f"{api}/client/{urllib.parse.quote(client_id, safe='')}"
+    status, _, text = browser.request("GET", client_url)
+    if status != 200:
+        die(f"GET {client_url}: HTTP {status}")
+    client = json.loads(text)
+    if client.get("confidential") and client.get("token_endpoint_auth_method") == ["none"]:
+        client["confidential"] = False
+        client.pop("source", None)
+        status, _, text = browser.request("PUT", client_url, client)
+        if status != 200:
+            die(f"PUT {client_url}: HTTP {status} {text[:200]}")
+        print(f"glewlwyd-agent: client {client_id} (token_endpoint_auth_method none) made public", file=sys.stderr)
+    browser.request("DELETE", f"{api}/auth/")
+
+
+def deliver(args, location: str) -> None:
+    """As a browser does: the redirect (with a code or an error) goes to the client's loopback redirect URI."""
+    if not is_loopback(location):
+        die(f"not delivered: the redirect URI is not on loopback: {location}", 3)
+    status, _, text = Browser(args.timeout).request("GET", location)
+    print(f"glewlwyd-agent: delivered to the redirect URI: HTTP {status}", file=sys.stderr)
+    if status >= 500:
+        die(f"the redirect URI answered HTTP {status}: {text[:200]}", 3)
+
+
 def cmd_authorize(args, defaults: dict) -> None:
     browser = Browser(args.timeout, args.cafile, args.session_file)
     args.url = follow_local_page(args.url)
+    if args.deliver:
+        # oidc's start URL (http://127.0.0.1:PORT/<random>) redirects to the authorization URL.
+        for _ in range(3):
+            if "api" in urllib.parse.urlsplit(args.url).path.split("/") or not is_loopback(args.url):
+                break
+            status, location, text = browser.request("GET", args.url)
+            if status not in (301, 302, 303, 307) or not location:
+                die(f"GET {args.url}: HTTP {status} without a redirect: {text[:200]}", 3)
+            args.url = urllib.parse.urljoin(args.url, location)
     api = api_of(args.url)
     status, location, text = browser.request("GET", args.url)
     if status != 302 or not location:
@@ -228,9 +299,13 @@ def cmd_authorize(args, defaults: dict) -> None:
     parts = urllib.parse.urlsplit(location)
     if not parts.path.endswith("/login.html"):
         print(location)  # an error redirect to the client, or a code without a login (not seen in 2.7.5)
+        if args.deliver:
+            deliver(args, location)
         sys.exit(0 if "code=" in parts.query else 3)
     params = login_page_params(location)
     log_in_and_grant(browser, api, args, params)
+    if args.public_client:
+        make_registered_client_public(args, defaults, params["client_id"])
     callback = params.get("callback_url")
     if not callback:
         die(f"glewlwyd's login redirect has no callback_url: {location}")
@@ -243,6 +318,8 @@ def cmd_authorize(args, defaults: dict) -> None:
         die(f"glewlwyd sent the user back to its login page: {location}", 3)
     browser.save()
     print(location)
+    if args.deliver:
+        deliver(args, location)
     sys.exit(0 if "code" in query or "code" in fragment else 3)
 
 
@@ -276,20 +353,9 @@ def cmd_end_session(args, defaults: dict) -> None:
 
 
 def cmd_backchannel_uri(args, defaults: dict) -> None:
-    password_file = defaults.get("OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE")
-    if not password_file or not os.path.isfile(password_file):
-        die("no OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE (run scripts/glewlwyd.sh start)")
-    api = defaults.get("OIDC_GLEWLWYD_API")
-    if not api:
-        die("no OIDC_GLEWLWYD_API (run scripts/glewlwyd.sh start)")
     if not args.url.startswith(("http://", "https://")):
         die(f"{args.url} is not an http(s) URL")
-    with open(password_file, encoding="utf-8") as handle:
-        password = handle.readline().strip()
-    browser = Browser(args.timeout, args.cafile)
-    status, _, text = browser.request("POST", f"{api}/auth/", {"username": "admin", "password": password})
-    if status != 200:
-        die(f"admin login refused: HTTP {status} {text[:200]}")
+    browser, api = admin_browser(args, defaults)
     client_url = f"{api}/client/{urllib.parse.quote(args.client_id, safe='')}"
     status, _, text = browser.request("GET", client_url)
     if status != 200:
@@ -324,6 +390,12 @@ def main() -> None:
     authorize = commands.add_parser("authorize", parents=[common])
     authorize.add_argument("url", help="the authorization URL (authorization_endpoint?...), or a file:// page redirecting to it")
     authorize.add_argument("--session-file", help="keep the user's glewlwyd session (cookies) in this file, for end-session")
+    authorize.add_argument("--deliver", action="store_true",
+                           help="as a browser: follow a loopback start URL to the authorization URL, and GET the final "
+                                "redirect (the client's loopback redirect URI) so that the client gets the code")
+    authorize.add_argument("--public-client", action="store_true",
+                           help="as admin, make a dynamically registered client with token_endpoint_auth_method none "
+                                "public before the code is issued (glewlwyd 2.7.5 stores it as confidential)")
     authorize.set_defaults(run=cmd_authorize)
     end_session = commands.add_parser("end-session", parents=[common])
     end_session.add_argument("--session-file", required=True, help="the file authorize --session-file wrote")

@@ -10,8 +10,10 @@ database script (`password`, on a database just made by glewlwyd.sh), then:
     backend's data format (it drops properties it does not list);
   - creates the scope `api.read` and the user `alice` (password scheme) with openid and api.read;
   - creates the clients (see CLIENTS below) with their secrets and keys from DIR/secrets;
-  - creates four OIDC plugin instances (see PLUGINS below), each its own issuer (oidc-logout
-    with OP sessions and back-channel logout);
+  - creates five OIDC plugin instances (see PLUGINS below), each its own issuer (oidc-logout
+    with OP sessions and back-channel logout; oidc-dcr with open dynamic registration and resource
+    indicators for one resource, http://127.0.0.1:PORT on a port free now or $GLEWLWYD_RESOURCE_PORT,
+    exported as OIDC_GLEWLWYD_DCR_RESOURCE_URL and _PORT);
   - with --tls-dir (glewlwyd serving HTTPS with the test CA of that directory): mTLS on every
     issuer (certificate from the TLS session, endpoint aliases .../mtls/...) and the client
     swift-mtls (tls_client_auth, subject CN=swift-mtls, certificate made by glewlwyd.sh);
@@ -25,6 +27,7 @@ import http.cookiejar
 import json
 import os
 import secrets
+import socket
 import ssl
 import subprocess
 import sys
@@ -98,6 +101,12 @@ PLUGINS = {
     # an issuer of its own, so that the authorization responses of the others stay as they were
     # (session management adds session_state to them).
     "oidc-logout": ({"session-management-allowed": True, "back-channel-logout-allowed": True}, "OIDC_GLEWLWYD_LOGOUT"),
+    # Open dynamic registration (RFC 7591, no initial access token; RFC 7592 management) and resource
+    # indicators (RFC 8707) for one resource, RESOURCE_URL (set in main): what `oidc login --resource`
+    # needs when nothing is known but the resource's URL. See "Registration and resource indicators"
+    # in docs/glewlwyd.md.
+    "oidc-dcr": ({"register-client-allowed": True, "register-client-auth-scope": [],
+                  "register-client-management-allowed": True, "resource-allowed": True}, "OIDC_GLEWLWYD_DCR"),
 }
 
 # The OIDC plugin's parameters: glewlwyd 2.7.5's admin app defaults (webapp/admin.js), then what the
@@ -237,6 +246,13 @@ def thumbprint_of(key_path: str) -> str:
     return done.stdout.strip()
 
 
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--api", required=True, help="http://127.0.0.1:PORT/api")
@@ -315,6 +331,13 @@ def main() -> None:
                 body[prop] = spec[prop]
         admin.call("POST", "/client/", body)
 
+    # The resource of oidc-dcr: glewlwyd compares `resource` with its list exactly, so the URL, port
+    # included, is fixed here, on a port free now (or $GLEWLWYD_RESOURCE_PORT), where the tests
+    # start their protected resource (`oidc resource-server --port`).
+    resource_port = int(os.environ.get("GLEWLWYD_RESOURCE_PORT") or free_port())
+    resource_url = f"http://127.0.0.1:{resource_port}"
+    PLUGINS["oidc-dcr"][0]["resource-scope"] = {CUSTOM_SCOPE: [resource_url]}
+
     for name, (overrides, _) in PLUGINS.items():
         parameters = dict(BASE_PLUGIN_PARAMETERS, iss=f"{base}/{name}", key=open(paths["signing"]).read(),
                           cert=signing_public)
@@ -352,6 +375,8 @@ def main() -> None:
         "OIDC_GLEWLWYD_PASSWORD_FILE": paths["user"],
         "OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE": paths["admin"],
         "OIDC_GLEWLWYD_DPOP_KEY_FILE": paths["dpop"],
+        "OIDC_GLEWLWYD_DCR_RESOURCE_URL": resource_url,
+        "OIDC_GLEWLWYD_DCR_RESOURCE_PORT": str(resource_port),
     })
     if args.tls_dir:
         env["OIDC_GLEWLWYD_CA_FILE"] = os.path.join(args.tls_dir, "ca.crt")

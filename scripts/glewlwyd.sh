@@ -8,7 +8,7 @@
 #       /tmp/oidc-glewlwyd.* when that user cannot reach the checkout), writes glewlwyd's config
 #       there, starts glewlwyd on 127.0.0.1:PORT (default: a free port; also $GLEWLWYD_PORT), waits at
 #       most 20 s for it, then provisions it through the admin API (scripts/glewlwyd-provision.py:
-#       three OIDC issuers, the user alice, six clients, their secrets and keys under
+#       five OIDC issuers, the user alice, the clients, their secrets and keys under
 #       .build-glewlwyd/secrets) and prints shell `export OIDC_GLEWLWYD_...=...` lines on stdout (also
 #       in .build-glewlwyd/env.sh and env.json): URLs, client ids and the paths of secret and key
 #       files, never a secret. Already running (same mode, and PORT if given): prints them again.
@@ -22,7 +22,8 @@
 #   scripts/glewlwyd.sh status
 #       Running and answering: prints the export lines, exit 0. Otherwise says why on stderr, exit 1.
 #
-# Environment: GLEWLWYD_PORT (port), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG),
+# Environment: GLEWLWYD_PORT (port), GLEWLWYD_RESOURCE_PORT (the port of oidc-dcr's one resource,
+# default: one free at provisioning), GLEWLWYD_TLS=1 (as --tls), GLEWLWYD_LOG_LEVEL (default DEBUG),
 # GLEWLWYD_DEVICE_INTERVAL (device flow polling interval in seconds, default 2), GLEWLWYD_BIN
 # (default: glewlwyd on PATH), GLEWLWYD_STATE_DIR (default .build-glewlwyd: another directory runs
 # a second instance beside the first, as `make test-package` does for --tls).
