@@ -157,4 +157,24 @@ struct ResourceLoginEdgeTests {
             await holder.close()
         }
     }
+
+    @Test("oidc provider --registration --plain-oauth --resource-requires-dpop: its resource, named on stderr, takes a login with no issuer and no client id, DPoP-bound and without a subject")
+    func embeddedProviderForResource() async throws {
+        let (process, issuer) = try await ProviderAndMintCommandTests.startProvider(["--registration", "--plain-oauth", "--resource-requires-dpop"])
+        defer { process.signal(SIGKILL); _ = process.waitForExit() }
+        let resource = issuer + "/resource"
+        #expect(try await ProviderAndMintCommandTests.get(issuer + "/.well-known/openid-configuration").0 == 404)
+        let sandbox = LoginSandbox()
+        let login = try await sandbox.run(["login", "--resource", resource, "--profile", "mcp"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains("DPoP on, as --dpop"), "\(login.stderr)")
+        let stored = try #require(try sandbox.storedLogin("mcp"))
+        #expect(stored.dpopKey != nil && stored.subject == nil && stored.resource == resource)
+        let request = try await sandbox.run(["request", resource, "--profile", "mcp"])
+        #expect(request.status == 0 && request.stderr.contains("HTTP 200"), "\(request.stderr)")
+        process.signal(SIGTERM)
+        #expect(await process.exitStatus() == 0)
+        let messages = await process.errors()
+        #expect(messages.contains("protected resource: \(resource)") && messages.contains(issuer + "/register"), "\(messages)")
+    }
 }
