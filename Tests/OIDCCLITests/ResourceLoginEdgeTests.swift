@@ -177,4 +177,27 @@ struct ResourceLoginEdgeTests {
         let messages = await process.errors()
         #expect(messages.contains("protected resource: \(resource)") && messages.contains(issuer + "/register"), "\(messages)")
     }
+
+    @Test("a device login with a kept registration the server forgot, which cannot be read: the device request's invalid_client makes it register anew and ask for a code once more")
+    func deviceFlowForgottenRegistration() async throws {
+        var configuration = ResourceLoginCommandTests.configuration
+        configuration.deviceFlow = .init(expiresIn: 120, interval: 1)
+        configuration.registration?.issuesRegistrationAccessToken = false
+        try await withTestProvider(configuration) { provider in
+            let sandbox = LoginSandbox()
+            let first = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "tv"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let old = try #require(try await ResourceLoginCommandTests.registration(sandbox, provider.issuer))
+            await provider.forgetRegistrations()
+            async let approved = DeviceLoginCommandTests.decide(provider)
+            let login = try await sandbox.run(["login", "--profile", "tv", "--flow", "device"], extra: DeviceLoginCommandTests.headless)
+            _ = try await approved
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stderr.contains("refused the client registered earlier (invalid_client): registered anew"), "\(login.stderr)")
+            let new = try #require(try await ResourceLoginCommandTests.registration(sandbox, provider.issuer))
+            #expect(new.clientID != old.clientID && new.callbackPort == old.callbackPort)
+            #expect(try sandbox.storedLogin("tv")?.clientID == new.clientID)
+            #expect(await provider.registrationCount() == 2)
+        }
+    }
 }
