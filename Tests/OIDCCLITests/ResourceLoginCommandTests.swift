@@ -164,14 +164,14 @@ struct ResourceLoginCommandTests {
         }
     }
 
-    @Test("a resource whose metadata wants DPoP-bound tokens (oidc resource-server --dpop required): without --dpop exit 2 before anyone signs in; with it a DPoP-bound login for the resource; status shows the resource")
+    @Test("a resource whose metadata wants DPoP-bound tokens (oidc resource-server --dpop required): with --no-dpop exit 2 before anyone signs in; with --dpop a DPoP-bound login for the resource; status shows the resource")
     func dpopRequired() async throws {
         var configuration = Self.configuration
         configuration.metadataDocuments = .openIDAndOAuth
         try await withTestProvider(configuration) { provider in
             let server = try await ResourceServerProcess.start(["--issuer", provider.issuer, "--audience", "https://api.example.com", "--dpop", "required"])
             let sandbox = LoginSandbox()
-            let bearer = try await sandbox.run(["login", "--resource", server.base, "--scope", "openid", "--profile", "dp"])
+            let bearer = try await sandbox.run(["login", "--resource", server.base, "--scope", "openid", "--no-dpop", "--profile", "dp"])
             #expect(bearer.status == 2, "\(bearer.stderr)")
             #expect(bearer.stderr.contains("dpop_bound_access_tokens_required") && bearer.stderr.contains("add --dpop"), "\(bearer.stderr)")
             #expect(await provider.requestParameters(.authorize).isEmpty)

@@ -4,21 +4,26 @@ internal import Logging
 /// RFC 7591 dynamic registration of a native public client: one `POST` of its metadata to the
 /// server's `registration_endpoint`.
 enum DynamicRegistration {
+    /// The device authorization grant's type (RFC 8628 §3.4).
+    static let deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
     /// Registers a client whose only redirect URI is `redirectURI` (the loopback callback),
-    /// `token_endpoint_auth_method` `none`, `grant_types` `authorization_code` and `refresh_token`,
-    /// `response_types` `code`, `application_type` `native` and `client_name` `clientName`.
+    /// `token_endpoint_auth_method` `none`, `grant_types` `authorization_code` and `refresh_token`
+    /// (and the device grant when `deviceGrant`), `response_types` `code`, `application_type`
+    /// `native` and `client_name` `clientName`.
     ///
     /// - Throws: ``OIDCError/Code/providerError`` for the server's refusal (RFC 7591 §3.2.2);
     ///   ``OIDCError/Code/malformedResponse`` for an answer without `client_id` (§3.2.1) or that is
     ///   no JSON object; transport errors. Nothing of the answer appears in an error or a log
     ///   line but its error code.
     static func register(
-        at endpoint: URL, issuer: String, redirectURI: String, clientName: String, transport: any HTTPTransport, options: HTTPRequestOptions,
-        logger: Logger
+        at endpoint: URL, issuer: String, redirectURI: String, clientName: String, deviceGrant: Bool = false, transport: any HTTPTransport,
+        options: HTTPRequestOptions, logger: Logger
     ) async throws(OIDCError) -> ClientRegistration {
+        let grantTypes = ["authorization_code", "refresh_token"] + (deviceGrant ? [deviceGrantType] : [])
         let metadata: JSONValue = .object([
             "redirect_uris": .array([.string(redirectURI)]), "token_endpoint_auth_method": .string("none"),
-            "grant_types": .array([.string("authorization_code"), .string("refresh_token")]), "response_types": .array([.string("code")]),
+            "grant_types": .array(grantTypes.map(JSONValue.string)), "response_types": .array([.string("code")]),
             "application_type": .string("native"), "client_name": .string(clientName),
         ])
         var headers = HTTPHeaders()

@@ -37,9 +37,13 @@ struct ResourceClient {
         }
         var port = callbackPort ?? 0
         if port == 0 { port = try await LoopbackPorts.free() }
+        // The device grant too when the server offers it (RFC 8628), so that a device login can
+        // use the registration: servers hold a client to its grant_types (RFC 7591 §2). Not
+        // otherwise: some servers refuse grant types they do not know.
+        let offersDevice = metadata.deviceAuthorizationEndpoint != nil || metadata.grantTypesSupported?.contains(DynamicRegistration.deviceGrantType) == true
         let registration = try await DynamicRegistration.register(
-            at: endpoint, issuer: issuer, redirectURI: "http://127.0.0.1:\(port)/callback", clientName: clientName, transport: transport,
-            options: options, logger: logger)
+            at: endpoint, issuer: issuer, redirectURI: "http://127.0.0.1:\(port)/callback", clientName: clientName, deviceGrant: offersDevice,
+            transport: transport, options: options, logger: logger)
         try await registrations.save(registration)
         return ResourceClient(id: registration.clientID, source: .registered, registration: registration)
     }

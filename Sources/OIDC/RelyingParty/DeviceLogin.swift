@@ -101,7 +101,10 @@ public struct DeviceLogin: Sendable {
     ///
     /// - Throws: what ``waitForTokens()`` throws, but never for a missing ID token.
     public func waitForLogin() async throws(OIDCError) -> StoredLogin {
-        let tokens = try await approvedTokens()
+        var tokens = try await approvedTokens()
+        // A plain OAuth server (found from a resource) was asked for no ID token: one that comes
+        // anyway names nobody, as in its browser logins.
+        if relyingParty.protectedResource?.isPlainOAuth == true { tokens.idToken = nil }
         guard let idToken = tokens.idToken else {
             let provider = relyingParty.provider
             var login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
@@ -126,8 +129,9 @@ public struct DeviceLogin: Sendable {
     /// Polls until the user approves, or the codes expire, or ``timeout``: the tokens.
     private func approvedTokens() async throws(OIDCError) -> TokenSet {
         let client = relyingParty.tokenClient(proving: dpopKey)
-        // The keys that would verify an ID token: a provider without them is refused before the wait.
-        _ = try relyingParty.requireKeys()
+        // The keys that would verify an ID token: a provider without them is refused before the
+        // wait (a plain OAuth server's logins need none).
+        if relyingParty.protectedResource?.isPlainOAuth != true { _ = try relyingParty.requireKeys() }
         let started = clock.now()
         let limit = timeout.map { started.addingTimeInterval($0.timeInterval) }
         let deadline = min(authorization.expiresAt, limit ?? .distantFuture)
@@ -209,19 +213,25 @@ extension RelyingParty {
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`
     ///     is always asked for (put first when missing): the login verifies the ID token the
     ///     provider sends (RFC 8628 promises none; ``DeviceLogin/waitForLogin()`` keeps a login without one).
+    ///     At a plain OAuth server (``DiscoveredResource/isPlainOAuth``) exactly `scopes` are asked
+    ///     for, no `jwks_uri` is needed, and ``DeviceLogin/waitForLogin()`` keeps the login without a subject.
     ///   - parameters: more parameters of the request.
     /// - Throws: `profileViolation` under the security profile ``SecurityProfile/fapi2`` (the profile
-    ///   holds the code flow); `missingParameter` when the provider publishes no `jwks_uri`;
+    ///   holds the code flow); `missingParameter` when the provider publishes no `jwks_uri` (but
+    ///   at a plain OAuth server);
     ///   `invalidArgument` when it has no device authorization endpoint; what
     ///   ``TokenClient/requestDeviceAuthorization(scopes:parameters:pkce:)`` throws.
     public func deviceLogin(scopes: [String]? = nil, parameters: [OAuthParameter] = []) async throws(OIDCError) -> DeviceLogin {
         try configuration.securityProfile.checkDeviceFlow()
-        _ = try requireKeys()
+        // A plain OAuth server (found from a resource) gets exactly the scopes asked, and its
+        // logins need no keys: no ID token comes.
+        let plainOAuth = protectedResource?.isPlainOAuth == true
+        if !plainOAuth { _ = try requireKeys() }
         let dpopKey = try newLoginDPoPKey()
         let asked = scopes ?? provider.defaultScopes
         let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
         let authorization = try await tokenClient.requestDeviceAuthorization(
-            scopes: asked.contains("openid") ? asked : ["openid"] + asked, parameters: parameters, pkce: pkce
+            scopes: asked.contains("openid") || plainOAuth ? asked : ["openid"] + asked, parameters: parameters, pkce: pkce
         )
         var login = DeviceLogin(relyingParty: self, authorization: authorization)
         login.dpopKey = dpopKey

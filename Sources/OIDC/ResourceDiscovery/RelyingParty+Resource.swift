@@ -25,6 +25,15 @@ extension RelyingParty {
     /// credentials); its logins ask for the challenge's `scope`, else the document's
     /// `scopes_supported` when no scopes are given; its browser logins bind the registered port.
     ///
+    /// A resource whose document says `dpop_bound_access_tokens_required` (RFC 9728 §2) gets
+    /// DPoP-bound tokens (RFC 9449) even when `configuration` has DPoP off (the default): the
+    /// relying party's ``Configuration/dpop`` is then a new key for each login, kept with the
+    /// login (``StoredLogin/dpopKey``), of the first of ES256, EdDSA, PS256, ES384, ES512, RS256
+    /// that the resource's and the server's `dpop_signing_alg_values_supported` both allow. A
+    /// bearer token would only be refused by the resource, after the user signed in for it.
+    /// A configured key or algorithm is kept as it is. To refuse such a resource instead, check
+    /// ``DiscoveredResource/dpopBoundAccessTokensRequired`` of ``protectedResource``.
+    ///
     /// ```swift
     /// let rp = try await RelyingParty.forResource(URL(string: "https://mcp.example.com/mcp")!, registrations: try FileRegistrationStore())
     /// let login = try await rp.loopbackLogin().runLogin { url in print("Sign in at \(url)") }
@@ -50,6 +59,7 @@ extension RelyingParty {
     ///   - requestOptions: timeout and size limit of every request, discovery's and the provider's.
     ///   - logger: where discovery and every part of the relying party log, never a secret.
     ///   - configuration: the settings of every login and session; the defaults when not given.
+    ///     DPoP is turned on for a resource that requires it (above).
     /// - Throws: ``OIDCError/Code/invalidArgument`` or ``OIDCError/Code/insecureEndpoint`` for a URL
     ///   that is no resource identifier; ``OIDCError/Code/insecureEndpoint`` for a
     ///   `resource_metadata` on another origin over plain http (not loopback);
@@ -75,6 +85,14 @@ extension RelyingParty {
                 .pkceNotSupported,
                 "The authorization server \(issuer) does not list S256 in code_challenge_methods_supported; a login without PKCE is refused (RFC 7636, MCP authorization).",
                 context: ["issuer": issuer, "rule": "code_challenge_methods_supported S256"])
+        }
+        // A resource that takes only DPoP-bound tokens gets them without being asked.
+        let (configuration, dpopTurnedOn) = ResourceDPoP.configuration(
+            configuration, document: found.document, serverAlgorithms: metadata.dpopSigningAlgValuesSupported)
+        if dpopTurnedOn {
+            log.notice(
+                "the resource takes only DPoP-bound tokens (dpop_bound_access_tokens_required): DPoP on, a new key for each login",
+                metadata: ["resource": .string(identifier.value)])
         }
         let client = try await ResourceClient.choose(
             clientID: clientID, issuer: issuer, metadata: metadata, registrations: registrations ?? InMemoryRegistrationStore(),

@@ -228,6 +228,9 @@ extension TestProvider {
         /// Whether its loopback redirect URIs match only with their port (a dynamically registered
         /// client at a provider with ``Registration/exactLoopbackPort``).
         var matchesLoopbackPortExactly = false
+        /// The grant types a dynamically registered client named (RFC 7591 `grant_types`); it may
+        /// use no other (`unauthorized_client`). `nil` (a configured client): any.
+        var registeredGrantTypes: Set<String>?
 
         /// A client; a public one (no secret, ``ClientAuthentication/none``) unless told otherwise.
         public init(

@@ -178,6 +178,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
         flow.newRegistration = newRegistration
+        flow.dpopRefused = dpop == false
         // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.
         flow.countdown = logging.level == nil && DevicePrompt.stderrIsTerminal
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)
@@ -188,7 +189,10 @@ struct Login: AsyncParsableCommand, LoggingCommand {
                 try await login.login(transport: transport)
             }
         }
-        try profiles.save(profile, as: storeOptions.profileName)
+        var kept = profile
+        // DPoP turned on for a resource that takes only bound tokens: remembered, as --dpop is.
+        if profile.resource != nil, stored.isDPoPBound { kept.dpop = true }
+        try profiles.save(kept, as: storeOptions.profileName)
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
     }
 

@@ -63,8 +63,9 @@ extension LoginFlow {
         let kept = try ResourceLogin.registrations(in: keychain)
         let registrations: any RegistrationStore = newRegistration ? NewRegistrationStore(base: kept) : kept
         var port = try fixedListenPort()
-        if newRegistration, port == nil, let previous = try? keychain.load(key) {
-            // The new registration keeps the port of the one it replaces (the profile's last login's issuer).
+        if newRegistration, port == nil, try !listensOnAnyPort(), let previous = try? keychain.load(key) {
+            // The new registration keeps the port of the one it replaces (the profile's last login's
+            // issuer), unless --listen asks for any port (the old one may be taken).
             port = try? await kept.registration(for: previous.issuer)?.callbackPort
         }
         let rp = try await RelyingParty.forResource(
@@ -72,12 +73,37 @@ extension LoginFlow {
             clientName: ResourceLogin.clientName, callbackPort: port, transport: transport,
             requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
         )
-        // Bearer tokens the resource would refuse: said before anyone signs in.
+        // A resource that takes only DPoP-bound tokens: the library turned DPoP on (a new key kept
+        // with the login, as --dpop); the profile remembers it. An explicit --no-dpop would get
+        // bearer tokens the resource refuses: said before anyone signs in.
         if rp.protectedResource?.dpopBoundAccessTokensRequired == true, !profile.dpop {
-            throw ValidationError(
-                "\(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required, RFC 9728): add --dpop")
+            if dpopRefused {
+                throw ValidationError(
+                    "\(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required, RFC 9728): add --dpop")
+            }
+            Console.error(
+                "oidc: \(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (dpop_bound_access_tokens_required, RFC 9728): DPoP on, as --dpop (a new key kept with the login; remembered)")
         }
         return rp
+    }
+
+    /// A taken callback port of a registered client, said with why it is fixed (the registration
+    /// names it in its redirect URI, which the server matches) and the two ways out: free it, or
+    /// register anew on a free port (`--listen 127.0.0.1:0`). Any other `error` as it is.
+    func registeredPortInUse(_ error: OIDCError, _ rp: RelyingParty) -> OIDCError {
+        guard error.code == .portInUse, let registration = rp.protectedResource?.registration, let port = registration.callbackPort else { return error }
+        return OIDCError(
+            .portInUse,
+            "Port \(port) on 127.0.0.1 is in use by another program, and the client oidc registered at \(rp.provider.issuer) has its redirect URI on that port (http://127.0.0.1:\(port)/callback; the server may match it exactly), so the login must listen there. Stop the program that holds port \(port), or register anew on a free port: oidc login --profile \(profileName) --new-registration --listen 127.0.0.1:0")
+    }
+
+    /// Whether the first `--listen` endpoint names port 0: a new registration then names a free
+    /// port, not the port of the registration it replaces.
+    func listensOnAnyPort() throws -> Bool {
+        guard let first = profile.listen.first else { return false }
+        do throws(OIDCError) { return try LoopbackRedirectListener.Endpoint(parsing: first).port == 0 } catch {
+            throw ValidationError("--listen: \(error.message)")
+        }
     }
 
     /// The port of the first `--listen` endpoint when it names one (not 0).
@@ -91,19 +117,40 @@ extension LoginFlow {
         }
     }
 
-    /// The browser login of a `--resource` profile: the registered port bound (unless `--listen`
-    /// names the endpoints), at a plain OAuth server without an ID token; when the server refuses
-    /// a kept registration (`invalid_client`), it is made again and the login run once more.
-    func resourceBrowserLogin(_ rp: RelyingParty) async throws -> StoredLogin {
+    /// The login of a `--resource` profile (`flow` the browser's or the device's): a kept
+    /// registration confirmed first (RFC 7592 read: one the server forgot is made anew, said on
+    /// stderr); when the server refuses a kept registration (`invalid_client`), it is made again
+    /// and the login run once more; a browser login that times out with a kept registration says
+    /// the server may have forgotten it, and names `--new-registration`.
+    func resourceLogin(_ rp: RelyingParty, _ flow: (RelyingParty) async throws -> StoredLogin) async throws -> StoredLogin {
+        var rp = rp
+        if rp.protectedResource?.clientSource == .storedRegistration {
+            rp = try await rp.confirmingKeptRegistration(registrations: try ResourceLogin.registrations(in: keychain), transport: rp.transport)
+            if rp.protectedResource?.clientSource == .registered {
+                let port = rp.protectedResource?.callbackPort.map { " (callback port \($0), as before)" } ?? ""
+                Console.error("oidc: \(rp.provider.issuer) no longer knows the client registered earlier (reading its registration was refused, RFC 7592): registered anew\(port)")
+            }
+        }
         do {
-            return try await resourceBrowserLoginOnce(rp)
+            return try await flow(rp)
         } catch let error as OIDCError {
-            guard rp.protectedResource?.clientSource == .storedRegistration,
-                let fresh = try await rp.replacingRefusedRegistration(after: error, registrations: try ResourceLogin.registrations(in: keychain), transport: rp.transport)
+            guard rp.protectedResource?.clientSource == .storedRegistration else { throw error }
+            if error.code == .loginTimedOut, error.context["startOpened"] == "true" {
+                throw OIDCError(
+                    .loginTimedOut,
+                    "\(error.message) If you signed in and the browser never came back, \(rp.provider.issuer) may have forgotten the client oidc registered there earlier (a server does not send the browser back to a client it does not know): register anew with oidc login --profile \(profileName) --new-registration")
+            }
+            guard let fresh = try await rp.replacingRefusedRegistration(after: error, registrations: try ResourceLogin.registrations(in: keychain), transport: rp.transport)
             else { throw error }
             Console.error("oidc: \(rp.provider.issuer) refused the client registered earlier (invalid_client): registered anew; sign in once more")
-            return try await resourceBrowserLoginOnce(fresh)
+            return try await flow(fresh)
         }
+    }
+
+    /// The browser login of a `--resource` profile: the registered port bound (unless `--listen`
+    /// names the endpoints), at a plain OAuth server without an ID token.
+    func resourceBrowserLogin(_ rp: RelyingParty) async throws -> StoredLogin {
+        try await resourceLogin(rp) { rp in try await resourceBrowserLoginOnce(rp) }
     }
 
     private func resourceBrowserLoginOnce(_ rp: RelyingParty) async throws -> StoredLogin {
@@ -123,10 +170,16 @@ extension LoginFlow {
         login.browser = launcher()
         login.configure = { request throws(OIDCError) in try profile.configure(&request) }
         let timeout = self.timeout
-        var stored = try await login.runLogin { start in
-            Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
-            Console.error("oidc: waiting for the browser to come back to \(Self.callback(of: start)) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
+        let finished: StoredLogin
+        do {
+            finished = try await login.runLogin { start in
+                Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
+                Console.error("oidc: waiting for the browser to come back to \(Self.callback(of: start)) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
+            }
+        } catch {
+            throw registeredPortInUse(error, rp)
         }
+        var stored = finished
         stored.attributes = stored.attributes.merging(attributes) { $1 }
         return try await rp.save(stored, in: keychain, as: key)
     }

@@ -38,6 +38,9 @@ struct LoginFlow {
     var timeoutGiven = true
     /// `--new-registration`: a `--resource` login registers its client anew instead of using the kept registration.
     var newRegistration = false
+    /// `--no-dpop` given: a `--resource` login for a resource that takes only DPoP-bound tokens is
+    /// refused (exit 2) instead of turning DPoP on.
+    var dpopRefused = false
     /// `--qr`: the device flow's link as a QR code too.
     var qr = false
     /// Whether the console shows a line that counts down: only when stderr is a terminal, and not
@@ -65,7 +68,9 @@ struct LoginFlow {
         if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }
         switch chosen {
         case .clientCredentials: return try await clientCredentialsLogin(rp)
-        case .device: return try await deviceLogin(rp)
+        case .device:
+            if rp.protectedResource != nil { return try await resourceLogin(rp) { rp in try await deviceLogin(rp) } }
+            return try await deviceLogin(rp)
         case .browser, .auto:
             // A resource's login: at a plain OAuth server without an ID token, a refused registration made anew.
             if rp.protectedResource != nil { return try await resourceBrowserLogin(rp) }

@@ -35,4 +35,22 @@ struct ResourceGrantsTests {
             #expect(try UnverifiedJWT(stored.tokens.accessToken.revealedValue).claims["aud"]?.stringValue == provider.resourceURL)
         }
     }
+
+    @Test("a device login at a plain OAuth server (RFC 8414 only, no jwks_uri): a registered client with the device grant, exactly the scopes asked, resource sent, kept without a subject")
+    func deviceFlowPlainOAuth() async throws {
+        let configuration = ForResourceTests.plainOAuth { $0.deviceFlow = .init(expiresIn: 60, interval: 1) }
+        try await withTestProvider(configuration) { provider in
+            let rp = try await RelyingParty.forResource(try #require(URL(string: provider.resourceURL)))
+            #expect(rp.protectedResource?.isPlainOAuth == true && rp.keys == nil)
+            #expect(await provider.registeredGrantTypes(of: rp.clientID)?.contains("urn:ietf:params:oauth:grant-type:device_code") == true)
+            let login = try await rp.deviceLogin(scopes: ["read"])
+            Task { _ = try await TestBrowser().open(try #require(login.verificationURIComplete)) }
+            let stored = try await login.waitForLogin()
+            #expect(stored.subject == nil && stored.tokens.idToken == nil)
+            #expect(stored.resource == provider.resourceURL && stored.clientID == rp.clientID)
+            let device = try #require(await provider.requestParameters(.deviceAuthorization).last)
+            #expect(device["scope"] == "read" && device["resource"] == provider.resourceURL, "\(device)")
+            #expect(try UnverifiedJWT(stored.tokens.accessToken.revealedValue).claims["aud"]?.stringValue == provider.resourceURL)
+        }
+    }
 }

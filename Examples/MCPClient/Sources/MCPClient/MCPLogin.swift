@@ -31,20 +31,15 @@ public struct MCPLogin: Sendable {
     /// client id registered there, if you have one; otherwise the client registers itself (once per
     /// authorization server: the registration is kept in `registrations` and reused by every
     /// profile). DPoP-bound tokens (RFC 9449) when the server's metadata says it requires them
-    /// (`dpop_bound_access_tokens_required`), or when `dpop` says so.
+    /// (`dpop_bound_access_tokens_required`: swift-oidc turns DPoP on by itself then), and always
+    /// when `dpop` is `true`.
     public static func forResource(
         _ endpoint: URL, clientID: String? = nil, registrations: any RegistrationStore, keychain: FileKeychain, profile: String = "default",
         dpop: Bool? = nil, transport: any HTTPTransport
     ) async throws -> MCPLogin {
-        var relyingParty = try await RelyingParty.forResource(
+        let relyingParty = try await RelyingParty.forResource(
             endpoint, clientID: clientID, registrations: registrations, clientName: "swift-oidc MCPClient", transport: transport,
             configuration: RelyingParty.Configuration(dpop: dpop == true ? .on : .off))
-        if dpop == nil, relyingParty.protectedResource?.dpopBoundAccessTokensRequired == true {
-            // Found only now: the same discovery again, with DPoP (the registration is reused).
-            relyingParty = try await RelyingParty.forResource(
-                endpoint, clientID: clientID, registrations: registrations, clientName: "swift-oidc MCPClient", transport: transport,
-                configuration: RelyingParty.Configuration(dpop: .on))
-        }
         return MCPLogin(relyingParty: relyingParty, keychain: keychain, resource: endpoint, profile: profile)
     }
 

@@ -72,4 +72,27 @@ struct ResourceLoginTests {
             }
         }
     }
+
+    @Test("a resource whose metadata requires DPoP-bound tokens, dpop not given: one discovery, a DPoP-bound login the resource takes")
+    func dpopWhenTheServerWantsIt() async throws {
+        let directory = OIDCAuthorizerTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Self.configuration(dpop: false)
+        configuration.protectedResource.requiresDPoP = true
+        try await withTestProvider(configuration) { provider in
+            try await withNIOHTTPTransport { transport in
+                let resource = try #require(URL(string: provider.resourceURL))
+                let login = try await MCPLogin.forResource(
+                    resource, registrations: InMemoryRegistrationStore(), keychain: try FileKeychain(directory: directory), transport: transport)
+                #expect(login.relyingParty.configuration.dpop != .off)
+                #expect(await provider.requestCount(.resourceMetadata) == 1)
+                let kept = try await login.logIn(browser: OIDCAuthorizerTests.BackgroundBrowser(transport: transport))
+                #expect(kept.dpopKey != nil)
+                let authorizer = OIDCAuthorizer(session: login.session())
+                let body = try await OIDCAuthorizerTests.post(through: authorizer, to: resource)
+                #expect(body.contains(provider.resourceURL))
+                #expect(authorizer.authorizationHeader(for: resource)?.hasPrefix("DPoP ") == true)
+            }
+        }
+    }
 }

@@ -12,6 +12,7 @@ enum DeviceEndpoints {
         }
         let parameters = checked.parameters
         do throws(OAuthError) {
+            try RegisteredGrants.check(checked.client, uses: RegisteredGrants.deviceCode)
             var challenge: String?
             if let given = parameters.nonEmpty("code_challenge") {
                 guard parameters["code_challenge_method"] == "S256" else { throw .invalidRequest("Only S256 is supported.") }

@@ -58,6 +58,7 @@ enum TokenEndpoint {
             throw OAuthError(code: "invalid_target", description: "resource must be an absolute URI without a fragment (RFC 8707 §2).")
         }
         guard let grantType = parameters.nonEmpty("grant_type") else { throw .invalidRequest("grant_type is missing.") }
+        try RegisteredGrants.check(client, uses: grantType)
         switch grantType {
         case "authorization_code":
             guard let code = parameters.nonEmpty("code") else { throw .invalidRequest("code is missing.") }

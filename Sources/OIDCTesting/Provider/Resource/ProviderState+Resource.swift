@@ -32,9 +32,15 @@ extension ProviderState {
     }
 
     /// Keeps a registered client; its id and registration access token are new random values.
-    func register(_ client: TestProvider.Client, accessToken: String?) {
+    /// `counted` false replaces the token of a client kept already (not a new registration).
+    func register(_ client: TestProvider.Client, accessToken: String?, counted: Bool = true) {
         registrations.clients[client.id] = (client, accessToken.map(Secret.init))
-        registrations.count += 1
+        if counted { registrations.count += 1 }
+    }
+
+    /// Counts a request to a client configuration endpoint (RFC 7592) by its method.
+    func countRegistrationRead(_ method: String) {
+        if method == "GET" { registrations.reads += 1 }
     }
 
     /// The dynamically registered clients.
@@ -55,9 +61,31 @@ struct RegistrationLedger: Sendable {
     var clients: [String: (client: TestProvider.Client, accessToken: Secret?)] = [:]
     /// How many registrations were made, forgotten ones included.
     var count = 0
+    /// How many `GET`s the client configuration endpoints had (RFC 7592 §2.1).
+    var reads = 0
 }
 
 extension ProviderState {
     /// Forgets one registered client (RFC 7592 §2.3).
     func unregister(_ id: String) { registrations.clients[id] = nil }
+}
+
+/// RFC 7591 §2 `grant_types`: the grant types a dynamically registered client "will restrict
+/// itself to using"; the provider holds it to them, as the MCP Python SDK's server and most
+/// servers do.
+enum RegisteredGrants {
+    static let deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+
+    /// `unauthorized_client` (RFC 6749 §5.2) when `client` registered grant types and `grantType` is not one.
+    static func check(_ client: TestProvider.Client, uses grantType: String) throws(OAuthError) {
+        guard let registered = client.registeredGrantTypes, !registered.contains(grantType) else { return }
+        throw OAuthError(code: "unauthorized_client", description: "This client did not register the grant type \(grantType) (RFC 7591 grant_types).")
+    }
+}
+
+extension TestProvider {
+    /// The grant types `clientID` registered (RFC 7591 `grant_types`), if it is a registered client.
+    public func registeredGrantTypes(of clientID: String) async -> Set<String>? {
+        await state.registeredClients.first { $0.id == clientID }?.registeredGrantTypes
+    }
 }

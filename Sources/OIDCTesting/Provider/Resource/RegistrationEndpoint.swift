@@ -2,11 +2,12 @@ internal import Foundation
 internal import OIDC
 
 /// `{issuer}/register`: dynamic client registration (RFC 7591 §3), and `{issuer}/register/{id}`,
-/// the client configuration endpoint (RFC 7592) for `DELETE` with the registration access token.
+/// the client configuration endpoint (RFC 7592) for `GET` and `DELETE` with the registration access token.
 ///
 /// A registration names `redirect_uris` (absolute, no fragment) and may name
 /// `token_endpoint_auth_method` (`none`, `client_secret_basic` (the default, §2), `client_secret_post`),
-/// `grant_types` (`authorization_code` (the default), `refresh_token`, the device grant),
+/// `grant_types` (`authorization_code` (the default), `refresh_token`, the device grant: the
+/// client may use no other, `unauthorized_client` at the token and device authorization endpoints),
 /// `response_types` (`code`), `application_type`, `client_name` and `scope`; other members are
 /// ignored, as §2 allows. The answer (201) echoes the metadata with a new `client_id`, a secret for
 /// a confidential client, and, when configured, a `registration_access_token` and
@@ -57,6 +58,7 @@ enum RegistrationEndpoint {
             let secret = authentication == .none ? nil : try ProviderState.randomToken()
             var client = TestProvider.Client(id: id, secret: secret, authentication: authentication, redirectURIs: redirectURIs)
             client.matchesLoopbackPortExactly = options.exactLoopbackPort
+            client.registeredGrantTypes = Set(grantTypes)
             let accessToken = options.issuesRegistrationAccessToken ? try ProviderState.randomToken() : nil
             await context.state.register(client, accessToken: accessToken)
             var answer: [String: Any] = [
@@ -78,14 +80,37 @@ enum RegistrationEndpoint {
         }
     }
 
-    /// RFC 7592 §2.3: `DELETE` with the registration access token forgets the client (204).
+    /// RFC 7592 with the registration access token: `GET` reads the client's metadata (§2.1: 200,
+    /// with a new registration access token when ``TestProvider/Registration/rotatesRegistrationAccessToken``
+    /// is on); `DELETE` forgets the client (§2.3: 204). An unknown client or another token gets 401
+    /// `invalid_token` (§2.1: the client does not exist).
     private static func configuration(_ request: ProviderRequest, id: String, _ context: ProviderContext) async -> ProviderResponse {
-        guard request.method == "DELETE" else { return .methodNotAllowed("DELETE") }
-        guard let (scheme, token) = request.accessToken, scheme == "bearer", await context.state.registeredClient(id, accessToken: token) != nil else {
+        guard request.method == "DELETE" || request.method == "GET" else { return .methodNotAllowed("GET, DELETE") }
+        await context.state.countRegistrationRead(request.method)
+        guard let (scheme, token) = request.accessToken, scheme == "bearer", let client = await context.state.registeredClient(id, accessToken: token) else {
             return .json(["error": "invalid_token"], status: 401, noStore: true, extraHeaders: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
         }
-        await context.state.unregister(id)
-        return ProviderResponse(status: 204, headers: ProviderResponse.noStore)
+        guard request.method == "GET" else {
+            await context.state.unregister(id)
+            return ProviderResponse(status: 204, headers: ProviderResponse.noStore)
+        }
+        var answer: [String: Any] = [
+            "client_id": client.id, "redirect_uris": client.redirectURIs, "registration_client_uri": context.issuer + RegistrationPaths.register + "/" + id,
+            "token_endpoint_auth_method": client.authentication == .none ? "none" : "client_secret_basic",
+        ]
+        if context.configuration.registration?.rotatesRegistrationAccessToken == true {
+            do {
+                let rotated = try ProviderState.randomToken()
+                await context.state.register(client, accessToken: rotated, counted: false)
+                answer["registration_access_token"] = rotated
+            } catch {
+                return .oauthError(error)
+            }
+        } else {
+            answer["registration_access_token"] = token
+        }
+        if let secret = client.secret { answer["client_secret"] = secret.revealedValue }
+        return .json(answer, noStore: true)
     }
 
     private static func refusal(_ code: String, _ description: String) -> ProviderResponse {

@@ -7,8 +7,8 @@ internal import OIDCResourceServer
 enum ResourceEndpoints {
     /// `/resource` and `/resource/admin`: 200 with who the token belongs to, for a valid access
     /// token issued for this resource (its `aud`, unless ``TestProvider/ProtectedResource/requiresAudience``
-    /// is off); 401 whose challenge names the metadata (`resource_metadata`) and, when configured,
-    /// the `scope` to ask for; at `/resource/admin`, 403 `insufficient_scope` naming
+    /// is off), DPoP-bound when ``TestProvider/ProtectedResource/requiresDPoP`` is on; 401 whose
+    /// challenge names the metadata (`resource_metadata`) and, when configured, the `scope` to ask for; at `/resource/admin`, 403 `insufficient_scope` naming
     /// ``TestProvider/ProtectedResource/stepUpScope`` unless the token has it.
     static func resource(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
         guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed("GET, POST") }
@@ -22,7 +22,9 @@ enum ResourceEndpoints {
             if let named { parameters.append(named) }
             var headers: [(name: String, value: String)] = []
             if let preceding = options.precedingChallenge { headers.append(("WWW-Authenticate", preceding)) }
-            headers.append(("WWW-Authenticate", (["Bearer"] + [parameters.joined(separator: ", ")]).filter { !$0.isEmpty }.joined(separator: " ")))
+            if options.requiresDPoP { parameters.append(#"algs="\#(context.configuration.dpop.algorithms.map(\.rawValue).joined(separator: " "))""#) }
+            let scheme = options.requiresDPoP ? "DPoP" : "Bearer"
+            headers.append(("WWW-Authenticate", ([scheme] + [parameters.joined(separator: ", ")]).filter { !$0.isEmpty }.joined(separator: " ")))
             return .json(["error": error ?? "invalid_request", "error_description": description], status: 401, noStore: true, extraHeaders: headers)
         }
         guard request.accessToken != nil else { return unauthorized(nil, "An access token is required.") }
@@ -37,6 +39,9 @@ enum ResourceEndpoints {
             }
             return response
         case .success(let valid):
+            if options.requiresDPoP, valid.record.jkt == nil {
+                return unauthorized("invalid_token", "This resource takes only DPoP-bound access tokens (RFC 9449).")
+            }
             if options.requiresAudience, valid.record.audience != paths.resource {
                 return unauthorized("invalid_token", "The access token was not issued for this resource (RFC 8707).")
             }
@@ -65,7 +70,8 @@ enum ResourceEndpoints {
         guard let resource = URL(string: options.advertisedResource ?? paths.resource) else { return .notFound }
         var document = ProtectedResourceMetadata(
             resource: resource, authorizationServers: options.authorizationServers ?? [context.issuer], scopesSupported: options.scopesSupported,
-            dpopSigningAlgorithms: context.configuration.dpop.support == .notOffered ? [] : context.configuration.dpop.algorithms)
+            dpopSigningAlgorithms: context.configuration.dpop.support == .notOffered ? [] : context.configuration.dpop.algorithms,
+            dpopBoundAccessTokensRequired: options.requiresDPoP)
         document.resourceName = "TestProvider resource"
         return ProviderResponse(status: 200, headers: [("Content-Type", "application/json")], body: document.json)
     }

@@ -22,6 +22,9 @@ extension TestProvider {
     /// How many clients `/register` has registered, forgotten ones included.
     public func registrationCount() async -> Int { await state.registrations.count }
 
+    /// How many times a client read its registration (`GET` at its `registration_client_uri`, RFC 7592 §2.1).
+    public func registrationReadCount() async -> Int { await state.registrations.reads }
+
     /// The ids of the clients registered and not forgotten.
     public func registeredClientIDs() async -> [String] { await state.registeredClients.map(\.id).sorted() }
 

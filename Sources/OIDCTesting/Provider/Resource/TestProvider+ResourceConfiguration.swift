@@ -35,6 +35,11 @@ extension TestProvider {
         /// Whether an access token is taken only when it was issued for this resource (its `aud`,
         /// RFC 8707); on by default. Off, any valid token of the provider is taken.
         public var requiresAudience = true
+        /// Whether the resource takes only DPoP-bound tokens (RFC 9449 §7.1): its document says
+        /// `dpop_bound_access_tokens_required` (RFC 9728 §2), its 401 challenges under the `DPoP`
+        /// scheme, and a valid bearer token is refused (401, `DPoP error="invalid_token"`). Off by
+        /// default. The provider's ``Configuration/dpop`` must offer DPoP.
+        public var requiresDPoP = false
         /// Whether the token endpoint answers `invalid_target` to a refresh that carries `resource`,
         /// as Microsoft Entra does (AADSTS9010010); off by default.
         public var refusesResourceOnRefresh = false
@@ -51,6 +56,10 @@ extension TestProvider {
         /// Whether the answer carries a `registration_access_token` and `registration_client_uri`
         /// (RFC 7592); on by default.
         public var issuesRegistrationAccessToken = true
+        /// Whether a read of the registration (`GET` at its `registration_client_uri`, RFC 7592
+        /// §2.1) answers with a new `registration_access_token`, the old one no longer valid; off
+        /// by default (the same token is given back).
+        public var rotatesRegistrationAccessToken = false
         /// Whether the metadata says `client_id_metadata_document_supported` (the Client ID Metadata
         /// Document draft): an https `client_id` is then taken as is at `/authorize`, as the URL of
         /// the client's document (the provider trusts it without fetching it). Off by default.

@@ -13,7 +13,9 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
             ISSUER/.well-known/openid-configuration), then serves until SIGINT (exit 130) or SIGTERM \
             (exit 0). Registered by default: the public client 'test-client' with redirect URI \
             http://127.0.0.1/callback on any port (RFC 8252). Every sign-in is the test user, at once, \
-            unless --login-page is given. Test use only: keys and tokens live in memory.
+            unless --login-page is given. Beside it, a protected resource at /resource (RFC 9728 \
+            metadata, a 401 naming it, /resource/admin answering 403 insufficient_scope), for \
+            oidc login --resource. Test use only: keys and tokens live in memory.
             """
     )
 
@@ -64,6 +66,15 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Pushed authorization requests (RFC 9126) at /par: offered (default), required (/authorize takes nothing else) or off.")
     var par: PushedAuthorizationMode = .offered
 
+    @Flag(help: "Serve dynamic client registration (RFC 7591) at ISSUER/register, and reads of a registration (RFC 7592); a registered client's loopback redirect URI matches with its port, as MCP servers' do.")
+    var registration = false
+
+    @Flag(help: "Serve only RFC 8414 metadata: no OpenID discovery, no jwks_uri, no ID tokens (a plain OAuth server, as most MCP authorization servers are).")
+    var plainOauth = false
+
+    @Flag(help: "The protected resource at /resource takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required).")
+    var resourceRequiresDpop = false
+
     enum PushedAuthorizationMode: String, ExpressibleByArgument, CaseIterable {
         case offered, required, off
         var configuration: TestProvider.PushedAuthorizationRequests {
@@ -96,6 +107,13 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
         )
         configuration.user.subject = subject
         configuration.pushedAuthorizationRequests = par.configuration
+        if registration {
+            var registration = TestProvider.Registration()
+            registration.exactLoopbackPort = true
+            configuration.registration = registration
+        }
+        if plainOauth { configuration.metadataDocuments = .oauthOnly }
+        configuration.protectedResource.requiresDPoP = resourceRequiresDpop
         var secret = clientSecret
         if let clientSecretFile { secret = try ClientSecretFile.read(clientSecretFile).revealedValue }
         if let clientId {
@@ -114,7 +132,9 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
             throw OIDCError(.invalidArgument, "The test provider could not listen on \(host):\(port) (\(error)).")
         }
         Console.output(provider.issuer)
-        Console.error("oidc: test provider listening at \(provider.issuer); clients: \(configuration.clients.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
+        let registers = registration ? " and any that registers at \(provider.registrationEndpoint)" : ""
+        Console.error(
+            "oidc: test provider listening at \(provider.issuer); clients: \(configuration.clients.map(\.id).joined(separator: ", "))\(registers); protected resource: \(provider.resourceURL); stop with Ctrl-C")
         let signal = await signals.next()
         try await provider.shutdown()
         Console.error("oidc: test provider stopped")
