@@ -11,13 +11,9 @@ same REST calls that app makes (webapp/login.js), with python3's standard librar
         scopes, and prints the redirect to the client's redirect_uri (with code=..., state=..., iss=...,
         or error=...) on stdout. Exit status 0 when it carries a code, 3 when it carries an error.
 
-    glewlwyd-agent.py authorize URL --deliver [--public-client] [options]
+    glewlwyd-agent.py authorize URL --deliver [options]
         As a browser for `oidc login --browser`: URL may be oidc's loopback start URL (followed to the
-        authorization URL), and the final redirect is sent to the client's loopback redirect URI. With
-        --public-client, as admin (password in $OIDC_GLEWLWYD_ADMIN_PASSWORD_FILE), a client that
-        registered itself with token_endpoint_auth_method "none" is made public before the code is
-        issued: glewlwyd 2.7.5 stores such a client as confidential, without a secret, and refuses
-        its token requests (docs/glewlwyd.md, "Registration and resource indicators").
+        authorization URL), and the final redirect is sent to the client's loopback redirect URI.
 
     glewlwyd-agent.py authorize AUTHORIZATION_URL --session-file FILE [options]
         The same, and keeps the user's glewlwyd session (its cookies) in FILE (0600), for end-session.
@@ -248,28 +244,6 @@ def admin_browser(args, defaults: dict):
     return browser, api
 
 
-def make_registered_client_public(args, defaults: dict, client_id: str) -> None:
-    """glewlwyd 2.7.5 stores a client registered (RFC 7591) with token_endpoint_auth_method "none" as
-    confidential, without a secret, and then refuses its token requests (403 unauthorized_client,
-    log: "confidential client must be authentified with its password"). As admin: such a client is
-    made public (confidential false), as RFC 7591 §2 says "none" means; any other is left alone.
-    One line on stderr says what was done."""
-    browser, api = admin_browser(args, defaults)
-    client_url = f"{api}/client/{urllib.parse.quote(client_id, safe='')}"
-    status, _, text = browser.request("GET", client_url)
-    if status != 200:
-        die(f"GET {client_url}: HTTP {status}")
-    client = json.loads(text)
-    if client.get("confidential") and client.get("token_endpoint_auth_method") == ["none"]:
-        client["confidential"] = False
-        client.pop("source", None)
-        status, _, text = browser.request("PUT", client_url, client)
-        if status != 200:
-            die(f"PUT {client_url}: HTTP {status} {text[:200]}")
-        print(f"glewlwyd-agent: client {client_id} (token_endpoint_auth_method none) made public", file=sys.stderr)
-    browser.request("DELETE", f"{api}/auth/")
-
-
 def deliver(args, location: str) -> None:
     """As a browser does: the redirect (with a code or an error) goes to the client's loopback redirect URI."""
     if not is_loopback(location):
@@ -304,8 +278,6 @@ def cmd_authorize(args, defaults: dict) -> None:
         sys.exit(0 if "code=" in parts.query else 3)
     params = login_page_params(location)
     log_in_and_grant(browser, api, args, params)
-    if args.public_client:
-        make_registered_client_public(args, defaults, params["client_id"])
     callback = params.get("callback_url")
     if not callback:
         die(f"glewlwyd's login redirect has no callback_url: {location}")
@@ -393,9 +365,6 @@ def main() -> None:
     authorize.add_argument("--deliver", action="store_true",
                            help="as a browser: follow a loopback start URL to the authorization URL, and GET the final "
                                 "redirect (the client's loopback redirect URI) so that the client gets the code")
-    authorize.add_argument("--public-client", action="store_true",
-                           help="as admin, make a dynamically registered client with token_endpoint_auth_method none "
-                                "public before the code is issued (glewlwyd 2.7.5 stores it as confidential)")
     authorize.set_defaults(run=cmd_authorize)
     end_session = commands.add_parser("end-session", parents=[common])
     end_session.add_argument("--session-file", required=True, help="the file authorize --session-file wrote")

@@ -13,9 +13,9 @@ import Testing
 /// `oidc request` answered 200, forced refreshes that send the stored resource, a second profile on
 /// the same registration, and glewlwyd's own refusal of a resource it does not list.
 ///
-/// glewlwyd 2.7.5 stores a client registered with `token_endpoint_auth_method` `none` as
-/// confidential (without a secret) and refuses its token requests; the agent, as admin, makes it
-/// public before the first code is issued (`--public-client`, docs/glewlwyd.md).
+/// glewlwyd 2.7.5 stores a client registered with `token_endpoint_auth_method` `none` alone as
+/// confidential (without a secret) and refuses its token requests; the registration oidc sends
+/// also says `client_confidential: false`, glewlwyd's own member, so this login needs no admin.
 @Suite(
     "oidc login --resource against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DCR_ISSUER"] != nil, "set OIDC_GLEWLWYD_* (scripts/glewlwyd.sh start): its oidc-dcr issuer")
@@ -26,7 +26,7 @@ struct GlewlwydResourceLoginTests {
     /// alice in, grants, and sends the redirect to oidc's loopback callback.
     static let agent =
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("scripts/glewlwyd-agent.py").path + " authorize --deliver --public-client"
+        .appendingPathComponent("scripts/glewlwyd-agent.py").path + " authorize --deliver"
 
     static func variable(_ name: String) throws -> String { try GlewlwydCLIInteropTests.variable(name) }
 
@@ -136,23 +136,5 @@ struct GlewlwydResourceLoginTests {
         let stopped = await server.stop()
         #expect(stopped.stderr.contains("oidc: accepted GET /reports: Bearer token of client \(registration.clientID)"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains(first.token) && !stopped.stderr.contains(refreshed.token))
-    }
-
-    @Test("glewlwyd 2.7.5 stores a client registered with token_endpoint_auth_method none as confidential: without the agent's fix its code exchange gets 403 unauthorized_client, oidc exits 4, nothing stored")
-    func noneRegistrationStoredConfidential() async throws {
-        let issuer = try Self.variable("DCR_ISSUER"), resource = try Self.variable("DCR_RESOURCE_URL")
-        let server = try await ResourceServerProcess.start([
-            "--issuer", issuer, "--audience", resource, "--port", try Self.variable("DCR_RESOURCE_PORT"), "--require-scope", Self.scope,
-        ])
-        defer { server.process.signal(SIGKILL) }
-        let sandbox = LoginSandbox()
-        let agent = Self.agent.replacingOccurrences(of: " --public-client", with: "")
-        let login = try await sandbox.run(["login", "--resource", resource, "--profile", "gw", "--browser", agent, "--timeout", "60"])
-        #expect(login.status == 4, "\(login.stderr)")
-        #expect(login.stderr.contains("unauthorized_client") && login.stderr.contains("403"), "\(login.stderr)")
-        let registration = try #require(try await ResourceLoginCommandTests.registration(sandbox, issuer), "\(login.stderr)")
-        #expect(try await Self.readRegistration(registration)["client_id"] as? String == registration.clientID)
-        #expect(try sandbox.storedLogin("gw") == nil)
-        _ = await server.stop()
     }
 }

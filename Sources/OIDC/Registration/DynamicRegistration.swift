@@ -10,7 +10,10 @@ enum DynamicRegistration {
     /// Registers a client whose only redirect URI is `redirectURI` (the loopback callback),
     /// `token_endpoint_auth_method` `none`, `grant_types` `authorization_code` and `refresh_token`
     /// (and the device grant when `deviceGrant`), `response_types` `code`, `application_type`
-    /// `native` and `client_name` `clientName`.
+    /// `native` and `client_name` `clientName`; and `client_confidential` `false`, glewlwyd's own
+    /// name for a public client: glewlwyd 2.7.5 (Debian's) stores a client registered with
+    /// `none` as confidential, without a secret, and refuses its token requests. Servers ignore
+    /// members they do not know (RFC 7591 §2), so it changes nothing elsewhere.
     ///
     /// - Throws: ``OIDCError/Code/providerError`` for the server's refusal (RFC 7591 §3.2.2);
     ///   ``OIDCError/Code/malformedResponse`` for an answer without `client_id` (§3.2.1) or that is
@@ -24,7 +27,7 @@ enum DynamicRegistration {
         let metadata: JSONValue = .object([
             "redirect_uris": .array([.string(redirectURI)]), "token_endpoint_auth_method": .string("none"),
             "grant_types": .array(grantTypes.map(JSONValue.string)), "response_types": .array([.string("code")]),
-            "application_type": .string("native"), "client_name": .string(clientName),
+            "application_type": .string("native"), "client_name": .string(clientName), "client_confidential": .bool(false),
         ])
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/json")

@@ -20,11 +20,10 @@ struct GlewlwydResourceInteropTests {
     }
 
     /// The test user agent as the browser: it follows the start URL, signs alice in, and sends the
-    /// redirect to the listener; as admin it makes the registered client public first (glewlwyd
-    /// 2.7.5 stores a `none` registration as confidential).
+    /// redirect to the listener.
     struct AgentBrowser: BrowserLauncher {
         func open(_ url: URL) async throws(OIDCError) {
-            Task.detached { _ = try? await GlewlwydInteropTests.Agent.run(["authorize", url.absoluteString, "--deliver", "--public-client"]) }
+            Task.detached { _ = try? await GlewlwydInteropTests.Agent.run(["authorize", url.absoluteString, "--deliver"]) }
         }
     }
 
