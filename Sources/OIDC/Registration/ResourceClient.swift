@@ -41,9 +41,22 @@ struct ResourceClient {
         // use the registration: servers hold a client to its grant_types (RFC 7591 §2). Not
         // otherwise: some servers refuse grant types they do not know.
         let offersDevice = metadata.deviceAuthorizationEndpoint != nil || metadata.grantTypesSupported?.contains(DynamicRegistration.deviceGrantType) == true
-        let registration = try await DynamicRegistration.register(
-            at: endpoint, issuer: issuer, redirectURI: "http://127.0.0.1:\(port)/callback", clientName: clientName, deviceGrant: offersDevice,
-            transport: transport, options: options, logger: logger)
+        let redirectURI = "http://127.0.0.1:\(port)/callback"
+        let registration: ClientRegistration
+        do {
+            registration = try await DynamicRegistration.register(
+                at: endpoint, issuer: issuer, redirectURI: redirectURI, clientName: clientName, deviceGrant: offersDevice,
+                transport: transport, options: options, logger: logger)
+        } catch where offersDevice && error.providerError?.error == "invalid_client_metadata" {
+            // A server that offers the device flow yet refuses its grant type in a registration
+            // (glewlwyd 2.7.5 knows it only as `device_authorization`): one registration without it.
+            logger.notice(
+                "the registration with the device grant was refused (invalid_client_metadata); registering without it",
+                metadata: ["issuer": .issuer(issuer)])
+            registration = try await DynamicRegistration.register(
+                at: endpoint, issuer: issuer, redirectURI: redirectURI, clientName: clientName, deviceGrant: false,
+                transport: transport, options: options, logger: logger)
+        }
         try await registrations.save(registration)
         return ResourceClient(id: registration.clientID, source: .registered, registration: registration)
     }

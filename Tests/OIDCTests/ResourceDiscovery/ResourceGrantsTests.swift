@@ -36,6 +36,25 @@ struct ResourceGrantsTests {
         }
     }
 
+    @Test("a server that offers the device flow but refuses its grant type in a registration (invalid_client_metadata, as glewlwyd 2.7.5): registered once more without it")
+    func deviceGrantRefusedInRegistration() async throws {
+        let configuration = ForResourceTests.plainOAuth { $0.deviceFlow = .init(expiresIn: 60, interval: 1) }
+        try await withTestProvider(configuration) { provider in
+            await provider.failNextRequests(1, to: .registration, with: .oauthError("invalid_client_metadata"))
+            let rp = try await RelyingParty.forResource(try #require(URL(string: provider.resourceURL)))
+            #expect(await provider.requestCount(.registration) == 2)
+            let grantTypes = try #require(await provider.registeredGrantTypes(of: rp.clientID))
+            #expect(Set(grantTypes) == ["authorization_code", "refresh_token"])
+        }
+        try await withTestProvider(ForResourceTests.plainOAuth()) { provider in
+            // Another refusal is the answer: not registered again.
+            await provider.failNextRequests(1, to: .registration, with: .oauthError("invalid_redirect_uri"))
+            let error = await #expect(throws: OIDCError.self) { try await RelyingParty.forResource(try #require(URL(string: provider.resourceURL))) }
+            #expect(error?.providerError?.error == "invalid_redirect_uri")
+            #expect(await provider.requestCount(.registration) == 1)
+        }
+    }
+
     @Test("a device login at a plain OAuth server (RFC 8414 only, no jwks_uri): a registered client with the device grant, exactly the scopes asked, resource sent, kept without a subject")
     func deviceFlowPlainOAuth() async throws {
         let configuration = ForResourceTests.plainOAuth { $0.deviceFlow = .init(expiresIn: 60, interval: 1) }
