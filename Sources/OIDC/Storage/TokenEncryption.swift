@@ -63,7 +63,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
     }
 
     /// The ids of every key of the ring, the current one first.
-    public var keyIDs: [String] { [current.id] + previous.map(\.id) }
+    package var ringKeyIDs: [String] { [current.id] + previous.map(\.id) }
 
     /// `TokenEncryption(current: "…", previous: […])`: key ids only.
     public var description: String {

@@ -221,7 +221,7 @@ struct DeviceLoginTests {
             #"{"device_code":"d","user_code":"WDJB\u202eTHJM","verification_uri":"https://idp.example/d","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d\u001b[2J","expires_in":600}"#,
         ] {
-            let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(json: Array(bad.utf8), receivedAt: now) }
+            let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(answer: Array(bad.utf8), receivedAt: now) }
             #expect(error?.code == .malformedResponse)
         }
         let zero = #expect(throws: OIDCError.self) {

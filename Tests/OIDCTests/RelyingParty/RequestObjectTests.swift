@@ -248,6 +248,6 @@ struct RequestObjectTests {
         #expect(metadata.requireSignedRequestObject && metadata.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
         let merged = ProviderConfiguration(issuer: "https://id.example", authorizationEndpoint: URL(string: "https://id.example/a")).merging(metadata)
         #expect(merged.requiresSignedRequestObjects && merged.requestObjectSigningAlgorithms == ["PS256", "ES256"])
-        #expect(throws: OIDCError.self) { try ProviderMetadata(json: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }
+        #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }
     }
 }
