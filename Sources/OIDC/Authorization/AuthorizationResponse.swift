@@ -80,7 +80,7 @@ public struct AuthorizationResponse: Sendable {
 
         if let error = parameters["error"] {
             let details = OIDCError.ProviderError(
-                error, errorDescription: parameters["error_description"], errorURI: parameters["error_uri"]
+                error: error, errorDescription: parameters["error_description"], errorURI: parameters["error_uri"]
             )
             var message = "The provider refused the authorization: \(UntrustedText.sanitized(error))"
             if let description = details.errorDescription { message += " (\(UntrustedText.sanitized(description)))" }

@@ -29,7 +29,7 @@ enum HTTPErrorMapping {
         if let retryAfter = response.headers["Retry-After"] { context["retryAfter"] = UntrustedText.sanitized(retryAfter, limit: 64) }
         let providerError = parseProviderError(response).map { error in
             OIDCError.ProviderError(
-                redact(error.error, secrets), errorDescription: error.errorDescription.map { redact($0, secrets) },
+                error: redact(error.error, secrets), errorDescription: error.errorDescription.map { redact($0, secrets) },
                 errorURI: error.errorURI.map { redact($0, secrets) }
             )
         }
@@ -116,7 +116,7 @@ enum HTTPErrorMapping {
         else { return nil }
         if let error = object["error"]?.stringValue, !error.isEmpty {
             return OIDCError.ProviderError(
-                error, errorDescription: object["error_description"]?.stringValue, errorURI: object["error_uri"]?.stringValue
+                error: error, errorDescription: object["error_description"]?.stringValue, errorURI: object["error_uri"]?.stringValue
             )
         }
         let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
@@ -125,7 +125,7 @@ enum HTTPErrorMapping {
             let type = object["type"]?.stringValue
             let title = object["title"]?.stringValue
             guard let name = title ?? type else { return nil }
-            return OIDCError.ProviderError(name, errorDescription: object["detail"]?.stringValue, errorURI: type)
+            return OIDCError.ProviderError(error: name, errorDescription: object["detail"]?.stringValue, errorURI: type)
         }
         return nil
     }

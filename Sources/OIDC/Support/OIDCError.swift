@@ -207,7 +207,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         public var errorURI: String?
 
         /// An OAuth error with its optional description and URI.
-        package init(_ error: String, errorDescription: String? = nil, errorURI: String? = nil) {
+        public init(error: String, errorDescription: String? = nil, errorURI: String? = nil) {
             self.error = error
             self.errorDescription = errorDescription
             self.errorURI = errorURI

@@ -26,7 +26,7 @@ extension TokenClient {
             logger.debug("userinfo refused", metadata: ["endpoint": .endpoint(url), "status": .int(response.status)])
             if response.status == 401, let error = Self.challengeError(response) {
                 // RFC 6750 §3: the error comes in the challenge, not the body.
-                let details = OIDCError.ProviderError(error, errorDescription: nil)
+                let details = OIDCError.ProviderError(error: error, errorDescription: nil)
                 throw OIDCError(
                     .providerError, "The userinfo endpoint refused the access token (\(UntrustedText.sanitized(error, limit: 64))); refresh it or log in again.",
                     context: ["status": "401", "error": UntrustedText.sanitized(error, limit: 64)], providerError: details

@@ -31,7 +31,7 @@ struct AuthorizationResponseTests {
         }
         #expect(error?.code == .providerError)
         #expect(error?.category == .provider)
-        #expect(error?.providerError == .init("access_denied", errorDescription: "The user said no", errorURI: "https://idp/e"))
+        #expect(error?.providerError == .init(error: "access_denied", errorDescription: "The user said no", errorURI: "https://idp/e"))
         #expect(error?.description.contains("The user said no") == true)
     }
 

@@ -18,7 +18,7 @@ struct MutualTLSConfigurationTests {
     @Test("mtls_endpoint_aliases and tls_client_certificate_bound_access_tokens are read; the configuration uses the aliases only when asked")
     func aliasesRead() throws {
         let metadata = try ProviderMetadata(
-            json: Self.metadata(
+            document: Self.metadata(
                 #","tls_client_certificate_bound_access_tokens":true,"mtls_endpoint_aliases":{"token_endpoint":"https://mtls.example.com/token","par_unknown":"x"}"#
             ), expectedIssuer: "https://login.example.com")
         #expect(metadata.tlsClientCertificateBoundAccessTokens)

@@ -200,13 +200,13 @@ struct DeviceLoginTests {
     func lenientParsing() throws {
         let now = Date()
         let google = try DeviceAuthorization(
-            json: Array(#"{"device_code":"d","user_code":"U","verification_url":"https://www.google.com/device","expires_in":"1800"}"#.utf8),
+            answer: Array(#"{"device_code":"d","user_code":"U","verification_url":"https://www.google.com/device","expires_in":"1800"}"#.utf8),
             receivedAt: now
         )
         #expect(google.interval == .seconds(5) && google.verificationURI.host == "www.google.com")
         #expect(google.expiresAt == now.addingTimeInterval(1800))
         let strings = try DeviceAuthorization(
-            json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":"7"}"#.utf8),
+            answer: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":"7"}"#.utf8),
             receivedAt: now
         )
         #expect(strings.interval == .seconds(7))
@@ -226,7 +226,7 @@ struct DeviceLoginTests {
         }
         let zero = #expect(throws: OIDCError.self) {
             try DeviceAuthorization(
-                json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#.utf8),
+                answer: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#.utf8),
                 receivedAt: now)
         }
         #expect(zero?.message.contains("positive number of seconds") == true)

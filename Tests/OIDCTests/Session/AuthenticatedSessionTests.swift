@@ -92,7 +92,7 @@ struct AuthenticatedSessionTests {
             #expect(await fixture.store.load(Self.key) == nil)
             var events = session.events.makeAsyncIterator()
             let event = await events.next()
-            #expect(event == .loggedOut(.refreshRejected(.init("invalid_grant", errorDescription: nil))) || {
+            #expect(event == .loggedOut(.refreshRejected(.init(error: "invalid_grant", errorDescription: nil))) || {
                 if case .loggedOut(.refreshRejected) = event { return true } else { return false }
             }())
             #expect(delegate.reasons.count == 1)

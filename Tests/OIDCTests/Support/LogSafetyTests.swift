@@ -26,7 +26,7 @@ struct LogSafetyTests {
         let shown = UntrustedText.sanitized(text)
         #expect(shown == "invalid_grant?fake=1")
         #expect(!Self.hasUnsafe(Logger.MetadataValue.untrusted(text).description))
-        let error = OIDCError(.providerError, "refused", providerError: OIDCError.ProviderError(text, errorDescription: nil, errorURI: nil))
+        let error = OIDCError(.providerError, "refused", providerError: OIDCError.ProviderError(error: text, errorDescription: nil, errorURI: nil))
         #expect(!Self.hasUnsafe(Logger.Metadata.failure(error)["oauth_error"]?.description ?? ""))
         // Ordinary text, accents and emoji included, is left alone.
         #expect(UntrustedText.sanitized("Zoë 🙂 — 東京") == "Zoë 🙂 — 東京")
