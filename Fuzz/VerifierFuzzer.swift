@@ -31,14 +31,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? UnverifiedJWT(token)
     case 1:  // a JWKS document
         if let set = try? JWKSet(json: Array(body)) {
-            for key in set.keys { for algorithm in [JWSAlgorithm.es256, .edDSA, .ed25519, .rs256] { _ = key.canVerify(algorithm) } }
+            for key in set.keys { for algorithm in [JWSAlgorithm.es256, .edDSA, .ed25519, .rs256] { _ = key.mayVerify(algorithm) } }
         }
     case 2:  // strict JSON and base64url
         _ = try? StrictJSON.parseObject(Array(body), maximumDepth: 16)
         _ = Base64URL.decode(body)
     case 4:  // a provider's device authorization (RFC 8628), introspection (RFC 7662) and pushed request (RFC 9126) answers
-        _ = try? DeviceAuthorization(json: Array(body), receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
-        _ = try? TokenIntrospection(json: Array(body))
+        _ = try? DeviceAuthorization(answer: Array(body), receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        _ = try? TokenIntrospection(answer: Array(body))
         _ = try? PushedAuthorization(json: Array(body), now: Date(timeIntervalSince1970: 1_800_000_000))
     case 5:  // a client's private key: a JWK or PEM, as read from --private-key-file
         let text = String(decoding: body, as: UTF8.self)

@@ -22,10 +22,10 @@ extension ResourceServer {
             throw invalid("An issuer is listed twice among the trusted issuers.")
         }
         guard !configuration.audiences.isEmpty else { throw invalid("A resource server needs at least one accepted audience.") }
-        guard !configuration.algorithms.isEmpty, !configuration.algorithms.contains(where: \.isHMAC) else {
+        guard !configuration.algorithms.isEmpty, !configuration.algorithms.contains(where: \.isHMACAlgorithm) else {
             throw invalid("Access tokens must be accepted with asymmetric algorithms only (RFC 9068 §4): no HMAC, and at least one.")
         }
-        guard configuration.dpop.mode == .off || (!configuration.dpop.algorithms.isEmpty && !configuration.dpop.algorithms.contains(where: \.isHMAC)) else {
+        guard configuration.dpop.mode == .off || (!configuration.dpop.algorithms.isEmpty && !configuration.dpop.algorithms.contains(where: \.isHMACAlgorithm)) else {
             throw invalid("DPoP proofs must be accepted with asymmetric algorithms only (RFC 9449 §4.2): no HMAC, and at least one.")
         }
         guard configuration.leeway.isFinite, configuration.leeway >= 0, configuration.dpop.maximumProofAge.isFinite,

@@ -69,7 +69,7 @@ public final class ResourceServer: Sendable {
                     !configuration.issuers.contains { $0.issuer == issuer }
                 },
             scopesSupported: configuration.scopesSupported,
-            dpopSigningAlgorithms: dpop.mode == .off ? [] : JWSAlgorithm.allCases.filter { dpop.algorithms.contains($0) && !$0.isHMAC },
+            dpopSigningAlgorithms: dpop.mode == .off ? [] : JWSAlgorithm.allCases.filter { dpop.algorithms.contains($0) && !$0.isHMACAlgorithm },
             dpopBoundAccessTokensRequired: dpop.mode == .required
         )
     }

@@ -20,9 +20,9 @@ public struct TestSigningKey: Sendable {
     /// Ed25519 for EdDSA.
     public static func generate(_ algorithm: JWSAlgorithm, keyID: String? = nil, rsaBits: Int = 2048) throws -> TestSigningKey {
         let kind: OpenSSLPrivateKey.Kind
-        switch algorithm.keyType {
+        switch algorithm.jwkKeyType {
         case "RSA": kind = .rsa(bits: rsaBits)
-        case "EC": kind = .ec(curve: algorithm.curve ?? "P-256")
+        case "EC": kind = .ec(curve: algorithm.jwkCurve ?? "P-256")
         case "OKP": kind = .ed25519
         default: throw OIDCError(.invalidArgument, "HMAC tokens need a secret, not a signing key; use TokenMinter.")
         }

@@ -92,7 +92,7 @@ struct DPoPCommandTests {
             let jws = try ParsedJWS(proof)
             #expect(jws.type == "dpop+jwt" && jws.algorithm == .es256)
             let jwk = try #require(jws.header["jwk"]?.objectValue)
-            try jws.verifySignature(with: try JWK(object: jwk))
+            try jws.verifySignature(with: try JWK(members: jwk))
             #expect(jwk == (try UnverifiedJWT(try key.proof(method: "GET", url: provider.protectedResource)).header["jwk"]?.objectValue))
             let claims = try UnverifiedJWT(proof).claims
             #expect(claims["htm"]?.stringValue == "GET")

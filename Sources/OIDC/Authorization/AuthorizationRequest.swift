@@ -120,7 +120,7 @@ public struct AuthorizationRequest: Sendable {
     }
 
     /// Parameters the library sets itself; additional parameters may not use these names.
-    public static let reservedParameterNames: Set<String> = [
+    package static let librarySetParameterNames: Set<String> = [
         "client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "login_hint", "max_age", "ui_locales", "acr_values", "prompt",
         "dpop_jkt",
@@ -164,7 +164,7 @@ public struct AuthorizationRequest: Sendable {
         var extraNames = Set<String>()
         for parameter in additionalParameters {
             guard !parameter.name.isEmpty else { throw .invalidArgument("An additional parameter has an empty name.") }
-            guard !Self.reservedParameterNames.contains(parameter.name) else {
+            guard !Self.librarySetParameterNames.contains(parameter.name) else {
                 throw OIDCError(
                     .reservedParameter,
                     "The parameter '\(parameter.name)' is set by the library; use its dedicated option instead.",

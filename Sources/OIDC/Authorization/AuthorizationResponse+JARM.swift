@@ -26,7 +26,7 @@ extension AuthorizationResponse {
     public init(
         callbackURL: URL, request: AuthorizationRequest, verifier: JARMVerifier, keys: JWKSCache, now: Date = Date()
     ) async throws(OIDCError) {
-        guard request.responseMode?.isJWTSecured == true else {
+        guard request.responseMode?.isJARM == true else {
             throw .invalidArgument("The request did not ask for a signed response (JARM); read its callback with AuthorizationResponse(callbackURL:request:).")
         }
         let response = try Self.securedResponse(in: try Self.queryParameters(of: callbackURL))

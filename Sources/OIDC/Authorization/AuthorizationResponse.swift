@@ -27,7 +27,7 @@ public struct AuthorizationResponse: Sendable {
     ///   ``OIDCError/Code/providerError`` with the provider's `error` and description,
     ///   ``OIDCError/Code/missingParameter`` when there is no code.
     public init(callbackURL: URL, request: AuthorizationRequest) throws(OIDCError) {
-        if let mode = request.responseMode, mode.isJWTSecured {
+        if let mode = request.responseMode, mode.isJARM {
             throw .invalidArgument(
                 "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): read its callback with AuthorizationResponse(callbackURL:request:verifier:keys:), or RelyingParty.completeLogin(callback:for:), which verify it first."
             )

@@ -17,5 +17,5 @@ public enum AuthorizationResponseMode: String, Sendable, CaseIterable {
 
     /// Whether the response comes as a signed JWT (JARM) that must be verified before anything in
     /// it is believed: ``jwt`` and ``queryJWT``.
-    public var isJWTSecured: Bool { self != .query }
+    package var isJARM: Bool { self != .query }
 }

@@ -44,7 +44,7 @@ extension FrontChannel {
         let provider = relyingParty.provider
         if let mode = request.responseMode, let supported = provider.responseModesSupported, !supported.contains(mode.rawValue) {
             throw .invalidArgument(
-                "The provider \(provider.issuer) does not offer response_mode=\(mode.rawValue) (its response_modes_supported: \(supported.joined(separator: ", "))); \(mode.isJWTSecured ? "it cannot sign its authorization responses (JARM), so do not ask for them" : "leave the response mode unset").",
+                "The provider \(provider.issuer) does not offer response_mode=\(mode.rawValue) (its response_modes_supported: \(supported.joined(separator: ", "))); \(mode.isJARM ? "it cannot sign its authorization responses (JARM), so do not ask for them" : "leave the response mode unset").",
                 context: ["response_mode": mode.rawValue]
             )
         }

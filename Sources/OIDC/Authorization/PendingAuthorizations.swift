@@ -94,7 +94,7 @@ public actor PendingAuthorizations {
 
     /// The `state` claim of a JARM callback's `response`, unverified; `nil` for a plain request.
     private static func signedState(_ parameters: [OAuthParameter], _ request: AuthorizationRequest) -> String? {
-        guard request.responseMode?.isJWTSecured == true, let response = parameters["response"] else { return nil }
+        guard request.responseMode?.isJARM == true, let response = parameters["response"] else { return nil }
         return (try? UnverifiedJWT(response))?.claims["state"]?.stringValue
     }
 

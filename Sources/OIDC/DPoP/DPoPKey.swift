@@ -26,7 +26,7 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: ``OIDCError/Code/invalidKey`` for an HMAC algorithm (a proof needs a public key).
     public init(_ key: JWSSigningKey) throws(OIDCError) {
-        guard !key.algorithm.isHMAC else {
+        guard !key.algorithm.isHMACAlgorithm else {
             throw OIDCError(.invalidKey, "A DPoP proof is signed with a private key; \(key.algorithm.rawValue) uses a shared secret.")
         }
         // The public JWK holds only the key's public members: no kid, use or alg (RFC 9449 §4.2).

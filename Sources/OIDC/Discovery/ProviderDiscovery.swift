@@ -87,7 +87,7 @@ public actor ProviderDiscovery {
     public func invalidate(_ issuer: String) { cache[issuer] = nil }
 
     /// The two well-known locations for `issuer`, in the order they are tried.
-    public static func documentURLs(for issuer: String) throws(OIDCError) -> [URL] {
+    package static func wellKnownURLs(for issuer: String) throws(OIDCError) -> [URL] {
         guard let url = URL(string: issuer), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.query == nil, components.fragment == nil
         else {
@@ -107,7 +107,7 @@ public actor ProviderDiscovery {
     private static func load(
         _ issuer: String, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
     ) async throws(OIDCError) -> ProviderMetadata {
-        let locations = try documentURLs(for: issuer)
+        let locations = try wellKnownURLs(for: issuer)
         for (index, location) in locations.enumerated() {
             var headers = HTTPHeaders()
             headers.add("Accept", "application/json")
@@ -119,7 +119,7 @@ public actor ProviderDiscovery {
             guard response.status == 200 else {
                 throw HTTPErrorMapping.unexpectedStatus(response, endpoint: location, what: "metadata document")
             }
-            let metadata = try ProviderMetadata(json: response.body, expectedIssuer: issuer)
+            let metadata = try ProviderMetadata(document: response.body, expectedIssuer: issuer)
             logger.debug("provider metadata loaded", metadata: ["issuer": .issuer(issuer), "url": .endpoint(location)])
             return metadata
         }

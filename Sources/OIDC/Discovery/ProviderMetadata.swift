@@ -78,7 +78,7 @@ public struct ProviderMetadata: Sendable {
     /// - Throws: ``OIDCError/Code/malformedResponse`` for a document that is not a JSON object or
     ///   has members of the wrong type; ``OIDCError/Code/issuerMismatch`` when its `issuer` is not
     ///   `expectedIssuer`; ``OIDCError/Code/insecureEndpoint`` for a plain-http endpoint off loopback.
-    public init(json: [UInt8], expectedIssuer: String) throws(OIDCError) {
+    package init(document json: [UInt8], expectedIssuer: String) throws(OIDCError) {
         try self.init(json: json, expectedIssuer: expectedIssuer, requiresKeys: true)
     }
 

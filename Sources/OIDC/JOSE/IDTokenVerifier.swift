@@ -76,13 +76,13 @@ public struct IDTokenVerifier: Sendable {
         guard allowedAlgorithms.contains(jws.algorithm) else {
             throw OIDCError(
                 .algorithmNotAllowed,
-                jws.algorithm.isHMAC
+                jws.algorithm.isHMACAlgorithm
                     ? "The token is signed with \(jws.algorithm.rawValue), which is accepted only when the client explicitly allows it with its secret."
                     : "The token's algorithm \(jws.algorithm.rawValue) is not among the allowed ones.",
                 context: ["alg": jws.algorithm.rawValue]
             )
         }
-        if jws.algorithm.isHMAC {
+        if jws.algorithm.isHMACAlgorithm {
             guard let hmacSecret else {
                 throw OIDCError(.algorithmNotAllowed, "The token is signed with \(jws.algorithm.rawValue) and no client secret is configured for it.")
             }

@@ -44,7 +44,7 @@ public struct JARMVerifier: Sendable {
     /// ``ProviderConfiguration/authorizationSigningAlgorithms`` this library verifies (HMAC left
     /// out), or RS256 when it names none.
     public init(provider: ProviderConfiguration, clientID: String) {
-        let named = Set(provider.authorizationSigningAlgorithms.compactMap(JWSAlgorithm.init(rawValue:)).filter { !$0.isHMAC })
+        let named = Set(provider.authorizationSigningAlgorithms.compactMap(JWSAlgorithm.init(rawValue:)).filter { !$0.isHMACAlgorithm })
         self.init(issuer: provider.issuer, clientID: clientID, allowedAlgorithms: named.isEmpty ? [.rs256] : named)
     }
 
@@ -69,7 +69,7 @@ public struct JARMVerifier: Sendable {
         }
         let jws = try ParsedJWS(response, maximumLength: maximumLength)
         var keyChoice = IDTokenVerifier(issuer: issuer, clientID: clientID, nonce: .notChecked)
-        keyChoice.allowedAlgorithms = allowedAlgorithms.filter { !$0.isHMAC }
+        keyChoice.allowedAlgorithms = allowedAlgorithms.filter { !$0.isHMACAlgorithm }
         let key = try keyChoice.selectKey(for: jws, in: keys)
         try jws.verifySignature(with: key)
         let claims: [String: JSONValue]

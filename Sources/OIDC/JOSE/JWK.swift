@@ -26,9 +26,9 @@ public struct JWK: Sendable {
     let material: Material
 
     /// Smallest RSA modulus accepted.
-    public static let minimumRSABits = 2048
+    package static let minimumRSAModulusBits = 2048
     /// Largest RSA modulus accepted (bounds the cost of one verification).
-    public static let maximumRSABits = 16384
+    package static let maximumRSAModulusBits = 16384
 
     /// Parses one JWK from its JSON text.
     public init(json: [UInt8]) throws(OIDCError) {
@@ -36,14 +36,14 @@ public struct JWK: Sendable {
         do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.invalidKey, "The JWK is not a valid JSON object: \(error).")
         }
-        try self.init(object: object)
+        try self.init(members: object)
     }
 
     /// Parses one JWK from its JSON text.
     public init(json: String) throws(OIDCError) { try self.init(json: Array(json.utf8)) }
 
     /// Builds a JWK from a parsed JSON object.
-    public init(object: [String: JSONValue]) throws(OIDCError) {
+    package init(members object: [String: JSONValue]) throws(OIDCError) {
         func string(_ name: String) throws(OIDCError) -> String? {
             guard let value = object[name] else { return nil }
             guard let text = value.stringValue else { throw OIDCError(.invalidKey, "The JWK member '\(name)' must be a string.") }
@@ -76,11 +76,11 @@ public struct JWK: Sendable {
             while modulus.first == 0, modulus.count > 1 { modulus.removeFirst() }  // tolerated leading zero octet
             let exponent = try bytes("e")
             let bits = (modulus.count - 1) * 8 + (8 - modulus[0].leadingZeroBitCount)
-            guard bits >= Self.minimumRSABits else {
-                throw OIDCError(.invalidKey, "The RSA key has \(bits) bits; at least \(Self.minimumRSABits) are required.")
+            guard bits >= Self.minimumRSAModulusBits else {
+                throw OIDCError(.invalidKey, "The RSA key has \(bits) bits; at least \(Self.minimumRSAModulusBits) are required.")
             }
-            guard bits <= Self.maximumRSABits else {
-                throw OIDCError(.invalidKey, "The RSA key has \(bits) bits; at most \(Self.maximumRSABits) are accepted.")
+            guard bits <= Self.maximumRSAModulusBits else {
+                throw OIDCError(.invalidKey, "The RSA key has \(bits) bits; at most \(Self.maximumRSAModulusBits) are accepted.")
             }
             guard exponent.count <= 8, exponent.first != 0, (exponent.last ?? 0) & 1 == 1, exponent != [1] else {
                 throw OIDCError(.invalidKey, "The RSA key's public exponent is not a valid odd exponent of at most 64 bits.")
@@ -127,14 +127,14 @@ public struct JWK: Sendable {
 
     /// Whether this key may verify `algorithm`: type and curve match, and `use`, `key_ops` and `alg`
     /// (when present) allow it.
-    public func canVerify(_ algorithm: JWSAlgorithm) -> Bool {
-        guard keyType == algorithm.keyType else { return false }
-        if let required = algorithm.curve, curve != required { return false }
+    package func mayVerify(_ algorithm: JWSAlgorithm) -> Bool {
+        guard keyType == algorithm.jwkKeyType else { return false }
+        if let required = algorithm.jwkCurve, curve != required { return false }
         if let use, use != "sig" { return false }
         if let keyOperations, !keyOperations.contains("verify") { return false }
         if let own = self.algorithm, own != algorithm.rawValue {
             // An Ed25519 key may be labelled with either name of its one algorithm (RFC 9864 §2.2).
-            guard algorithm.isEdDSA, own == JWSAlgorithm.edDSA.rawValue || own == JWSAlgorithm.ed25519.rawValue else { return false }
+            guard algorithm.isEdDSAAlgorithm, own == JWSAlgorithm.edDSA.rawValue || own == JWSAlgorithm.ed25519.rawValue else { return false }
         }
         return true
     }

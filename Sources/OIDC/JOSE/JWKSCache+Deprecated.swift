@@ -8,3 +8,9 @@ extension JWKSCache {
         try await refetchAfterUnknownKey()
     }
 }
+
+extension JWKSCache {
+    /// How many fetches ran (for tests and metrics).
+    @available(*, deprecated, message: "fetchCount is test instrumentation: count fetches in the closure you give JWKSCache(maximumAge:unknownKeyCooldown:maximumStaleAge:now:logger:fetch:)")
+    public var fetchCount: Int { fetchesRun }
+}

@@ -38,7 +38,7 @@ public actor JWKSCache {
     private var cached: (keys: JWKSet, fetchedAt: Date)?
     private var fetches = SingleFlight<Int, JWKSet>()
     /// How many fetches ran (for tests and metrics).
-    public private(set) var fetchCount = 0
+    package private(set) var fetchesRun = 0
 
     /// A cache over any source of JWKS bytes; nothing is fetched before keys are asked for.
     ///
@@ -114,9 +114,9 @@ public actor JWKSCache {
             logger.trace("waiting for a JWKS fetch in flight")
             task = running
         } else {
-            fetchCount += 1
+            fetchesRun += 1
             lastAttempt = now()
-            logger.debug("fetching JWKS", metadata: ["reason": .string(reason), "fetch": .int(fetchCount)])
+            logger.debug("fetching JWKS", metadata: ["reason": .string(reason), "fetch": .int(fetchesRun)])
             task = fetches.launch(0) { number in
                 Task {
                     defer { self.fetches.land(0, number) }

@@ -43,7 +43,7 @@ public struct JWKSet: Sendable {
                 skipped.append("key \(index): a symmetric (oct) key in a published JWKS is never used")
                 continue
             }
-            do { keys.append(try JWK(object: member)) } catch { skipped.append("key \(index): \(error.message)") }
+            do { keys.append(try JWK(members: member)) } catch { skipped.append("key \(index): \(error.message)") }
         }
         self.keys = keys
         self.skipped = skipped
@@ -61,7 +61,7 @@ public struct JWKSet: Sendable {
     ///   several do (a token without `kid` against several keys, or a `kid` used twice).
     public func key(for algorithm: JWSAlgorithm, keyID: String?) throws(OIDCError) -> JWK {
         var found: JWK?
-        for key in keys where key.canVerify(algorithm) && (keyID == nil || key.keyID == keyID) {
+        for key in keys where key.mayVerify(algorithm) && (keyID == nil || key.keyID == keyID) {
             guard found == nil else {
                 throw OIDCError(
                     .ambiguousKey,

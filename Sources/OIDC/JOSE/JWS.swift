@@ -25,7 +25,7 @@ public enum JWS {
     static func verify(
         signature: UnsafeRawBufferPointer, over message: UnsafeRawBufferPointer, with key: JWK, algorithm: JWSAlgorithm
     ) throws(OIDCError) {
-        guard key.canVerify(algorithm) else {
+        guard key.mayVerify(algorithm) else {
             throw OIDCError(
                 .invalidKey, "The key (kty \(UntrustedText.sanitized(key.keyType, limit: 40))\(key.curve.map { ", crv \(UntrustedText.sanitized($0, limit: 40))" } ?? "")) cannot verify \(algorithm.rawValue).",
                 context: ["alg": algorithm.rawValue]
@@ -55,7 +55,7 @@ public enum JWS {
                 guard signature.count == 64 else { throw wrongLength(algorithm, expected: 64) }
                 valid = publicKey.verify(signature: signature, message: message, scheme: .ed25519)
             case .hs256, .hs384, .hs512:
-                valid = false  // canVerify refuses asymmetric keys for HMAC
+                valid = false  // mayVerify refuses asymmetric keys for HMAC
             }
         }
         guard valid else {
@@ -78,7 +78,7 @@ public enum JWS {
     private static func verifyHMAC(
         signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, secret: [UInt8], algorithm: JWSAlgorithm
     ) throws(OIDCError) -> Bool {
-        guard let name = algorithm.digestName, algorithm.isHMAC else { return false }
+        guard let name = algorithm.digestName, algorithm.isHMACAlgorithm else { return false }
         let size = name == "SHA256" ? 32 : name == "SHA384" ? 48 : 64
         guard secret.count >= size else {
             throw OIDCError(.invalidKey, "An \(algorithm.rawValue) key must have at least \(size) bytes (RFC 7518 §3.2).")

@@ -36,13 +36,13 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
     ]
 
     /// EdDSA under either name: the polymorphic `EdDSA` (RFC 8037) or `Ed25519` (RFC 9864).
-    public var isEdDSA: Bool { self == .edDSA || self == .ed25519 }
+    package var isEdDSAAlgorithm: Bool { self == .edDSA || self == .ed25519 }
 
     /// HS256/384/512: keyed with the client secret, allowed only when explicitly configured.
-    public var isHMAC: Bool { self == .hs256 || self == .hs384 || self == .hs512 }
+    package var isHMACAlgorithm: Bool { self == .hs256 || self == .hs384 || self == .hs512 }
 
     /// The JWK `kty` a key for this algorithm must have.
-    public var keyType: String {
+    package var jwkKeyType: String {
         switch self {
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: "RSA"
         case .es256, .es384, .es512: "EC"
@@ -52,7 +52,7 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The JWK `crv` a key must have, for EC and OKP algorithms.
-    public var curve: String? {
+    package var jwkCurve: String? {
         switch self {
         case .es256: "P-256"
         case .es384: "P-384"

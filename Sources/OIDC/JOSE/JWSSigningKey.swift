@@ -81,7 +81,7 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
     /// - Throws: ``OIDCError/Code/invalidKey`` for an HMAC algorithm; ``OIDCError/Code/cryptoFailure``.
     public static func generate(_ algorithm: JWSAlgorithm, keyID: String? = nil) throws(OIDCError) -> JWSSigningKey {
         let kind: OpenSSLPrivateKey.Kind
-        switch algorithm.keyType {
+        switch algorithm.jwkKeyType {
         case "RSA": kind = .rsa(bits: 2048)
         case "EC": kind = .ec(curve: algorithm == .es256 ? "P-256" : algorithm == .es384 ? "P-384" : "P-521")
         case "OKP": kind = .ed25519
@@ -103,8 +103,8 @@ public struct JWSSigningKey: Sendable, CustomStringConvertible {
             default: chosen = .edDSA
             }
         }
-        guard !chosen.isHMAC else { throw OIDCError(.invalidKey, "\(chosen.rawValue) signs with a shared secret, not a private key.") }
-        guard chosen.keyType == type, chosen.curve == nil || chosen.curve == curve else {
+        guard !chosen.isHMACAlgorithm else { throw OIDCError(.invalidKey, "\(chosen.rawValue) signs with a shared secret, not a private key.") }
+        guard chosen.jwkKeyType == type, chosen.jwkCurve == nil || chosen.jwkCurve == curve else {
             throw OIDCError(.invalidKey, "A \(curve ?? type) key cannot sign \(chosen.rawValue).", context: ["alg": chosen.rawValue])
         }
         if type == "RSA", key.bits < 2048 {

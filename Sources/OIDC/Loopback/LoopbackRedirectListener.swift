@@ -165,7 +165,7 @@ public final class LoopbackRedirectListener: Sendable {
     ///   here, when another request is already served, or after ``close()``;
     ///   ``OIDCError/Code/insecureEndpoint`` for a `location` that is not https (or http on loopback).
     public func serve(_ request: AuthorizationRequest, redirectingTo location: URL) throws(OIDCError) {
-        if let mode = request.responseMode, mode.isJWTSecured {
+        if let mode = request.responseMode, mode.isJARM {
             throw .invalidArgument(
                 "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): serve it with serve(_:redirectingTo:verifier:keys:), so that its callback can be verified.")
         }
@@ -186,7 +186,7 @@ public final class LoopbackRedirectListener: Sendable {
     /// - Throws: as ``serve(_:redirectingTo:)``; ``OIDCError/Code/invalidArgument`` for a request
     ///   that did not ask for a signed response.
     public func serve(_ request: AuthorizationRequest, redirectingTo location: URL, verifier: JARMVerifier, keys: JWKSCache) throws(OIDCError) {
-        guard request.responseMode?.isJWTSecured == true else {
+        guard request.responseMode?.isJARM == true else {
             throw .invalidArgument("The request did not ask for a signed response (JARM); serve it with serve(_:redirectingTo:).")
         }
         try checkRedirectURI(of: request)
@@ -236,7 +236,7 @@ public final class LoopbackRedirectListener: Sendable {
     {
         let location: String
         do throws(OIDCError) {
-            if let mode = request.responseMode, mode.isJWTSecured, state.isReady {
+            if let mode = request.responseMode, mode.isJARM, state.isReady {
                 throw .invalidArgument(
                     "The request asked for a signed response (response_mode=\(mode.rawValue), JARM): serve it with serve(_:redirectingTo:verifier:keys:) before waiting, so that its callback can be verified.")
             }

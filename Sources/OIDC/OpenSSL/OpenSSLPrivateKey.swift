@@ -156,9 +156,9 @@ package final class OpenSSLPrivateKey: @unchecked Sendable {
         case "SHA512": OpenSSLDigest.sha512
         default: nil
         }
-        guard !algorithm.isHMAC else { throw OIDCError(.invalidKey, "HMAC tokens are signed with a secret, not a private key.") }
+        guard !algorithm.isHMACAlgorithm else { throw OIDCError(.invalidKey, "HMAC tokens are signed with a secret, not a private key.") }
         var keyContext: OpaquePointer?
-        guard EVP_DigestSignInit(context, &keyContext, algorithm.isEdDSA ? nil : digest?.pointer, nil, pointer) == 1 else {
+        guard EVP_DigestSignInit(context, &keyContext, algorithm.isEdDSAAlgorithm ? nil : digest?.pointer, nil, pointer) == 1 else {
             throw Self.failure("EVP_DigestSignInit for \(algorithm.rawValue)")
         }
         if algorithm.rawValue.hasPrefix("PS"), let digest {

@@ -36,7 +36,7 @@ public struct ClientRegistration: Sendable, Equatable {
 
     /// The port of the first loopback redirect URI that names one (`http://127.0.0.1:PORT/…`):
     /// the port a loopback login must bind for a server that matches redirect URIs exactly.
-    public var callbackPort: Int? {
+    package var callbackPort: Int? {
         for uri in redirectURIs {
             guard let components = URLComponents(string: uri), components.scheme == "http", let host = components.host,
                 EndpointURLPolicy.isLoopback(host: host), let port = components.port
@@ -47,7 +47,7 @@ public struct ClientRegistration: Sendable, Equatable {
     }
 
     /// Whether the secret has expired at `now` (a registration to make again).
-    public func isExpired(at now: Date) -> Bool {
+    package func isExpired(at now: Date) -> Bool {
         clientSecretExpiresAt.map { $0 <= now } ?? false
     }
 }

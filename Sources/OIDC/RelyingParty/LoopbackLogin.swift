@@ -48,7 +48,7 @@ public struct LoopbackLogin: Sendable {
     public var logger: Logger?
 
     /// A loopback login with the defaults: 127.0.0.1, the system browser, 180 s.
-    public init(relyingParty: RelyingParty, scopes: [String]? = nil) {
+    package init(for relyingParty: RelyingParty, scopes: [String]? = nil) {
         self.relyingParty = relyingParty
         self.scopes = scopes
         self.listener = LoopbackRedirectListener.Configuration()
@@ -122,7 +122,7 @@ public struct LoopbackLogin: Sendable {
             let request = try relyingParty.authorizationRequest(redirectURI: listener.redirectURI, scopes: scopes, configure: configure)
             let target = try await relyingParty.authorizationTarget(for: request)
             let logger = self.logger ?? relyingParty.logger
-            if request.responseMode?.isJWTSecured == true {
+            if request.responseMode?.isJARM == true {
                 // JARM: the listener verifies a callback's signed response before it looks at its state.
                 try listener.serve(request, redirectingTo: target.url, verifier: relyingParty.jarmVerifier(for: request), keys: try relyingParty.requireKeys())
             } else {
@@ -203,6 +203,6 @@ extension RelyingParty {
     /// (127.0.0.1, any port, 180 s): set what you need on it, then ``LoopbackLogin/run(showing:)``.
     /// The provider must accept `http://127.0.0.1/callback` on any port.
     public func loopbackLogin(scopes: [String]? = nil) -> LoopbackLogin {
-        LoopbackLogin(relyingParty: self, scopes: scopes)
+        LoopbackLogin(for: self, scopes: scopes)
     }
 }

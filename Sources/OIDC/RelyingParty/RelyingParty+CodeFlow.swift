@@ -83,7 +83,7 @@ extension RelyingParty {
     ///   and ``completeLogin(_:for:now:)`` throw.
     public func completeLogin(callback: URL, for request: AuthorizationRequest, now: Date? = nil) async throws(OIDCError) -> VerifiedLogin {
         let response: AuthorizationResponse
-        if request.responseMode?.isJWTSecured == true, try RedirectMatcher(redirectURI: request.redirectURI).match(callback) == .authorizationResponse {
+        if request.responseMode?.isJARM == true, try RedirectMatcher(redirectURI: request.redirectURI).match(callback) == .authorizationResponse {
             response = try await AuthorizationResponse(
                 callbackURL: callback, request: request, verifier: jarmVerifier(for: request), keys: try requireKeys(), now: now ?? tokenClient.now())
         } else {

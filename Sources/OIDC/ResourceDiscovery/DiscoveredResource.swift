@@ -44,5 +44,5 @@ public struct DiscoveredResource: Sendable {
 
     /// The scopes a login for this resource asks for when none are given: the 401 challenge's
     /// `scope`, else the document's `scopes_supported`, else none (the MCP spec's order).
-    public var defaultScopes: [String] { challenge?.scopes ?? scopesSupported ?? [] }
+    package var defaultScopes: [String] { challenge?.scopes ?? scopesSupported ?? [] }
 }

@@ -10,7 +10,7 @@ extension ProtectedResourceMetadata {
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` naming the member and its rule, for a document
     ///   that is not a JSON object, lacks `resource`, or has a member of the wrong type.
-    public init(json: [UInt8]) throws(OIDCError) {
+    package init(json: [UInt8]) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(

@@ -2,7 +2,7 @@ public import Foundation
 
 /// A protected resource's metadata (RFC 9728 §2), and where it is served (§3.1): written by a
 /// resource server (``json``; the `OIDCResourceServer` kit's `ResourceServer.metadata`) and read by
-/// a client (``init(json:)``; ``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``).
+/// a client (``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``).
 ///
 /// ```swift
 /// let metadata = server.metadata
@@ -43,9 +43,9 @@ public struct ProtectedResourceMetadata: Sendable {
     /// Where the document is served (RFC 9728 §3.1): `/.well-known/oauth-protected-resource`
     /// inserted between the resource's host and its path, so `https://api.example/v1/orders` has
     /// it at `https://api.example/.well-known/oauth-protected-resource/v1/orders`.
-    public var wellKnownURL: URL { Self.wellKnownURL(for: resource) ?? resource }
+    package var wellKnownURL: URL { Self.wellKnownURL(for: resource) ?? resource }
 
-    /// The path part of ``wellKnownURL``, for a router.
+    /// The path part of the document's well-known URL (RFC 9728 §3.1), for a router.
     public var wellKnownPath: String { Self.wellKnownPath(for: resource) }
 
     /// The document as JSON (UTF-8), members in a fixed order.

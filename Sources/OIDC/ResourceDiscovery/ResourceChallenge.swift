@@ -11,7 +11,7 @@ public struct ResourceChallenge: Sendable, Equatable {
     public var error: String?
 
     /// A challenge from its parts.
-    public init(resourceMetadata: String? = nil, scopes: [String]? = nil, error: String? = nil) {
+    package init(resourceMetadata: String? = nil, scopes: [String]? = nil, error: String? = nil) {
         self.resourceMetadata = resourceMetadata
         self.scopes = scopes
         self.error = error

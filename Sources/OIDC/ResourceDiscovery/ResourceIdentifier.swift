@@ -62,7 +62,7 @@ public struct ResourceIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// Where its metadata may be (RFC 9728 §3.1), in the order they are tried: the well-known
     /// suffix inserted between the host and the path (and query), then, for an identifier with a
     /// path, the origin's own `/.well-known/oauth-protected-resource` (MCP 2025-11-25's fallback).
-    public var metadataURLs: [URL] {
+    package var metadataURLs: [URL] {
         let wellKnown = origin + "/.well-known/oauth-protected-resource"
         // §3.1: a terminating "/" after the host is removed before the suffix is inserted.
         let trimmedPath = path == "/" ? "" : path

@@ -28,7 +28,7 @@ extension StoredLogin {
         public static let deviceCode = Grant(type: .deviceCode)
 
         /// Whether the tokens are the client's own (client credentials).
-        public var isClientCredentials: Bool { type == .clientCredentials }
+        package var isClientCredentialsGrant: Bool { type == .clientCredentials }
     }
 }
 

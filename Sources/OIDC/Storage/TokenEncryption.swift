@@ -63,7 +63,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
     }
 
     /// The ids of every key of the ring, the current one first.
-    public var keyIDs: [String] { [current.id] + previous.map(\.id) }
+    package var ringKeyIDs: [String] { [current.id] + previous.map(\.id) }
 
     /// `TokenEncryption(current: "…", previous: […])`: key ids only.
     public var description: String {
@@ -110,7 +110,7 @@ public struct TokenEncryption: Sendable, CustomStringConvertible {
         guard let key = key(withID: envelope.kid) else {
             throw OIDCError(
                 .storageFailure,
-                "The stored login at \(location) was encrypted with the key \"\(envelope.kid)\", which is not in the token encryption ring (\(keyIDs.map { "\"\($0)\"" }.joined(separator: ", "))): add the key \"\(envelope.kid)\" to the ring's previous keys to read it, or log in again.",
+                "The stored login at \(location) was encrypted with the key \"\(envelope.kid)\", which is not in the token encryption ring (\(ringKeyIDs.map { "\"\($0)\"" }.joined(separator: ", "))): add the key \"\(envelope.kid)\" to the ring's previous keys to read it, or log in again.",
                 context: ["record": location, "kid": envelope.kid])
         }
         let opened = try AESGCM.open(

@@ -144,7 +144,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
             return try signingKey.sign(claims: claims, type: "JWT")
         }
         let secret = try requireSecret()
-        guard secretAlgorithm.isHMAC else {
+        guard secretAlgorithm.isHMACAlgorithm else {
             throw OIDCError(.invalidArgument, "client_secret_jwt signs with HS256, HS384 or HS512, not \(secretAlgorithm.rawValue).")
         }
         let header: JSONValue = .object(["alg": .string(secretAlgorithm.rawValue), "typ": "JWT"])

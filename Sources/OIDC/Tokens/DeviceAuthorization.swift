@@ -30,7 +30,7 @@ public struct DeviceAuthorization: Sendable {
     ///   `device_code`, `user_code`, `verification_uri` (or `verification_url`) or a positive
     ///   `expires_in`, with a URI that is not an absolute https (or loopback http) URL, or with an
     ///   `interval` that is not a positive number of seconds.
-    public init(json: [UInt8], receivedAt: Date, scopes: [String] = []) throws(OIDCError) {
+    package init(answer json: [UInt8], receivedAt: Date, scopes: [String] = []) throws(OIDCError) {
         try self.init(json: json, receivedAt: receivedAt, scopes: scopes, codeVerifier: nil)
     }
 
@@ -105,8 +105,10 @@ extension TokenClient {
     /// the client, with PKCE S256 when `pkce` is given (Keycloak can require it).
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no device authorization
-    ///   endpoint; what ``DeviceAuthorization/init(json:receivedAt:scopes:)`` throws; as
-    ///   ``refresh(_:scopes:)`` otherwise.
+    ///   endpoint; ``OIDCError/Code/malformedResponse`` for an answer that is not a JSON object,
+    ///   lacks `device_code`, `user_code`, `verification_uri` (or `verification_url`) or a positive
+    ///   `expires_in`, has a URI that is not an absolute https (or loopback http) URL, or an
+    ///   `interval` that is not a positive number of seconds; as ``refresh(_:scopes:)`` otherwise.
     public func requestDeviceAuthorization(scopes: [String], parameters: [OAuthParameter] = [], pkce: PKCE? = nil) async throws(OIDCError)
         -> DeviceAuthorization
     {

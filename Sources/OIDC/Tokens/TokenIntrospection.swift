@@ -38,7 +38,7 @@ public struct TokenIntrospection: Sendable {
     ///
     /// - Throws: ``OIDCError/Code/malformedResponse`` for a body that is not a JSON object, without a
     ///   boolean `active` (RFC 7662 §2.2: REQUIRED), or with a standard member of the wrong type.
-    public init(json: [UInt8]) throws(OIDCError) {
+    package init(answer json: [UInt8]) throws(OIDCError) {
         let object: [String: JSONValue]
         do { object = try StrictJSONParser.parseObject(json) } catch {
             throw OIDCError(.malformedResponse, "The introspection answer is not a valid JSON object (\(error)).")
@@ -80,13 +80,15 @@ extension TokenClient {
     ///   - token: the token to ask about.
     ///   - hint: `access_token` or `refresh_token`, to speed up the lookup.
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no introspection endpoint;
-    ///   what ``TokenIntrospection/init(json:)`` throws; as ``revoke(_:hint:)`` otherwise.
+    ///   ``OIDCError/Code/malformedResponse`` for an answer that is not a JSON object, without a
+    ///   boolean `active` (RFC 7662 §2.2: REQUIRED), or with a standard member of the wrong type; as
+    ///   ``revoke(_:hint:)`` otherwise.
     public func introspect(_ token: Secret, hint: TokenTypeHint? = nil) async throws(OIDCError) -> TokenIntrospection {
         var form = [OAuthParameter("token", token.revealedValue)]
         if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
         let url = try endpoint(provider.introspectionEndpoint, "introspection endpoint")
         let response = try await post(form, .introspection, to: url)
-        let answer = try TokenIntrospection(json: response.body)
+        let answer = try TokenIntrospection(answer: response.body)
         logger.debug("token introspected", metadata: ["active": .bool(answer.active), "token_type_hint": .string(hint?.rawValue ?? "none")])
         return answer
     }

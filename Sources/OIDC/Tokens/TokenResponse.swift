@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension TokenSet {
     /// Reads a successful token response (RFC 6749 §5.1) received at `receivedAt`.
@@ -13,7 +13,7 @@ extension TokenSet {
     ///   ASCII, 0x20–0x7E). Such a token could not be sent in a header anyway, and printed it could
     ///   drive the terminal (escape sequences); the error names the member and the character's
     ///   code, never the token.
-    public init(tokenResponse body: [UInt8], requestedScopes: [String], receivedAt: Date) throws(OIDCError) {
+    package init(tokenAnswer body: [UInt8], requestedScopes: [String], receivedAt: Date) throws(OIDCError) {
         try self.init(tokenResponse: body, requestedScopes: requestedScopes, receivedAt: receivedAt, acceptedTypes: ["Bearer", "DPoP"])
     }
 

@@ -15,7 +15,7 @@ final class DPoPKeyCache: Sendable {
         // Only the members the thumbprint covers: the key is then exactly what the thumbprint names.
         var canonical: [String: JSONValue] = [:]
         for name in ["kty", "crv", "x", "y", "n", "e"] { canonical[name] = members[name] }
-        let key = try JWK(object: canonical)
+        let key = try JWK(members: canonical)
         keys.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
             table[thumbprint] = key

@@ -27,7 +27,7 @@ public struct DPoPProofVerifier: Sendable {
         algorithms: Set<JWSAlgorithm> = ResourceServer.DPoPSettings().algorithms, maximumAge: TimeInterval = 60, leeway: TimeInterval = 5,
         maximumLength: Int = 8_192
     ) {
-        self.algorithms = algorithms.filter { !$0.isHMAC }
+        self.algorithms = algorithms.filter { !$0.isHMACAlgorithm }
         self.maximumAge = maximumAge
         self.leeway = leeway
         self.maximumLength = maximumLength
@@ -55,7 +55,7 @@ public struct DPoPProofVerifier: Sendable {
             )
         }
         guard let type = jws.type, Self.isProofType(type) else { throw DPoPProofError("The DPoP proof's typ must be dpop+jwt.") }
-        guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMAC else {
+        guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMACAlgorithm else {
             throw DPoPProofError("The DPoP proof's alg \(jws.algorithm.rawValue) is not one this server accepts.")
         }
         let members: JSONMembers
@@ -133,7 +133,7 @@ public struct DPoPProofVerifier: Sendable {
         }
         do throws(OIDCError) {
             let key = try keys.key(thumbprint: thumbprint, members: members)
-            guard key.canVerify(jws.algorithm) else { throw OIDCError(.invalidKey, "") }
+            guard key.mayVerify(jws.algorithm) else { throw OIDCError(.invalidKey, "") }
             try jws.verifySignature(with: key)
         } catch {
             throw DPoPProofError(

@@ -21,7 +21,7 @@ struct JWTAccessTokenCheck: Sendable {
             }
             throw .invalidToken(.malformedToken, "The access token is not a well-formed JWT.")
         }
-        guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMAC else {
+        guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMACAlgorithm else {
             throw .invalidToken(.algorithmNotAllowed, "The access token's algorithm \(jws.algorithm.rawValue) is not accepted here.")
         }
         try checkType(jws.type)

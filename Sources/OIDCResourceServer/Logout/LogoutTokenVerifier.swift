@@ -89,7 +89,7 @@ public struct LogoutTokenVerifier: Sendable {
         }
         let jws: ParsedJWS
         do { jws = try ParsedJWS(token, maximumLength: maximumTokenLength) } catch { throw Self.translated(error) }
-        guard allowedAlgorithms.contains(jws.algorithm), !jws.algorithm.isHMAC else {
+        guard allowedAlgorithms.contains(jws.algorithm), !jws.algorithm.isHMACAlgorithm else {
             throw LogoutTokenError(
                 .algorithm, "The token is signed with \(jws.algorithm.rawValue), which is not an allowed asymmetric algorithm.")
         }

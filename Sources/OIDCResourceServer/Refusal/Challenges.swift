@@ -16,7 +16,7 @@ struct Challenges: Sendable {
         case .allowed: schemes = [.bearer, .dpop]
         case .required: schemes = [.dpop]
         }
-        algorithms = JWSAlgorithm.allCases.filter { configuration.dpop.algorithms.contains($0) && !$0.isHMAC }.map(\.rawValue)
+        algorithms = JWSAlgorithm.allCases.filter { configuration.dpop.algorithms.contains($0) && !$0.isHMACAlgorithm }.map(\.rawValue)
             .joined(separator: " ")
         metadataURL = configuration.metadataURL?.absoluteString
         nonces = configuration.dpop.mode == .off ? nil : configuration.dpop.nonces

@@ -95,7 +95,7 @@ extension TestProvider {
 
         /// Refuses a policy the provider cannot honour.
         func validate() throws(OIDCError) {
-            guard !algorithms.isEmpty, algorithms.allSatisfy({ !$0.isHMAC }) else {
+            guard !algorithms.isEmpty, algorithms.allSatisfy({ !$0.isHMACAlgorithm }) else {
                 throw OIDCError(.invalidArgument, "DPoP proof algorithms must be asymmetric, and at least one.")
             }
             guard maximumProofAge > 0, clockLeeway >= 0, (nonces.rotateAfterUses ?? 1) > 0 else {

@@ -23,7 +23,7 @@ struct Discover: AsyncParsableCommand, LoggingCommand {
 
     func validate() throws {
         guard (1...300).contains(timeout) else { throw ValidationError("--timeout must be 1 to 300 seconds") }
-        do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("ISSUER: \(error.message)") }
+        do { _ = try ProviderDiscovery.wellKnownURLs(for: issuer) } catch { throw ValidationError("ISSUER: \(error.message)") }
     }
 
     func run() async throws {

@@ -44,7 +44,7 @@ struct ClientCredentialsRequest: Equatable {
     /// The request of a stored login, `nil` when it is not a client-credentials login (a login an
     /// earlier version stored names its grant in attributes, which the store reads as its grant).
     init?(of login: StoredLogin) {
-        guard let grant = login.grant, grant.isClientCredentials else { return nil }
+        guard let grant = login.grant, grant.isClientCredentialsGrant else { return nil }
         scopes = grant.scopes
         parameters = grant.parameters
     }

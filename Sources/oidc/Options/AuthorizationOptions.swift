@@ -55,12 +55,12 @@ struct AuthorizationOptions: ParsableArguments {
         if let mfa, Schibsted.MFAMethod(rawValue: mfa) == nil { throw ValidationError("--mfa: unknown method '\(mfa)'") }
         if issuer != nil, let provider, provider != .generic { throw ValidationError("--issuer is for --provider generic only") }
         if let issuer {
-            do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
+            do { _ = try ProviderDiscovery.wellKnownURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
         }
         _ = try scopes()
         var names = Set<String>()
         for parameter in try Self.parseParameters(parameters) {
-            if AuthorizationRequest.reservedParameterNames.contains(parameter.name) {
+            if AuthorizationRequest.librarySetParameterNames.contains(parameter.name) {
                 throw ValidationError("--param cannot set '\(parameter.name)'; use its own option")
             }
             guard names.insert(parameter.name).inserted else { throw ValidationError("--param: '\(parameter.name)' is given twice") }

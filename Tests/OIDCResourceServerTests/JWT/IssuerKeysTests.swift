@@ -17,7 +17,7 @@ struct IssuerKeysTests {
             let after = try await provider.issueJWTAccessToken(audience: ResourceFixture.resource.absoluteString)
             _ = try await server.verify(ResourceFixture.bearer(after))
             _ = try await server.verify(ResourceFixture.bearer(before))
-            #expect(await cache.fetchCount == 2)
+            #expect(await cache.fetchesRun == 2)
         }
     }
 

@@ -63,7 +63,7 @@ struct DPoPKeyTests {
         let proof = try key.proof(method: "GET", url: Self.api, accessToken: Secret("t"))
         let jws = try ParsedJWS(proof)
         #expect(jws.algorithm == algorithm && jws.type == "dpop+jwt")
-        let jwk = try JWK(object: try #require(jws.header["jwk"]?.objectValue))
+        let jwk = try JWK(members: try #require(jws.header["jwk"]?.objectValue))
         try jws.verifySignature(with: jwk)
 
         var parts = proof.split(separator: ".").map(String.init)
@@ -73,7 +73,7 @@ struct DPoPKeyTests {
         let forged = try ParsedJWS(parts.joined(separator: "."))
         #expect(throws: OIDCError.self) { try forged.verifySignature(with: jwk) }
         // Another key's jwk does not verify it either.
-        let other = try JWK(object: try #require(try Self.parts(try DPoPKey.generate(algorithm).proof(method: "GET", url: Self.api)).header["jwk"]?.objectValue))
+        let other = try JWK(members: try #require(try Self.parts(try DPoPKey.generate(algorithm).proof(method: "GET", url: Self.api)).header["jwk"]?.objectValue))
         #expect(throws: OIDCError.self) { try jws.verifySignature(with: other) }
     }
 

@@ -417,7 +417,7 @@ struct DPoPTests {
             let original = try key.proof(method: "GET", url: url)
             let jwk = try #require(try UnverifiedJWT(proof).header["jwk"])
             #expect(jwk == (try UnverifiedJWT(original).header["jwk"]))
-            try ParsedJWS(proof).verifySignature(with: try JWK(object: try #require(jwk.objectValue)))
+            try ParsedJWS(proof).verifySignature(with: try JWK(members: try #require(jwk.objectValue)))
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
         #expect(names.count == 3)

@@ -47,16 +47,16 @@ struct ProviderDiscoveryTests {
 
     @Test("the RFC 8414 location inserts the well-known segment before the issuer's path")
     func documentURLs() throws {
-        let urls = try ProviderDiscovery.documentURLs(for: "https://idp.example/tenant/a")
+        let urls = try ProviderDiscovery.wellKnownURLs(for: "https://idp.example/tenant/a")
         #expect(urls.map(\.absoluteString) == [
             "https://idp.example/tenant/a/.well-known/openid-configuration",
             "https://idp.example/.well-known/oauth-authorization-server/tenant/a",
         ])
-        #expect(try ProviderDiscovery.documentURLs(for: "https://idp.example/").map(\.absoluteString) == [
+        #expect(try ProviderDiscovery.wellKnownURLs(for: "https://idp.example/").map(\.absoluteString) == [
             "https://idp.example/.well-known/openid-configuration", "https://idp.example/.well-known/oauth-authorization-server",
         ])
-        #expect(throws: OIDCError.self) { try ProviderDiscovery.documentURLs(for: "http://idp.example") }
-        #expect(throws: OIDCError.self) { try ProviderDiscovery.documentURLs(for: "https://idp.example?x=1") }
+        #expect(throws: OIDCError.self) { try ProviderDiscovery.wellKnownURLs(for: "http://idp.example") }
+        #expect(throws: OIDCError.self) { try ProviderDiscovery.wellKnownURLs(for: "https://idp.example?x=1") }
     }
 
     @Test("discovery of an unreachable or failing provider is a transient error")

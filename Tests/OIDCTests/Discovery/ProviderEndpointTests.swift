@@ -18,7 +18,7 @@ struct ProviderEndpointTests {
         for endpoint in ProviderEndpoint.allCases { document[endpoint.member] = url(endpoint).absoluteString }
         document["mtls_endpoint_aliases"] = Dictionary(uniqueKeysWithValues: ProviderEndpoint.aliased.map { ($0.member, url($0, "mtls.example.com").absoluteString) })
         let json = try JSONSerialization.data(withJSONObject: document)
-        return try ProviderMetadata(json: Array(json), expectedIssuer: issuer)
+        return try ProviderMetadata(document: Array(json), expectedIssuer: issuer)
     }
 
     @Test("every endpoint is read from metadata, reaches the configuration, is merged over a preset, and its alias is applied")
@@ -32,7 +32,7 @@ struct ProviderEndpointTests {
         for endpoint in ProviderEndpoint.allCases {
             #expect(configuration[keyPath: endpoint.configuration] == Self.url(endpoint), "\(endpoint)")
             #expect(merged[keyPath: endpoint.configuration] == Self.url(endpoint), "\(endpoint)")
-            #expect(preset.merging(try ProviderMetadata(json: Array(#"{"issuer":"\#(Self.issuer)","jwks_uri":"https://login.example.com/j","response_types_supported":["code"]}"#.utf8), expectedIssuer: Self.issuer))[keyPath: endpoint.configuration]
+            #expect(preset.merging(try ProviderMetadata(document: Array(#"{"issuer":"\#(Self.issuer)","jwks_uri":"https://login.example.com/j","response_types_supported":["code"]}"#.utf8), expectedIssuer: Self.issuer))[keyPath: endpoint.configuration]
                 == (endpoint == .jwks ? URL(string: "https://login.example.com/j") : Self.url(endpoint, "preset.example.com")), "\(endpoint)")
             if let alias = endpoint.alias {
                 #expect(configuration.mutualTLSEndpointAliases[keyPath: alias] == Self.url(endpoint, "mtls.example.com"), "\(endpoint)")

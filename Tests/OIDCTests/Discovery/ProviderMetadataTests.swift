@@ -12,13 +12,13 @@ struct ProviderMetadataTests {
             "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":null}",
             "{\(base),\"response_types_supported\":null,\"jwks_uri\":\"https://idp.example/k\"}",
         ] {
-            let error = #expect(throws: OIDCError.self) { try ProviderMetadata(json: Array(body.utf8), expectedIssuer: "https://idp.example") }
+            let error = #expect(throws: OIDCError.self) { try ProviderMetadata(document: Array(body.utf8), expectedIssuer: "https://idp.example") }
             #expect(error?.code == .malformedResponse)
         }
         let insecure = "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":\"http://idp.example/k\"}"
-        let error = #expect(throws: OIDCError.self) { try ProviderMetadata(json: Array(insecure.utf8), expectedIssuer: "https://idp.example") }
+        let error = #expect(throws: OIDCError.self) { try ProviderMetadata(document: Array(insecure.utf8), expectedIssuer: "https://idp.example") }
         #expect(error?.code == .insecureEndpoint)
         let fine = "{\(base),\"response_types_supported\":[\"code\"],\"jwks_uri\":\"https://idp.example/k\"}"
-        #expect(throws: Never.self) { try ProviderMetadata(json: Array(fine.utf8), expectedIssuer: "https://idp.example") }
+        #expect(throws: Never.self) { try ProviderMetadata(document: Array(fine.utf8), expectedIssuer: "https://idp.example") }
     }
 }

@@ -18,7 +18,7 @@ struct MutualTLSConfigurationTests {
     @Test("mtls_endpoint_aliases and tls_client_certificate_bound_access_tokens are read; the configuration uses the aliases only when asked")
     func aliasesRead() throws {
         let metadata = try ProviderMetadata(
-            json: Self.metadata(
+            document: Self.metadata(
                 #","tls_client_certificate_bound_access_tokens":true,"mtls_endpoint_aliases":{"token_endpoint":"https://mtls.example.com/token","par_unknown":"x"}"#
             ), expectedIssuer: "https://login.example.com")
         #expect(metadata.tlsClientCertificateBoundAccessTokens)
@@ -32,7 +32,7 @@ struct MutualTLSConfigurationTests {
 
         let merged = ProviderConfiguration(issuer: "https://login.example.com", authorizationEndpoint: nil).merging(metadata)
         #expect(merged.mutualTLSEndpointAliases == metadata.mutualTLSEndpointAliases && merged.tlsClientCertificateBoundAccessTokens)
-        let plain = try ProviderMetadata(json: Self.metadata(""), expectedIssuer: "https://login.example.com")
+        let plain = try ProviderMetadata(document: Self.metadata(""), expectedIssuer: "https://login.example.com")
         #expect(plain.mutualTLSEndpointAliases.isEmpty && !plain.tlsClientCertificateBoundAccessTokens)
     }
 
@@ -43,7 +43,7 @@ struct MutualTLSConfigurationTests {
         (#","tls_client_certificate_bound_access_tokens":"yes""#, .malformedResponse),
     ])
     func aliasesRefused(member: String, code: OIDCError.Code) {
-        let error = #expect(throws: OIDCError.self) { try ProviderMetadata(json: Self.metadata(member), expectedIssuer: "https://login.example.com") }
+        let error = #expect(throws: OIDCError.self) { try ProviderMetadata(document: Self.metadata(member), expectedIssuer: "https://login.example.com") }
         #expect(error?.code == code)
     }
 

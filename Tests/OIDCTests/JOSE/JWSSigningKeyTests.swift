@@ -15,7 +15,7 @@ struct JWSSigningKeyTests {
     static func verifies(_ token: String, with key: JWSSigningKey) throws {
         let jws = try ParsedJWS(token)
         #expect(jws.algorithm == key.algorithm)
-        try jws.verifySignature(with: try JWK(object: key.publicJWK))
+        try jws.verifySignature(with: try JWK(members: key.publicJWK))
     }
 
     @Test("RFC 7520 §4.1 (RS256) and RFC 8037 A.4 (EdDSA) signatures reproduced from the private JWKs; PS384 and ES512 verify")

@@ -52,8 +52,8 @@ struct RFCExampleTests {
     func keyAlgorithmMatching() throws {
         for example in try Self.examples() {
             let key = try JWK(json: example.jwk)
-            for other in JWSAlgorithm.allCases where other.keyType != example.algorithm.keyType || other.curve != example.algorithm.curve {
-                guard other.keyType != example.algorithm.keyType || example.algorithm.curve != nil else { continue }
+            for other in JWSAlgorithm.allCases where other.jwkKeyType != example.algorithm.jwkKeyType || other.jwkCurve != example.algorithm.jwkCurve {
+                guard other.jwkKeyType != example.algorithm.jwkKeyType || example.algorithm.jwkCurve != nil else { continue }
                 let error = #expect(throws: OIDCError.self, "\(example.id) with \(other)") {
                     try JWS.verify(signature: example.signature, over: Array(example.signingInput.utf8), with: key, algorithm: other)
                 }

@@ -32,7 +32,7 @@ struct UntrustedTextTests {
     func scopeInDescription() throws {
         let scope = "openid " + Self.escape + "fake-line \u{9B}31m \u{202E}gnp.exe"
         let body = try JSONSerialization.data(withJSONObject: ["access_token": "at", "token_type": "Bearer", "scope": scope])
-        let tokens = try TokenSet(tokenResponse: Array(body), requestedScopes: [], receivedAt: Date())
+        let tokens = try TokenSet(tokenAnswer: Array(body), requestedScopes: [], receivedAt: Date())
         #expect(tokens.scopes.joined(separator: " ") == scope)
         for text in [tokens.description, "\(tokens)", String(describing: StoredLogin(tokens: tokens, issuer: "https://i.example", clientID: "c"))] {
             #expect(!text.unicodeScalars.contains { UntrustedText.isUnsafe($0) }, "\(text)")

@@ -25,7 +25,7 @@ struct WycheproofTests {
         let groups = try #require(document["testGroups"] as? [[String: Any]])
         var outcome = Outcome()
         for group in groups {
-            let key = try JWK(object: jwkObject(group))
+            let key = try JWK(members: jwkObject(group))
             for test in try #require(group["tests"] as? [[String: Any]]) {
                 let id = test["tcId"] as? Int ?? -1
                 let result = try #require(test["result"] as? String)

@@ -200,13 +200,13 @@ struct DeviceLoginTests {
     func lenientParsing() throws {
         let now = Date()
         let google = try DeviceAuthorization(
-            json: Array(#"{"device_code":"d","user_code":"U","verification_url":"https://www.google.com/device","expires_in":"1800"}"#.utf8),
+            answer: Array(#"{"device_code":"d","user_code":"U","verification_url":"https://www.google.com/device","expires_in":"1800"}"#.utf8),
             receivedAt: now
         )
         #expect(google.interval == .seconds(5) && google.verificationURI.host == "www.google.com")
         #expect(google.expiresAt == now.addingTimeInterval(1800))
         let strings = try DeviceAuthorization(
-            json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":"7"}"#.utf8),
+            answer: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":"7"}"#.utf8),
             receivedAt: now
         )
         #expect(strings.interval == .seconds(7))
@@ -221,12 +221,12 @@ struct DeviceLoginTests {
             #"{"device_code":"d","user_code":"WDJB\u202eTHJM","verification_uri":"https://idp.example/d","expires_in":600}"#,
             #"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d\u001b[2J","expires_in":600}"#,
         ] {
-            let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(json: Array(bad.utf8), receivedAt: now) }
+            let error = #expect(throws: OIDCError.self, "\(bad)") { try DeviceAuthorization(answer: Array(bad.utf8), receivedAt: now) }
             #expect(error?.code == .malformedResponse)
         }
         let zero = #expect(throws: OIDCError.self) {
             try DeviceAuthorization(
-                json: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#.utf8),
+                answer: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":600,"interval":0}"#.utf8),
                 receivedAt: now)
         }
         #expect(zero?.message.contains("positive number of seconds") == true)

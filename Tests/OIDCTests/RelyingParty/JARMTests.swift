@@ -109,7 +109,7 @@ struct JARMTests {
             for value in values where value.count > 8 && value != request.state && value != provider.issuer {
                 #expect(!text.contains(value))
             }
-            if fault == .unknownKey { #expect(await rp.keys?.fetchCount == 1, "the unknown kid is within the cool-down of the first fetch") }
+            if fault == .unknownKey { #expect(await rp.keys?.fetchesRun == 1, "the unknown kid is within the cool-down of the first fetch") }
         }
     }
 
@@ -125,7 +125,7 @@ struct JARMTests {
             let request = try rp.authorizationRequest(redirectURI: Self.redirectURI)
             let callback = try await RelyingPartyTests.callback(for: try await rp.authorizationURL(for: request), rp.transport)
             _ = try await rp.completeLogin(callback: callback, for: request)
-            #expect(await keys.fetchCount == 2)
+            #expect(await keys.fetchesRun == 2)
         }
     }
 

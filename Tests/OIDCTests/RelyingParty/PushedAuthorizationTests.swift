@@ -229,13 +229,13 @@ struct PushedAuthorizationTests {
         func document(_ extra: String) -> [UInt8] {
             Array(#"{"issuer":"https://id.example","authorization_endpoint":"https://id.example/a","token_endpoint":"https://id.example/t","jwks_uri":"https://id.example/k","response_types_supported":["code"]\#(extra)}"#.utf8)
         }
-        let required = try ProviderMetadata(json: document(#","pushed_authorization_request_endpoint":"https://id.example/par","require_pushed_authorization_requests":true"#), expectedIssuer: "https://id.example")
+        let required = try ProviderMetadata(document: document(#","pushed_authorization_request_endpoint":"https://id.example/par","require_pushed_authorization_requests":true"#), expectedIssuer: "https://id.example")
         #expect(required.pushedAuthorizationRequestEndpoint?.absoluteString == "https://id.example/par" && required.requirePushedAuthorizationRequests)
         let configuration = try required.configuration()
         #expect(configuration.requiresPushedAuthorizationRequests && configuration.pushedAuthorizationRequestEndpoint != nil)
-        #expect(try !ProviderMetadata(json: document(""), expectedIssuer: "https://id.example").requirePushedAuthorizationRequests)
-        #expect(throws: OIDCError.self) { try ProviderMetadata(json: document(#","require_pushed_authorization_requests":"yes""#), expectedIssuer: "https://id.example") }
-        #expect(throws: OIDCError.self) { try ProviderMetadata(json: document(#","pushed_authorization_request_endpoint":"http://id.example/par""#), expectedIssuer: "https://id.example") }
+        #expect(try !ProviderMetadata(document: document(""), expectedIssuer: "https://id.example").requirePushedAuthorizationRequests)
+        #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","require_pushed_authorization_requests":"yes""#), expectedIssuer: "https://id.example") }
+        #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","pushed_authorization_request_endpoint":"http://id.example/par""#), expectedIssuer: "https://id.example") }
 
         let preset = ProviderConfiguration(issuer: "https://id.example", authorizationEndpoint: URL(string: "https://id.example/a"))
         let merged = preset.merging(required)

@@ -244,10 +244,10 @@ struct RequestObjectTests {
             Array(#"{"issuer":"https://id.example","authorization_endpoint":"https://id.example/a","token_endpoint":"https://id.example/t","jwks_uri":"https://id.example/k","response_types_supported":["code"]\#(extra)}"#.utf8)
         }
         let metadata = try ProviderMetadata(
-            json: document(#","require_signed_request_object":true,"request_object_signing_alg_values_supported":["PS256","ES256"]"#), expectedIssuer: "https://id.example")
+            document: document(#","require_signed_request_object":true,"request_object_signing_alg_values_supported":["PS256","ES256"]"#), expectedIssuer: "https://id.example")
         #expect(metadata.requireSignedRequestObject && metadata.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
         let merged = ProviderConfiguration(issuer: "https://id.example", authorizationEndpoint: URL(string: "https://id.example/a")).merging(metadata)
         #expect(merged.requiresSignedRequestObjects && merged.requestObjectSigningAlgorithms == ["PS256", "ES256"])
-        #expect(throws: OIDCError.self) { try ProviderMetadata(json: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }
+        #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }
     }
 }

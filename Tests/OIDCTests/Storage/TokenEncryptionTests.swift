@@ -135,7 +135,7 @@ struct TokenEncryptionTests {
         #expect(TokenEncryption.keyID(of: sealedBefore) == old.id)
 
         let rotated = try Self.ring(new, old)
-        #expect(rotated.keyIDs == [new.id, old.id])
+        #expect(rotated.ringKeyIDs == [new.id, old.id])
         #expect(try rotated.open(sealedBefore, record: Self.record, location: "test") == Self.plaintext)
         let resealed = try rotated.seal(Self.plaintext, record: Self.record)
         #expect(TokenEncryption.keyID(of: resealed) == new.id)

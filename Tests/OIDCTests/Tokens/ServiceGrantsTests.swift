@@ -160,12 +160,12 @@ struct ServiceGrantsTests {
     @Test("introspection answers are checked: active is required and boolean; the standard members have their types")
     func introspectionParsing() throws {
         for bad in [#"{}"#, #"{"active":"true"}"#, #"{"active":1}"#, #"{"active":true,"exp":"soon"}"#, #"{"active":true,"aud":[1]}"#, "[]"] {
-            let error = #expect(throws: OIDCError.self, "\(bad)") { try TokenIntrospection(json: Array(bad.utf8)) }
+            let error = #expect(throws: OIDCError.self, "\(bad)") { try TokenIntrospection(answer: Array(bad.utf8)) }
             #expect(error?.code == .malformedResponse)
         }
-        let answer = try TokenIntrospection(json: Array(#"{"active":true,"aud":"api","cnf":{"jkt":"abc"},"username":"alice"}"#.utf8))
+        let answer = try TokenIntrospection(answer: Array(#"{"active":true,"aud":"api","cnf":{"jkt":"abc"},"username":"alice"}"#.utf8))
         #expect(answer.audience == ["api"] && answer.username == "alice" && answer.raw["cnf"]?.objectValue?["jkt"] == "abc")
-        let inactive = try TokenIntrospection(json: Array(#"{"active":false,"username":"ignored"}"#.utf8))
+        let inactive = try TokenIntrospection(answer: Array(#"{"active":false,"username":"ignored"}"#.utf8))
         #expect(!inactive.active && inactive.username == nil)
     }
 
@@ -218,7 +218,7 @@ struct ServiceGrantsTests {
         let body = Array(#"{"access_token":"a-saml-assertion","token_type":"N_A","issued_token_type":"urn:ietf:params:oauth:token-type:saml2"}"#.utf8)
         let tokens = try TokenSet(tokenResponse: body, requestedScopes: [], receivedAt: Date(), acceptedTypes: ["Bearer", "N_A"])
         #expect(tokens.tokenType == "N_A")
-        let error = #expect(throws: OIDCError.self) { try TokenSet(tokenResponse: body, requestedScopes: [], receivedAt: Date()) }
+        let error = #expect(throws: OIDCError.self) { try TokenSet(tokenAnswer: body, requestedScopes: [], receivedAt: Date()) }
         #expect(error?.code == .malformedResponse)
     }
 }

@@ -85,7 +85,7 @@ struct TokenClientTests {
             let (request2, response2, _) = try await Self.authorize(provider, transport)
             let login = try await Self.client(configuration, transport).completeLogin(response2, for: request2, keys: keys)
             #expect(login.idToken.algorithm == .es256)
-            #expect(await keys.fetchCount == 2)
+            #expect(await keys.fetchesRun == 2)
         }
     }
 
@@ -305,14 +305,14 @@ struct TokenClientTests {
     @Test("token responses: absolute expiry, string expires_in, missing scope means the requested one; bad ones are malformed")
     func tokenResponses() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let set = try TokenSet(tokenResponse: Array(#"{"access_token":"a","token_type":"bearer","expires_in":"60"}"#.utf8), requestedScopes: ["openid"], receivedAt: now)
+        let set = try TokenSet(tokenAnswer: Array(#"{"access_token":"a","token_type":"bearer","expires_in":"60"}"#.utf8), requestedScopes: ["openid"], receivedAt: now)
         #expect(set.expiresAt == now.addingTimeInterval(60))
         #expect(set.scopes == ["openid"])
         // DPoP-bound tokens (RFC 9449) are token sets too; another scheme is not.
-        #expect(try TokenSet(tokenResponse: Array(#"{"access_token":"a","token_type":"DPoP"}"#.utf8), requestedScopes: [], receivedAt: now).tokenType == "DPoP")
+        #expect(try TokenSet(tokenAnswer: Array(#"{"access_token":"a","token_type":"DPoP"}"#.utf8), requestedScopes: [], receivedAt: now).tokenType == "DPoP")
         for body in [#"{"token_type":"Bearer"}"#, #"{"access_token":"a"}"#, #"{"access_token":"a","token_type":"MAC"}"#,
                      #"{"access_token":"a","token_type":"Bearer","expires_in":-1}"#, #"{"access_token":1,"token_type":"Bearer"}"#, "<html>"] {
-            #expect(throws: OIDCError.self) { try TokenSet(tokenResponse: Array(body.utf8), requestedScopes: [], receivedAt: now) }
+            #expect(throws: OIDCError.self) { try TokenSet(tokenAnswer: Array(body.utf8), requestedScopes: [], receivedAt: now) }
         }
     }
 }
@@ -378,7 +378,7 @@ struct TokenCharacterTests {
             var object: [String: String] = ["access_token": "a", "token_type": "Bearer"]
             object[member] = bad
             let body = try JSONSerialization.data(withJSONObject: object)
-            let error = #expect(throws: OIDCError.self) { try TokenSet(tokenResponse: Array(body), requestedScopes: [], receivedAt: now) }
+            let error = #expect(throws: OIDCError.self) { try TokenSet(tokenAnswer: Array(body), requestedScopes: [], receivedAt: now) }
             #expect(error?.code == .malformedResponse)
             #expect(error?.context["parameter"] == member)
             let text = "\(error?.description ?? "") \(error.map { String(describing: $0.context) } ?? "")"
@@ -388,7 +388,7 @@ struct TokenCharacterTests {
         let printable = String(String.UnicodeScalarView((0x20...0x7E).compactMap(Unicode.Scalar.init)))
         var object: [String: String] = ["access_token": "a", "token_type": "Bearer"]
         object[member] = printable
-        let set = try TokenSet(tokenResponse: Array(try JSONSerialization.data(withJSONObject: object)), requestedScopes: [], receivedAt: now)
+        let set = try TokenSet(tokenAnswer: Array(try JSONSerialization.data(withJSONObject: object)), requestedScopes: [], receivedAt: now)
         #expect([set.accessToken, set.refreshToken, set.idToken].contains(Secret(printable)))
     }
 

@@ -58,7 +58,7 @@ extension SecurityProfileRule {
             return "the provider \(rp.provider.issuer) signs ID tokens only with \(named.map { UntrustedText.sanitized($0) }.joined(separator: ", ")) (id_token_signing_alg_values_supported); FAPI 2.0 allows PS256, ES256 and EdDSA. Register the client for one of those (id_token_signed_response_alg)."
         },
         fapi2(cryptography) { rp in
-            guard rp.configuration.responseMode?.isJWTSecured == true,
+            guard rp.configuration.responseMode?.isJARM == true,
                 JARMVerifier(provider: rp.provider, clientID: rp.clientID).allowedAlgorithms.isDisjoint(with: fapi2Algorithms)
             else { return nil }
             let named = rp.provider.authorizationSigningAlgorithms

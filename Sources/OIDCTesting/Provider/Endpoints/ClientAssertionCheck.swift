@@ -46,7 +46,7 @@ enum ClientAssertionCheck {
         do throws(OIDCError) {
             switch client.authentication {
             case .clientSecretJWT:
-                guard jws.algorithm.isHMAC, let secret = client.secret else { throw OIDCError(.algorithmNotAllowed, "HMAC expected") }
+                guard jws.algorithm.isHMACAlgorithm, let secret = client.secret else { throw OIDCError(.algorithmNotAllowed, "HMAC expected") }
                 try jws.verifySignature(with: JWK(hmacSecret: secret))
             case .privateKeyJWT:
                 guard let jwks = client.jwks else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
@@ -63,7 +63,7 @@ enum ClientAssertionCheck {
     /// `none` or an HMAC), the key its `kid` and algorithm select; with `requiresKeyID`, a JWS
     /// without `kid` is refused (``TestProvider/Configuration/requiresKeyID``).
     static func verify(_ jws: ParsedJWS, withKeysOf jwks: String, requiresKeyID: Bool = false) throws(OIDCError) {
-        guard !jws.algorithm.isHMAC else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
+        guard !jws.algorithm.isHMACAlgorithm else { throw OIDCError(.algorithmNotAllowed, "a private key expected") }
         if requiresKeyID, jws.keyID == nil { throw OIDCError(.keyNotFound, "no kid: this provider looks the client's keys up by kid") }
         try jws.verifySignature(with: try JWKSet(json: Array(jwks.utf8), allowsSymmetricKeys: false).key(for: jws.algorithm, keyID: jws.keyID))
     }

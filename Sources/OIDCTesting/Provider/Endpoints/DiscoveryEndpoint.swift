@@ -38,7 +38,7 @@ enum DiscoveryEndpoint {
             ],
             "authorization_response_iss_parameter_supported": context.configuration.issuerParameterSupported,
             "request_parameter_supported": context.configuration.pushedAuthorizationRequests != .required,
-            "request_object_signing_alg_values_supported": JWSAlgorithm.allCases.filter { !$0.isHMAC }.map(\.rawValue),
+            "request_object_signing_alg_values_supported": JWSAlgorithm.allCases.filter { !$0.isHMACAlgorithm }.map(\.rawValue),
             "require_signed_request_object": context.configuration.signedRequestObjects == .required,
             "request_uri_parameter_supported": false,
         ]

@@ -67,7 +67,7 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard ["127.0.0.1", "::1"].contains(host) else { throw ValidationError("--host must be 127.0.0.1 or ::1 (loopback only)") }
-        do { _ = try ProviderDiscovery.documentURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
+        do { _ = try ProviderDiscovery.wellKnownURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
         try Self.checkAudience(audience)
         _ = try requiredScopes
         if nonce, dpop == .off { throw ValidationError("--nonce needs --dpop allowed or required (nonces are for DPoP proofs)") }

@@ -78,7 +78,7 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
                 throw ValidationError("--token-response: cannot read '\(tokenResponse)' (or it is over 1 MiB)")
             }
             let requested = try ScopeTokens.parse(scope)
-            do { tokens = try TokenSet(tokenResponse: Array(data), requestedScopes: requested, receivedAt: now) } catch {
+            do { tokens = try TokenSet(tokenAnswer: Array(data), requestedScopes: requested, receivedAt: now) } catch {
                 throw ValidationError("--token-response: \(error.message)")
             }
             if let expiresIn { tokens.expiresAt = now.addingTimeInterval(TimeInterval(expiresIn)) }
