@@ -139,9 +139,9 @@ struct BackChannelLogoutEndpointTests {
             let inner = InMemoryTokenStore()
             private let lock = NSLock()
             private var failures = 1
-            func load(_ key: TokenStoreKey) async throws -> StoredLogin? { try await inner.load(key) }
-            func save(_ login: StoredLogin, for key: TokenStoreKey) async throws { try await inner.save(login, for: key) }
-            func delete(_ key: TokenStoreKey) async throws { try await inner.delete(key) }
+            func load(_ key: TokenStoreKey) async throws -> StoredLogin? { await inner.load(key) }
+            func save(_ login: StoredLogin, for key: TokenStoreKey) async throws { await inner.save(login, for: key) }
+            func delete(_ key: TokenStoreKey) async throws { await inner.delete(key) }
             func withLock<T: Sendable>(_ key: TokenStoreKey, _ body: @Sendable () async throws -> T) async throws -> T {
                 try await inner.withLock(key, body)
             }
