@@ -204,6 +204,13 @@ struct ResourceLoginCommandTests {
             #expect(try sandbox.storedLogin("other")?.clientID == new.clientID)
             #expect(await provider.registrationCount() == 2)
             Self.expectNothingSecret(again.stderr, new, nil, "the new registration's login")
+            // A profile with no login of its own: --new-registration keeps the replaced registration's port too.
+            await provider.forgetRegistrations()
+            let fresh = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "fresh", "--new-registration"])
+            #expect(fresh.status == 0, "\(fresh.stderr)")
+            let third = try #require(try await Self.registration(sandbox, provider.issuer))
+            #expect(third.clientID != new.clientID && third.callbackPort == old.callbackPort)
+            #expect(await provider.registrationCount() == 3)
 
             let withID = try await sandbox.run(["login", "--resource", provider.resourceURL, "--client-id", "test-client", "--new-registration", "--profile", "given"])
             #expect(withID.status == 2, "\(withID.stderr)")

@@ -73,7 +73,7 @@ struct VerifyKindTests {
         #expect(result.stderr.contains(flag), "\(result.stderr)")
     }
 
-    @Test("--kind logout: TestProvider's logout token verifies (its claims on stdout); with a nonce, another audience, or typed as an ID token, refused naming the rule")
+    @Test("--kind logout: TestProvider's logout token verifies (its claims on stdout); with a nonce, another audience, or typed as an ID token, refused naming the rule; typed JWT with --accept-generic-type; never taken as an ID token")
     func logout() async throws {
         try await withTestProvider { provider in
             func verify(_ token: String, audience: String = TestProvider.Client.default.id) async throws -> CommandResult {
@@ -99,10 +99,23 @@ struct VerifyKindTests {
                 #expect(refused.stderr.contains("the logout token is refused (\(rule))"), "\(refused.stderr)")
                 #expect(!refused.stderr.contains(token))
             }
-            // An ID token is no logout token, nor the other way round.
-            let asID = try await OIDCBinary.run(
-                ["verify", "-", "--issuer", provider.issuer, "--audience", TestProvider.Client.default.id, "--jwks", provider.jwksURI], stdin: good)
-            #expect(asID.status == 4, "\(asID.stderr)")
+            // Typed JWT, as glewlwyd and Keycloak send them: taken with --accept-generic-type, which is for logout tokens only.
+            let generic = try await provider.logoutToken(.init(type: "JWT"))
+            let takenGeneric = try await OIDCBinary.run(
+                ["verify", "-", "--kind", "logout", "--accept-generic-type", "--issuer", provider.issuer, "--audience", TestProvider.Client.default.id,
+                 "--jwks", provider.jwksURI], stdin: generic)
+            #expect(takenGeneric.status == 0, "\(takenGeneric.stderr)")
+            let misplaced = try await OIDCBinary.run(
+                ["verify", "-", "--accept-generic-type", "--issuer", provider.issuer, "--audience", TestProvider.Client.default.id, "--jwks", provider.jwksURI],
+                stdin: generic)
+            #expect(misplaced.status == 2 && misplaced.stderr.contains("--accept-generic-type is for logout tokens"), "\(misplaced.stderr)")
+            // An ID token is no logout token, nor the other way round: typed logout+jwt or JWT, or untyped (its events claim).
+            let untyped = try await provider.logoutToken(.init(expiresAt: Date().addingTimeInterval(300), type: nil))
+            for token in [good, generic, untyped] {
+                let asID = try await OIDCBinary.run(
+                    ["verify", "-", "--issuer", provider.issuer, "--audience", TestProvider.Client.default.id, "--jwks", provider.jwksURI], stdin: token)
+                #expect(asID.status == 4, "\(asID.stderr)")
+            }
         }
     }
 }

@@ -121,6 +121,18 @@ extension RelyingParty {
         return relyingParty
     }
 
+    /// The issuer ``forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``
+    /// would use for `resource`: its steps 1 to 3 alone (the resource's metadata, its checks, the
+    /// choice of server), for a caller that must know the issuer before registering, such as
+    /// `oidc login --new-registration`, which keeps the port of the registration it replaces.
+    package static func authorizationServer(
+        forResource resource: URL, requested: String?, transport: any HTTPTransport, requestOptions: HTTPRequestOptions, logger: Logger?
+    ) async throws(OIDCError) -> String {
+        let identifier = try ResourceIdentifier(resource)
+        let found = try await ResourceMetadataLookup.find(identifier, transport: transport, options: requestOptions, logger: logger ?? OIDCLog.discovery)
+        return try found.chooseServer(requested)
+    }
+
     /// After the server refused this relying party's registered client (`invalid_client` from
     /// its token endpoint, RFC 6749 §5.2): the registration is forgotten in `registrations` and
     /// made again, and the relying party for the new client returned. `nil` when `error` is

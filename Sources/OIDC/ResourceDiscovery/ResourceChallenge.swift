@@ -18,7 +18,9 @@ public struct ResourceChallenge: Sendable, Equatable {
     }
 
     /// The challenge of `response`, when one of its `WWW-Authenticate` fields has a `Bearer` or
-    /// `DPoP` challenge; the first that names `resource_metadata` wins, else the first of them.
+    /// `DPoP` challenge. A resource sends one per scheme it takes, in any order (RFC 9449 §7.1),
+    /// and only one carries the error: `error` and `scope` are the first challenge's that has an
+    /// `error` (else the first with a `scope`), `resourceMetadata` the first that names one.
     public init?(_ response: HTTPResponse) {
         var found: [AuthenticationChallenge] = []
         for field in response.headers.values("WWW-Authenticate").prefix(16) {
@@ -27,10 +29,11 @@ public struct ResourceChallenge: Sendable, Equatable {
                 found.append(challenge)
             }
         }
-        guard let chosen = found.first(where: { $0.parameters["resource_metadata"] != nil }) ?? found.first else { return nil }
-        resourceMetadata = chosen.parameters["resource_metadata"]
-        let scopes = (chosen.parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        guard !found.isEmpty else { return nil }
+        resourceMetadata = found.lazy.compactMap { $0.parameters["resource_metadata"] }.first
+        let failing = found.first { $0.parameters["error"] != nil } ?? found.first { $0.parameters["scope"] != nil }
+        let scopes = (failing?.parameters["scope"] ?? "").split(separator: " ").map(String.init)
         self.scopes = scopes.isEmpty ? nil : scopes
-        error = chosen.parameters["error"]
+        error = failing?.parameters["error"]
     }
 }

@@ -54,15 +54,17 @@ struct ResourceMetadataLookup {
         throw OIDCError(.malformedResponse, "The resource \(identifier.value) publishes no metadata (RFC 9728 §3).", context: ["rule": "RFC 9728 §3"])
     }
 
-    /// A `resource_metadata` URL, refused when it is not https (or http on loopback), and so
-    /// when it is on another origin over plain http.
+    /// A `resource_metadata` URL, refused when it is on another origin than the resource over
+    /// plain http, loopback included (another local port is another program, and a remote API
+    /// must not make the client send requests to local services), and when it is not https (or
+    /// http on loopback) at all.
     static func checkedMetadataURL(_ text: String, for identifier: ResourceIdentifier) throws(OIDCError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
             throw OIDCError(
                 .malformedResponse, "The 401's resource_metadata is not an absolute http(s) URL (RFC 9728 §5.1).",
                 context: ["rule": "RFC 9728 §5.1 resource_metadata"])
         }
-        if scheme == "http", !identifier.isSameOrigin(url), !EndpointURLPolicy.isLoopback(host: url.host ?? "") {
+        if scheme == "http", !identifier.isSameOrigin(url) {
             throw OIDCError(
                 .insecureEndpoint,
                 "The 401's resource_metadata is on another origin over plain http; it is refused (use https).",

@@ -64,12 +64,16 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
     @Option(help: "--kind access: a scope the token must grant; repeat for several.")
     var requireScope: [String] = []
 
+    @Flag(help: "--kind logout: also take a token typed JWT or JOSE, not logout+jwt (glewlwyd, Keycloak type theirs so); its events member and the absence of a nonce still keep an ID token out.")
+    var acceptGenericType = false
+
     func validate() throws {
         if let now, !now.isFinite || now < 0 { throw ValidationError("--now must be a Unix time in seconds") }
         if !leeway.isFinite || leeway < 0 || leeway > 86_400 { throw ValidationError("--leeway must be 0 to 86400 seconds") }
         if let maxAge, maxAge < 0 { throw ValidationError("--max-age must be zero or more seconds") }
         if let nonce, nonce.isEmpty { throw ValidationError("--nonce must not be empty") }
         try TokenInput.checkOneStandardInput([("TOKEN", token), ("--access-token", accessToken)])
+        if acceptGenericType, kind != .logout { throw ValidationError("--accept-generic-type is for logout tokens; add --kind logout") }
         if kind != .id {
             let idOnly = [("--nonce", nonce != nil), ("--access-token", accessToken != nil), ("--max-age", maxAge != nil), ("--issuer-match", issuerMatch != .exact)]
             if let (flag, _) = idOnly.first(where: \.1) { throw ValidationError("\(flag) is for ID tokens; leave it out with --kind \(kind.rawValue)") }

@@ -51,6 +51,7 @@ extension Verify {
         let keys = try await JWKSSource.load(jwks)
         var verifier = LogoutTokenVerifier(issuer: issuer, clientID: audience, replayStore: InMemoryReplayStore())
         verifier.leeway = leeway
+        verifier.acceptsGenericType = acceptGenericType
         verifier.maximumTokenLength = TokenInput.maximumLength
         let moment = now.map { Date(timeIntervalSince1970: $0) } ?? CLIClock.now()
         do {

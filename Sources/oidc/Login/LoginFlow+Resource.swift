@@ -63,10 +63,14 @@ extension LoginFlow {
         let kept = try ResourceLogin.registrations(in: keychain)
         let registrations: any RegistrationStore = newRegistration ? NewRegistrationStore(base: kept) : kept
         var port = try fixedListenPort()
-        if newRegistration, port == nil, try !listensOnAnyPort(), let previous = try? keychain.load(key) {
-            // The new registration keeps the port of the one it replaces (the profile's last login's
-            // issuer), unless --listen asks for any port (the old one may be taken).
-            port = try? await kept.registration(for: previous.issuer)?.callbackPort
+        if newRegistration, port == nil, try !listensOnAnyPort() {
+            // The new registration keeps the port of the one it replaces: the one kept for the issuer
+            // this login uses (found from the resource first), whichever profile or login made it;
+            // unless --listen asks for any port (the old one may be taken).
+            let issuer = try await RelyingParty.authorizationServer(
+                forResource: url, requested: profile.issuer, transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)),
+                logger: CLILog.logger(.discovery))
+            port = try await kept.registration(for: issuer)?.callbackPort
         }
         let rp = try await RelyingParty.forResource(
             url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: registrations,

@@ -88,13 +88,16 @@ struct ForResourceRefusalTests {
         }
     }
 
-    @Test("a resource_metadata on another origin over plain http is refused before it is fetched")
-    func plainHTTPMetadataElsewhere() async throws {
+    @Test("a resource_metadata on another origin over plain http is refused before it is fetched: another host, or another loopback port", arguments: [
+        "http://metadata.example/.well-known/oauth-protected-resource", "http://127.0.0.1:1/.well-known/oauth-protected-resource/resource",
+        "http://localhost/.well-known/oauth-protected-resource",
+    ])
+    func plainHTTPMetadataElsewhere(_ metadataURL: String) async throws {
         try await withTestProvider(Self.configuration()) { provider in
             let transport = RewritingTransport { request, response in
                 guard request.url.path == "/resource" else { return response }
                 var headers = HTTPHeaders()
-                headers.add("WWW-Authenticate", #"Bearer resource_metadata="http://metadata.example/.well-known/oauth-protected-resource""#)
+                headers.add("WWW-Authenticate", #"Bearer resource_metadata="\#(metadataURL)""#)
                 return HTTPResponse(status: 401, headers: headers)
             }
             let error = try await Self.refusal(provider, transport: transport)

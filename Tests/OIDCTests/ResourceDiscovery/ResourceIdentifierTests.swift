@@ -48,6 +48,20 @@ struct ResourceIdentifierTests {
         var none = HTTPHeaders()
         none.add("WWW-Authenticate", "Negotiate")
         #expect(ResourceChallenge(HTTPResponse(status: 401, headers: none)) == nil)
+        // The error on a challenge that is not the first (RFC 9449 §7.1: one per scheme, any order),
+        // in one field and in two: error and scope are that challenge's; the metadata the first named.
+        for fields in [
+            [#"DPoP algs="ES256", resource_metadata="https://a.example/m", Bearer error="insufficient_scope", scope="admin""#],
+            [#"DPoP algs="ES256", resource_metadata="https://a.example/m""#, #"Bearer error="insufficient_scope", scope="admin", resource_metadata="https://a.example/m""#],
+        ] {
+            var headers = HTTPHeaders()
+            for field in fields { headers.add("WWW-Authenticate", field) }
+            #expect(ResourceChallenge(HTTPResponse(status: 403, headers: headers))
+                == ResourceChallenge(resourceMetadata: "https://a.example/m", scopes: ["admin"], error: "insufficient_scope"), "\(fields)")
+        }
+        var scoped = HTTPHeaders()
+        scoped.add("WWW-Authenticate", #"DPoP algs="ES256", Bearer scope="read write""#)
+        #expect(ResourceChallenge(HTTPResponse(status: 401, headers: scoped)) == ResourceChallenge(scopes: ["read", "write"]))
         var huge = HTTPHeaders()
         huge.add("WWW-Authenticate", "Bearer scope=\"" + String(repeating: "a ", count: 100_000) + "\"")
         #expect(ResourceChallenge(HTTPResponse(status: 401, headers: huge)) != nil)
