@@ -48,7 +48,7 @@ struct StepUp {
         guard let asked else {
             return OIDCError(
                 .insufficientScope,
-                "\(where_) refused the token for want of scope (403 insufficient_scope, RFC 6750 §3.1) and named none; log in again with the scopes the API documents: \(flag) --scope '…'",
+                "\(where_) refused the token for want of scope (403 insufficient_scope, RFC 6750 §3.1) and named none; log in again, adding with --scope the scopes the API documents",
                 context: ["profile": profile, "rule": "insufficient_scope"]
             )
         }

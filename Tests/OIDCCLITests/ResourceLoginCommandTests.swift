@@ -152,6 +152,10 @@ struct ResourceLoginCommandTests {
             let result = try await sandbox.run(["login", "--profile", "bad"] + arguments)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
         }
+        // A password in the URL: refused without being shown.
+        let withPassword = try await sandbox.run(["login", "--profile", "bad", "--resource", "https://user:hunter2-secret@mcp.example.com/mcp"])
+        #expect(withPassword.status == 2 && withPassword.stderr.contains("no user or password"), "\(withPassword.stderr)")
+        #expect(!withPassword.stderr.contains("hunter2-secret") && !withPassword.stdout.contains("hunter2-secret"))
 
         try await withTestProvider(Self.configuration) { provider in
             let sandbox = LoginSandbox()

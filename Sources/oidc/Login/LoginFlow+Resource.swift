@@ -16,6 +16,10 @@ enum ResourceLogin {
     /// The checks of `--resource` that need no network: an absolute http(s) URL (the library
     /// holds it to the rules of a resource identifier), no preset, and not given twice.
     static func validate(resource: String, provider: AuthorizationOptions.Provider?, parameters: [String]) throws {
+        // A user or password in the URL is refused without repeating the URL (it would show them).
+        if let url = URL(string: resource), url.user != nil || url.password != nil {
+            throw ValidationError("--resource: a resource identifier has no user or password (RFC 8707 §2); give the URL without them")
+        }
         guard let url = URL(string: resource), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
             throw ValidationError("--resource needs an absolute https URL (http only on loopback), not '\(UntrustedText.sanitized(resource, limit: 200))'")
         }
