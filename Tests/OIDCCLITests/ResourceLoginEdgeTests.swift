@@ -124,6 +124,12 @@ struct ResourceLoginEdgeTests {
             #expect(await provider.tokenRequestParameters().last?["resource"] == provider.resourceURL)
             let status = try await sandbox.run(["status", "--profile", "tv"])
             #expect(status.status == 0 && status.stdout.contains("  resource:    \(provider.resourceURL)"), "\(status.stdout)")
+            // No ID token there: the advice is the one that works for each output.
+            let idToken = try await sandbox.run(["token", "--profile", "tv", "--output", "id-token"])
+            #expect(idToken.status == 4 && idToken.stderr.contains("plain OAuth server"), "\(idToken.stderr)")
+            #expect(idToken.stderr.contains("use oidc token --profile tv") && !idToken.stderr.contains("--token-type"), "\(idToken.stderr)")
+            let exec = try await sandbox.run(["token", "--profile", "tv", "--output", "exec-credential", "--token-type", "id"])
+            #expect(exec.status == 4 && exec.stderr.contains("use --token-type access"), "\(exec.stderr)")
         }
     }
 

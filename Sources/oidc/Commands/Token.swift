@@ -135,10 +135,17 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         let idToken: Secret?
         if wantsIDToken {
             guard let token = tokens.idToken else {
-                if let reason = DeviceGrant.missingIDTokenReason(login) {
-                    throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token (\(reason)); use --token-type access.")
+                // What gives the access token instead, for this output.
+                let instead = output == .execCredential ? "use --token-type access" : "use oidc token --profile \(profile) (the access token)"
+                if login.subject == nil, login.resource != nil {
+                    throw OIDCError(
+                        .missingParameter,
+                        "The login of profile '\(profile)' has no ID token: it was made at a plain OAuth server (found from its resource, RFC 8414), which issues none; \(instead).")
                 }
-                throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; use --token-type access, or log in with the openid scope.")
+                if let reason = DeviceGrant.missingIDTokenReason(login) {
+                    throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token (\(reason)); \(instead).")
+                }
+                throw OIDCError(.missingParameter, "The login of profile '\(profile)' has no ID token; \(instead), or log in with the openid scope.")
             }
             if let expiry = Self.idTokenExpiry(tokens), expiry <= CLIClock.now() {
                 throw OIDCError(
