@@ -65,12 +65,12 @@ struct RegistrationStoreTests {
             issuer: "https://auth.example.com", clientID: "c")
         login.resource = "https://mcp.example.com/mcp"
         let key = TokenStoreKey(service: "s", account: "a")
-        try await store.save(login, for: key)
+        await store.save(login, for: key)
         #expect(try await store.load(key)?.resource == "https://mcp.example.com/mcp")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-login-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = try FileKeychain(directory: URL(fileURLWithPath: directory))
-        try await files.save(login, for: key)
+        try files.save(login, for: key)
         #expect(try await files.load(key)?.resource == "https://mcp.example.com/mcp")
     }
 }
