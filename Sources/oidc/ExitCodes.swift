@@ -34,6 +34,12 @@ enum ExitCodes {
     static func exit(with error: any Error) -> Never {
         if let error = error as? OIDCError {
             Console.error("oidc: error: \(ClientAuthOptions.assertionRefusal(error) ?? error.description)")
+            if ClientAuthOptions.assertionRefusal(error) == nil, error.providerError?.error == "invalid_client" {
+                // A server that forgot the client (restarted, expired it) says so only here, on a refresh or
+                // a grant; a login registers a client oidc registered (--resource) anew.
+                Console.error(
+                    "oidc: the provider does not accept the client (invalid_client): if oidc registered it (oidc login --resource), log in again with oidc login --profile NAME, which registers anew; otherwise check --client-id and the client's credentials")
+            }
             systemExit(code(for: error.category))
         }
         let argumentCode = OIDCCommand.exitCode(for: error)

@@ -197,6 +197,10 @@ struct ResourceLoginCommandTests {
             #expect(first.status == 0, "\(first.stderr)")
             let old = try #require(try await Self.registration(sandbox, provider.issuer))
             await provider.forgetRegistrations()
+            // The server forgot the client: a refresh says so and names what registers anew.
+            let refused = try await sandbox.run(["token", "--profile", "mcp", "--force-refresh"])
+            #expect(refused.status == 4 && refused.stderr.contains("invalid_client"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("log in again with oidc login --profile NAME, which registers anew"), "\(refused.stderr)")
             let again = try await sandbox.run(["login", "--profile", "mcp", "--new-registration"])
             #expect(again.status == 0, "\(again.stderr)")
             #expect(await provider.registrationCount() == 2)
