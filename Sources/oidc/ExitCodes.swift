@@ -33,8 +33,9 @@ enum ExitCodes {
     /// Prints what the error says where it belongs and exits with its code.
     static func exit(with error: any Error) -> Never {
         if let error = error as? OIDCError {
-            Console.error("oidc: error: \(ClientAuthOptions.assertionRefusal(error) ?? error.description)")
-            if ClientAuthOptions.assertionRefusal(error) == nil, error.providerError?.error == "invalid_client" {
+            let assertionRefusal = ClientAuthOptions.assertionRefusal(error)
+            Console.error("oidc: error: \(assertionRefusal ?? error.description)")
+            if assertionRefusal == nil, error.providerError?.error == "invalid_client" {
                 // A server that forgot the client (restarted, expired it) says so only here, on a refresh or
                 // a grant; a login registers a client oidc registered (--resource) anew.
                 Console.error(

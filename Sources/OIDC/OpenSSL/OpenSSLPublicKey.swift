@@ -206,23 +206,11 @@ final class OpenSSLPublicKey: @unchecked Sendable {
         if !kept { EVP_PKEY_CTX_free(context) }
     }
 
-    /// `EVP_DigestVerify` of `signature` over `message` (Ed25519).
+    /// `EVP_DigestVerify` of `signature` over `message` with no digest: Ed25519 signs the message itself.
     private func digestVerify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, scheme: Scheme) -> Bool {
-        guard let context = EVP_MD_CTX_new() else { return false }
+        guard case .ed25519 = scheme, let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        var keyContext: OpaquePointer?
-        var ok: Bool
-        switch scheme {
-        case .pkcs1(let digest), .ecdsa(let digest):
-            ok = EVP_DigestVerifyInit(context, &keyContext, digest.pointer, nil, pointer) == 1
-        case .pss(let digest):
-            ok = EVP_DigestVerifyInit(context, &keyContext, digest.pointer, nil, pointer) == 1
-                && EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1
-                && EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, Int32(digest.size)) == 1
-                && EVP_PKEY_CTX_set_rsa_mgf1_md(keyContext, digest.pointer) == 1
-        case .ed25519:
-            ok = EVP_DigestVerifyInit(context, &keyContext, nil, nil, pointer) == 1
-        }
+        var ok = EVP_DigestVerifyInit(context, nil, nil, nil, pointer) == 1
         if ok {
             let signatureBytes = signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
             if let messageBytes = message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count > 0 {
