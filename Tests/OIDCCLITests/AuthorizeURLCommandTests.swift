@@ -97,6 +97,19 @@ struct AuthorizeURLCommandTests {
         #expect(first.stderr.contains("http://127.0.0.1/callback"))
     }
 
+    @Test("a state, nonce or verifier that starts with a dash is taken as the value, not as a flag")
+    func dashFirstValues() async throws {
+        let verifier = "-" + Self.verifier.dropFirst()
+        let result = try await OIDCBinary.run(
+            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c", "--output", "json",
+             "--state", "-state", "--nonce", "-nonce", "--code-verifier", verifier]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["state"] as? String == "-state" && object["nonce"] as? String == "-nonce")
+        #expect(object["code_verifier"] as? String == verifier)
+    }
+
     @Test("bad flags are usage errors (exit 2) that name the flag", arguments: [
         (["--code-verifier", "short"], "--code-verifier"),
         (["--redirect-uri", "relative/path"], "--redirect-uri"),

@@ -114,6 +114,11 @@ struct DPoPCommandTests {
             #expect(Set(tokenClaims.keys) == ["jti", "htm", "htu", "iat"])
             #expect(tokenClaims["htm"]?.stringValue == "POST" && tokenClaims["htu"]?.stringValue == provider.tokenEndpoint)
 
+            // A server's nonce is opaque and may start with a dash, as a random base64url value does one time in 64.
+            let dashFirst = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "-x_Nonce"])
+            #expect(dashFirst.status == 0, "\(dashFirst.stderr)")
+            #expect(try UnverifiedJWT(dashFirst.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims["nonce"]?.stringValue == "-x_Nonce")
+
             let badNonce = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "a\"b"])
             #expect(badNonce.status == 2, "\(badNonce.stderr)")
             #expect(badNonce.stdout.isEmpty)
