@@ -86,7 +86,11 @@ public final class ResourceServer: Sendable {
         do throws(Denial) {
             let now = configuration.now()
             guard let credentials = try Credentials.read(request, maximumTokenLength: configuration.maximumTokenLength) else {
-                throw Denial(.missingToken, nil, "An access token is required.")
+                // RFC 6750 §3: no error code, but the scopes the route needs, so that a client
+                // asks for them when it logs in (as MCP clients do).
+                var denial = Denial(.missingToken, nil, "An access token is required.")
+                denial.scope = scopes
+                throw denial
             }
             usedScheme = credentials.scheme == .dpop ? .dpop : .bearer
             try checkScheme(credentials)
@@ -157,6 +161,11 @@ public final class ResourceServer: Sendable {
     private func checkScheme(_ credentials: Credentials) throws(Denial) {
         switch (credentials.scheme, configuration.dpop.mode) {
         case (.bearer, .required):
+            // Refused before any verification; the claims, read unverified, only pick the advice:
+            // a DPoP-bound token is right, its scheme is not.
+            if Self.claimsKeyBinding(credentials.token, maximumLength: configuration.maximumTokenLength) {
+                throw Denial(.boundTokenAsBearer, .invalidToken, "The access token is DPoP-bound: send it as 'Authorization: DPoP' with a proof.", scheme: .dpop)
+            }
             throw Denial(.dpopRequired, .invalidToken, "This resource takes DPoP-bound access tokens only.", scheme: .dpop)
         case (.dpop, .off):
             // A scheme this resource does not take: as if no credentials came (RFC 6750 §3.1), a
@@ -167,6 +176,12 @@ public final class ResourceServer: Sendable {
         default:
             break
         }
+    }
+
+    /// Whether `token` is a JWT whose (unverified) claims bind it to a DPoP key (`cnf.jkt`).
+    private static func claimsKeyBinding(_ token: String, maximumLength: Int) -> Bool {
+        guard let claims = try? UnverifiedJWT(token, maximumLength: maximumLength).claims else { return false }
+        return claims["cnf"]?.objectValue?["jkt"]?.stringValue != nil
     }
 
     /// The token's facts: a JWT verified here when issuers are configured and it looks like one,

@@ -54,8 +54,19 @@ package struct ParsedJWS: Sendable {
         self.signingInput = signingInput
     }
 
-    static func malformed(_ reason: String) -> OIDCError {
-        OIDCError(.malformedToken, "The token is not a well-formed compact JWS: \(reason).")
+    static func malformed(_ reason: String, context: [String: String] = [:]) -> OIDCError {
+        OIDCError(.malformedToken, "The token is not a well-formed compact JWS: \(reason).", context: context)
+    }
+
+    /// Whether `error` refused a token for a `crit` header this library does not implement (RFC 7515 §4.1.11).
+    package static func refusedCriticalHeader(_ error: OIDCError) -> Bool {
+        error.code == .malformedToken && error.context["header"] == "crit"
+    }
+
+    /// Whether `error` refused a token whose header is not a strict JSON object (a member given
+    /// twice, bad UTF-8, too deep, not JSON).
+    package static func refusedHeaderJSON(_ error: OIDCError) -> Bool {
+        error.code == .malformedToken && error.context["header"] == "json"
     }
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumLength: Int) throws(OIDCError) -> ParsedJWS {
@@ -76,7 +87,7 @@ package struct ParsedJWS: Sendable {
 
         let header: JSONMembers
         do { header = try StrictJSONParser.parseMembers(headerBytes, maximumDepth: maximumDepth) } catch {
-            throw malformed("the header is not a valid JSON object (\(error))")
+            throw malformed("the header is not a valid JSON object (\(error))", context: ["header": "json"])
         }
         guard let alg = header["alg"]?.stringValue else { throw malformed("the header has no string 'alg'") }
         guard let algorithm = JWSAlgorithm(rawValue: alg) else {
@@ -96,7 +107,8 @@ package struct ParsedJWS: Sendable {
             let names = critical.arrayValue?.compactMap(\.stringValue) ?? []
             throw malformed(
                 names.isEmpty ? "'crit' must be a non-empty array of strings"
-                    : "it requires the extension(s) \(names.map { UntrustedText.sanitized($0, limit: 32) }.joined(separator: ", ")) (crit), which this library does not implement"
+                    : "it requires the extension(s) \(names.map { UntrustedText.sanitized($0, limit: 32) }.joined(separator: ", ")) (crit), which this library does not implement",
+                context: names.isEmpty ? [:] : ["header": "crit"]
             )
         }
         var keyID: String?

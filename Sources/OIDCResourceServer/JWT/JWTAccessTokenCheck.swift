@@ -19,6 +19,16 @@ struct JWTAccessTokenCheck: Sendable {
             if error.code == .algorithmNotAllowed {
                 throw .invalidToken(.algorithmNotAllowed, "The access token is unsigned or uses an algorithm this resource does not accept.")
             }
+            if ParsedJWS.refusedCriticalHeader(error) {
+                throw .invalidToken(
+                    .unsupportedCriticalHeader, "The access token requires a JWS extension (crit) this resource does not implement (RFC 7515 §4.1.11)."
+                )
+            }
+            if ParsedJWS.refusedHeaderJSON(error) {
+                throw .invalidToken(
+                    .malformedToken, "The access token's header is not a strict JSON object (a member given twice, bad UTF-8 or not JSON; RFC 7515 §5.2)."
+                )
+            }
             throw .invalidToken(.malformedToken, "The access token is not a well-formed JWT.")
         }
         guard algorithms.contains(jws.algorithm), !jws.algorithm.isHMACAlgorithm else {

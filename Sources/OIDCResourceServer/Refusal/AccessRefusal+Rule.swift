@@ -36,8 +36,11 @@ extension AccessRefusal {
         // MARK: JWT access tokens (RFC 9068 §4, RFC 8725)
 
         /// The token is not a well-formed compact JWS with a JSON object of claims (strict: no
-        /// duplicate members, bounded nesting and size, no unknown `crit`).
+        /// duplicate members, bounded nesting and size); the message says what is wrong.
         public static let malformedToken = Rule("malformed_token")
+        /// The token's header lists in `crit` an extension this resource does not implement, so
+        /// it must be refused (RFC 7515 §4.1.11).
+        public static let unsupportedCriticalHeader = Rule("unsupported_crit")
         /// The header's `typ` is not `at+jwt` (and untyped tokens were not allowed).
         public static let untypedToken = Rule("untyped_token")
         /// The token is another kind of JWT: an ID token, a logout token, a DPoP proof, a security

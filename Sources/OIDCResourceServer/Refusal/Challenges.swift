@@ -29,8 +29,9 @@ struct Challenges: Sendable {
         var errorScheme = denial.scheme ?? usedScheme ?? schemes[0]
         if !schemes.contains(errorScheme) { errorScheme = schemes[0] }
         var headers = HTTPHeaders()
+        let scope = denial.scope.isEmpty ? nil : denial.scope.sorted().joined(separator: " ")
         for scheme in [errorScheme] + schemes.filter({ $0 != errorScheme }) {
-            headers.add("WWW-Authenticate", challenge(scheme, denial: scheme == errorScheme ? denial : nil))
+            headers.add("WWW-Authenticate", challenge(scheme, denial: scheme == errorScheme ? denial : nil, scope: scope))
         }
         if let nonces, schemes.contains(.dpop) { headers.add("DPoP-Nonce", nonces.current(at: now)) }
         return AccessRefusal(
@@ -38,14 +39,16 @@ struct Challenges: Sendable {
         )
     }
 
-    private func challenge(_ scheme: Denial.Scheme, denial: Denial?) -> String {
+    /// `scope` is on every challenge (RFC 6750 §3) when the refusal names the route's scopes:
+    /// `insufficient_scope`, and a request without a token.
+    private func challenge(_ scheme: Denial.Scheme, denial: Denial?, scope: String?) -> String {
         var parameters: [String] = []
         if let denial, let code = denial.code {
             parameters.append(#"error="\#(code.rawValue)""#)
             parameters.append(#"error_description="\#(Self.quotedContent(denial.message))""#)
-            if code == .insufficientScope, !denial.scope.isEmpty {
-                parameters.append(#"scope="\#(Self.quotedContent(denial.scope.sorted().joined(separator: " ")))""#)
-            }
+        }
+        if let scope {
+            parameters.append(#"scope="\#(Self.quotedContent(scope))""#)
         }
         if scheme == .dpop { parameters.append(#"algs="\#(algorithms)""#) }
         if let metadataURL { parameters.append(#"resource_metadata="\#(Self.quotedContent(metadataURL))""#) }

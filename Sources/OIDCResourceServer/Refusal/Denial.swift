@@ -29,7 +29,7 @@ struct Denial: Error, Sendable {
     var message: String
     /// The scheme whose challenge carries the error; `nil`: the one the request used, else the first offered.
     var scheme: Scheme?
-    /// The scopes the route requires, for `insufficient_scope`.
+    /// The scopes the route requires, for `insufficient_scope` and a request without a token.
     var scope: Set<String> = []
     /// This server could not check the request (503, no challenge).
     var serverFailure = false

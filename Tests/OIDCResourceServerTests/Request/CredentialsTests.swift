@@ -17,6 +17,14 @@ struct CredentialsTests {
                 #expect(refusal.rule == .missingToken && refusal.status == 401 && refusal.error == nil)
                 #expect(refusal.challenges == ["Bearer " + Self.metadata, #"DPoP algs="RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA Ed25519", "# + Self.metadata])
             }
+            // A route that needs scopes names them on every challenge, still without an error code
+            // (RFC 6750 §3), so that a client asks for them when it logs in.
+            let scoped = try await fixture.refusal(ResourceFixture.request([]), requiring: ["orders:write", "orders:read"])
+            #expect(scoped.rule == .missingToken && scoped.status == 401 && scoped.error == nil)
+            #expect(scoped.challenges == [
+                #"Bearer scope="orders:read orders:write", "# + Self.metadata,
+                #"DPoP scope="orders:read orders:write", algs="RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA Ed25519", "# + Self.metadata,
+            ])
         }
     }
 
@@ -92,9 +100,12 @@ struct CredentialsTests {
                 #expect(refusal.rule == .malformedToken)
             }
             let critical = try key.sign(headerJSON: #"{"alg":"ES256","typ":"at+jwt","crit":["exp-ext"],"exp-ext":1}"#, payloadJSON: claims)
-            #expect(try await fixture.refusal(ResourceFixture.bearer(critical)).rule == .malformedToken)
+            let unsupported = try await fixture.refusal(ResourceFixture.bearer(critical))
+            #expect(unsupported.rule == .unsupportedCriticalHeader && unsupported.error == "invalid_token")
+            #expect(unsupported.message.contains("crit") && !unsupported.message.contains("exp-ext"), "\(unsupported.message)")
             let duplicateHeader = try key.sign(headerJSON: #"{"alg":"ES256","typ":"at+jwt","typ":"JWT"}"#, payloadJSON: claims)
-            #expect(try await fixture.refusal(ResourceFixture.bearer(duplicateHeader)).rule == .malformedToken)
+            let duplicate = try await fixture.refusal(ResourceFixture.bearer(duplicateHeader))
+            #expect(duplicate.rule == .malformedToken && duplicate.message.contains("header") && duplicate.message.contains("twice"), "\(duplicate.message)")
         }
     }
 
@@ -112,6 +123,12 @@ struct CredentialsTests {
             let refusal = try await fixture.refusal(ResourceFixture.bearer(token))
             #expect(refusal.rule == .dpopRequired && refusal.status == 401)
             #expect(refusal.challenges == [#"DPoP error="invalid_token", error_description="This resource takes DPoP-bound access tokens only.", algs="ES256", "# + Self.metadata])
+            // A DPoP-bound token sent as Bearer: the token is right, the scheme is not.
+            let key = try DPoPKey.generate()
+            let bound = try await fixture.token(jkt: key.thumbprint)
+            let asBearer = try await fixture.refusal(ResourceFixture.bearer(bound))
+            #expect(asBearer.rule == .boundTokenAsBearer && asBearer.status == 401 && asBearer.error == "invalid_token")
+            #expect(asBearer.challenges.first?.hasPrefix(#"DPoP error="invalid_token", error_description="The access token is DPoP-bound: send it as 'Authorization: DPoP' with a proof.""#) == true)
         }
     }
 

@@ -91,15 +91,16 @@ struct ProtectedAPITests {
         }
     }
 
-    @Test("no token: 401 with a Bearer and a DPoP challenge naming the metadata, and no error code (RFC 6750 §3.1)")
+    @Test("no token: 401 with a Bearer and a DPoP challenge naming the route's scope and the metadata, and no error code (RFC 6750 §3.1)")
     func noToken() async throws {
         try await withAPI { api in
             let response = try await api.send("GET", "/orders")
             #expect(response.status == 401)
             let challenges = response.headers.values("WWW-Authenticate")
             let metadata = "resource_metadata=\"\(api.base)/.well-known/oauth-protected-resource\""
-            #expect(challenges.contains("Bearer " + metadata))
-            #expect(challenges.contains { $0.hasPrefix("DPoP algs=\"") && $0.hasSuffix(metadata) })
+            // The route's scope is named (RFC 6750 §3), so a client asks for it when it logs in.
+            #expect(challenges.contains("Bearer scope=\"orders:read\", " + metadata), "\(challenges)")
+            #expect(challenges.contains { $0.hasPrefix("DPoP scope=\"orders:read\", algs=\"") && $0.hasSuffix(metadata) }, "\(challenges)")
             #expect(!challenges.contains { $0.contains("error=") })
         }
     }

@@ -31,7 +31,7 @@ enum BearerAuthentication {
                 return .failure(challenge(dpop: nil, "A DPoP-bound access token and its proof are required.", context))
             }
             return .failure(Unauthorized(response: .json(
-                ["error": "invalid_request", "error_description": "A bearer access token is required."], status: 401,
+                ["error_description": "A bearer access token is required."], status: 401,
                 noStore: true, extraHeaders: [("WWW-Authenticate", "Bearer")]
             )))
         }

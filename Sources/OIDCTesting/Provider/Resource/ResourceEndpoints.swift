@@ -25,7 +25,10 @@ enum ResourceEndpoints {
             if options.requiresDPoP { parameters.append(#"algs="\#(context.configuration.dpop.algorithms.map(\.rawValue).joined(separator: " "))""#) }
             let scheme = options.requiresDPoP ? "DPoP" : "Bearer"
             headers.append(("WWW-Authenticate", ([scheme] + [parameters.joined(separator: ", ")]).filter { !$0.isEmpty }.joined(separator: " ")))
-            return .json(["error": error ?? "invalid_request", "error_description": description], status: 401, noStore: true, extraHeaders: headers)
+            // No error code in the body either when the challenge has none (RFC 6750 §3.1: no token came).
+            var body = ["error_description": description]
+            if let error { body["error"] = error }
+            return .json(body, status: 401, noStore: true, extraHeaders: headers)
         }
         guard request.accessToken != nil else { return unauthorized(nil, "An access token is required.") }
         switch await BearerAuthentication.authenticate(request, endpoint: .resource, context) {
