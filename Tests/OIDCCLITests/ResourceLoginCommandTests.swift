@@ -57,7 +57,8 @@ struct ResourceLoginCommandTests {
             #expect(!profile.contains(registration.clientID), "the registration is kept per issuer, not in the profile")
             #expect(LoginSandbox.permissions(sandbox.store + "/registrations") == 0o700)
             let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.store + "/registrations")
-            #expect(files.count == 1 && files.allSatisfy { LoginSandbox.permissions(sandbox.store + "/registrations/" + $0) == 0o600 }, "\(files)")
+            // One registration, and the lock it was made under; every file 0600.
+            #expect(files.filter { $0.hasSuffix(".json") }.count == 1 && files.allSatisfy { LoginSandbox.permissions(sandbox.store + "/registrations/" + $0) == 0o600 }, "\(files)")
 
             let request = try await sandbox.run(["request", provider.resourceURL, "--profile", "mcp"])
             #expect(request.status == 0, "\(request.stderr)")

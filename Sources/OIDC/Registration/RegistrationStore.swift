@@ -9,6 +9,18 @@ public protocol RegistrationStore: Sendable {
     func save(_ registration: ClientRegistration) async throws(OIDCError)
     /// Forgets the registration of `issuer` (the server refused it: `invalid_client`).
     func remove(for issuer: String) async throws(OIDCError)
+    /// Runs `body` while no other caller of this method for `issuer` runs: a login looks for a
+    /// kept registration and registers only under it, so that two first logins at once (two
+    /// processes, two tasks) register one client, not two. A store shared between processes
+    /// must make it exclusive across them. The default runs `body` without a lock.
+    func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T
+}
+
+extension RegistrationStore {
+    /// Runs `body` without a lock: a store that is not shared registers at most twice.
+    public func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
 }
 
 /// Registrations kept in memory, for one process (and tests).
@@ -23,6 +35,29 @@ public actor InMemoryRegistrationStore: RegistrationStore {
     public func save(_ registration: ClientRegistration) { registrations[registration.issuer] = registration }
 
     public func remove(for issuer: String) { registrations[issuer] = nil }
+
+    private var lockedIssuers: Set<String> = []
+    private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    /// Runs `body` while no other task holds the lock of `issuer` in this store.
+    public func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        if lockedIssuers.contains(issuer) {
+            // The releaser hands the lock over directly, so no third caller can slip in between.
+            await withCheckedContinuation { waiters[issuer, default: []].append($0) }
+        } else {
+            lockedIssuers.insert(issuer)
+        }
+        defer {
+            if var queue = waiters[issuer], !queue.isEmpty {
+                let next = queue.removeFirst()
+                waiters[issuer] = queue.isEmpty ? nil : queue
+                next.resume()
+            } else {
+                lockedIssuers.remove(issuer)
+            }
+        }
+        return try await body()
+    }
 }
 
 /// Registrations kept as files, one per issuer, in a directory only the user can enter (0700),
@@ -62,6 +97,14 @@ public struct FileRegistrationStore: RegistrationStore {
         guard let opened = try StoreDirectory.open(directory, "registrations directory") else { return }
         try opened.requirePrivate("registrations directory")
         _ = try opened.remove(Self.fileName(issuer))
+    }
+
+    /// Runs `body` holding the lock of `issuer` across processes and tasks: a lock file in the
+    /// directory (0600), taken as ``FileKeychain/withLock(_:_:)`` takes its locks (released when
+    /// `body` ends or the process dies; waited for at most 90 seconds).
+    public func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        let locks = try FileKeychain(directory: URL(fileURLWithPath: directory, isDirectory: true))
+        return try await locks.withLock(TokenStoreKey(service: "registration", hashingAccount: Secret(issuer)), body)
     }
 
     /// The issuer, encoded as ``FileKeychain`` encodes its keys: one name per issuer, whatever

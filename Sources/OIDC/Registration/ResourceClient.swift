@@ -25,6 +25,32 @@ struct ResourceClient {
             }
             return ResourceClient(id: clientID, source: .metadataDocument)
         }
+        // Looked for and made under the store's lock: two first logins at once register one client.
+        return try await locked(registrations, issuer) { () async throws(OIDCError) in
+            try await keptOrRegistered(
+                issuer: issuer, metadata: metadata, registrations: registrations, clientName: clientName, callbackPort: callbackPort,
+                transport: transport, options: options, logger: logger)
+        }
+    }
+
+    /// `body` under the registration lock of `issuer` in `registrations`, its errors as `OIDCError`.
+    static func locked<T: Sendable>(
+        _ registrations: any RegistrationStore, _ issuer: String, _ body: @Sendable () async throws(OIDCError) -> T
+    ) async throws(OIDCError) -> T {
+        do {
+            return try await registrations.withRegistrationLock(for: issuer) { try await body() }
+        } catch let error as OIDCError { throw error } catch is CancellationError {
+            throw OIDCError(.cancelled, "The login was cancelled while waiting for another login's registration at \(issuer).", context: ["issuer": issuer])
+        } catch {
+            throw OIDCError(.storageFailure, "The registration of a client at \(issuer) could not be locked: \(error)", context: ["issuer": issuer])
+        }
+    }
+
+    /// The registration kept for `issuer` (unless its secret expired), else a new one, kept.
+    private static func keptOrRegistered(
+        issuer: String, metadata: ProviderMetadata, registrations: any RegistrationStore, clientName: String,
+        callbackPort: Int?, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
+    ) async throws(OIDCError) -> ResourceClient {
         if let stored = try await registrations.registration(for: issuer), !stored.isExpired(at: Date()) {
             logger.debug("reusing the client registered earlier", metadata: ["issuer": .issuer(issuer)])
             return ResourceClient(id: stored.clientID, source: .storedRegistration, registration: stored)

@@ -144,7 +144,12 @@ extension RelyingParty {
             let url = URL(string: resource.identifier.value)
         else { return nil }
         logger?.notice("the server refused the registered client (invalid_client); registering again", metadata: ["issuer": .issuer(registration.issuer)])
-        try await registrations.remove(for: registration.issuer)
+        // Forgotten only while it is still the one kept: another login may have replaced it already.
+        try await ResourceClient.locked(registrations, registration.issuer) { () async throws(OIDCError) in
+            if try await registrations.registration(for: registration.issuer)?.clientID == registration.clientID {
+                try await registrations.remove(for: registration.issuer)
+            }
+        }
         return try await Self.forResource(
             url, authorizationServer: registration.issuer, registrations: registrations, clientName: resource.clientName,
             callbackPort: registration.callbackPort, transport: transport, requestOptions: tokenClient.requestOptions, logger: logger,

@@ -49,6 +49,10 @@ struct NewRegistrationStore: RegistrationStore {
     func save(_ registration: ClientRegistration) async throws(OIDCError) { try await base.save(registration) }
 
     func remove(for issuer: String) async throws(OIDCError) { try await base.remove(for: issuer) }
+
+    func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await base.withRegistrationLock(for: issuer, body)
+    }
 }
 
 extension LoginFlow {
