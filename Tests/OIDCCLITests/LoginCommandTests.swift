@@ -367,6 +367,8 @@ struct LoginCommandTests {
             // The issuer's host, but another port: another program on loopback.
             let otherPort = try await sandbox.run(["request", "http://127.0.0.1:1/api/me", "--profile", "work"])
             #expect(otherPort.status == 6, "\(otherPort.stderr)")
+            // It names where the token may go, each place once, with its port.
+            #expect(otherPort.stderr.contains("goes to 127.0.0.1:\(provider.port) only"), "\(otherPort.stderr)")
             let allowed = try await sandbox.run(["request", elsewhere.replacingOccurrences(of: "127.0.0.2", with: "localhost"), "--profile", "work", "--allow-host", "localhost"])
             #expect(allowed.status == 0, "\(allowed.stderr)")
 

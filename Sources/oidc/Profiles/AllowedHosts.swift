@@ -40,10 +40,14 @@ enum AllowedHosts {
         let allowlist = HostAllowlist(named + origins.map { HostAllowlist.Entry($0.host?.lowercased() ?? "", includesSubdomains: false) })
         let which = resource == nil ? "the issuer's host on its own port" : "the issuer's and the resource's hosts, each on its own port"
         func refuse(_ reason: String, context: [String: String]) -> OIDCError {
-            let shown = allowlist.entries.map { ($0.includesSubdomains ? "." : "") + $0.domain }.joined(separator: ", ")
+            // The named hosts, then the issuer's and the resource's origins with their ports: each once.
+            var shown: [String] = []
+            for entry in named.map({ ($0.includesSubdomains ? "." : "") + $0.domain }) + origins.map(Self.origin) where !shown.contains(entry) {
+                shown.append(entry)
+            }
             return OIDCError(
                 .hostNotAllowed,
-                "\(reason) The token of profile '\(profileName)' goes to \(shown) only (\(which)); allow another host with: oidc login --profile \(profileName) --allow-host HOST (or --allow-host on this command).",
+                "\(reason) The token of profile '\(profileName)' goes to \(shown.joined(separator: ", ")) only (\(which)); allow another host with: oidc login --profile \(profileName) --allow-host HOST (or --allow-host on this command).",
                 context: context
             )
         }
@@ -55,6 +59,15 @@ enum AllowedHosts {
             throw refuse("The URL's port is not \(whose); the bearer token was not sent.", context: ["host": url.host ?? ""])
         }
         return allowlist
+    }
+
+    /// `host`, or `host:port` when the port is not the scheme's default.
+    private static func origin(_ url: URL) -> String {
+        let host = url.host?.lowercased() ?? ""
+        let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[" + host + "]" : host
+        let defaultPort = url.scheme?.lowercased() == "https" ? 443 : 80
+        guard let port = url.port, port != defaultPort else { return shownHost }
+        return shownHost + ":\(port)"
     }
 
     private static func port(of url: URL) -> Int {
