@@ -69,10 +69,15 @@ extension ProviderState {
     }
 
     private func description(of token: String, for client: TestProvider.Client) -> [String: Any] {
-        if let (record, user) = validAccessToken(token), record.clientID == client.id {
+        // A token is described to the client it was issued to; a token for a resource (RFC 8707)
+        // also to any client that authenticates (the resource's server, RFC 7662 §2.1), with the
+        // resource as its aud.
+        if let (record, user) = validAccessToken(token),
+            record.clientID == client.id || (record.audience != nil && client.authentication != .none)
+        {
             var description: [String: Any] = [
                 "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": record.jkt == nil ? "Bearer" : "DPoP",
-                "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.clientID, "iss": issuer,
+                "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.audience ?? record.clientID, "iss": issuer,
             ]
             var confirmation: [String: String] = [:]
             if let jkt = record.jkt { confirmation["jkt"] = jkt }

@@ -157,6 +157,23 @@ struct ServiceGrantsTests {
         }
     }
 
+    @Test("introspection of a token for a resource (RFC 8707): described to any client that authenticates (the resource's server), aud the resource; not to a public client")
+    func introspectionByTheResourceServer() async throws {
+        let api = TestProvider.Client.confidential(id: "orders-api", secret: "orders-api-secret-orders-api-32b")
+        var configuration = Self.configuration
+        configuration.clients.append(api)
+        try await withTestProvider(configuration) { provider in
+            var daemon = try await provider.relyingParty(client: Self.daemon).tokenClient
+            daemon.resource = "https://api.example/orders"
+            let tokens = try await daemon.clientCredentials(scopes: ["reports.read"])
+            let server = try await provider.relyingParty(client: api)
+            let described = try await server.tokenClient.introspect(tokens.accessToken, hint: .accessToken)
+            #expect(described.active && described.clientID == "daemon" && described.audience == ["https://api.example/orders"])
+            let publicClient = try await provider.relyingParty()
+            #expect(try await publicClient.tokenClient.introspect(tokens.accessToken).active == false)
+        }
+    }
+
     @Test("introspection answers are checked: active is required and boolean; the standard members have their types")
     func introspectionParsing() throws {
         for bad in [#"{}"#, #"{"active":"true"}"#, #"{"active":1}"#, #"{"active":true,"exp":"soon"}"#, #"{"active":true,"aud":[1]}"#, "[]"] {

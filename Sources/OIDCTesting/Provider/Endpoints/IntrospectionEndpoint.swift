@@ -1,8 +1,9 @@
 internal import OIDC
 
 /// `/introspect` (RFC 7662): the client authenticates as at the token endpoint and asks about a
-/// token; the answer describes an active token of that client, and says `{"active": false}` for
-/// everything else.
+/// token; the answer describes an active token of that client, or an active token for a resource
+/// (RFC 8707) to any client that authenticates (the resource's server), and says
+/// `{"active": false}` for everything else.
 enum IntrospectionEndpoint {
     static func handle(_ request: ProviderRequest, _ context: ProviderContext) async -> ProviderResponse {
         let checked: ClientRequest
