@@ -39,7 +39,7 @@ enum Main {
             exit(FastPath.notTakenExitCode)
         }
         do {
-            var command = try OIDCCommand.parseAsRoot()
+            var command = try OIDCCommand.parseAsRoot(OpaqueValueArguments.joined(Array(CommandLine.arguments.dropFirst())))
             if let problem = CLILog.environmentProblem { Console.error(problem) }
             CLILog.bootstrap(level: CLILog.level(of: command))
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -99,15 +99,20 @@ struct AuthorizeURLCommandTests {
 
     @Test("a state, nonce or verifier that starts with a dash is taken as the value, not as a flag")
     func dashFirstValues() async throws {
-        let verifier = "-" + Self.verifier.dropFirst()
+        // With a v and an h in them: not read as -v, or as -h (help on stdout).
+        let verifier = "-vh" + Self.verifier.dropFirst(3)
         let result = try await OIDCBinary.run(
-            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c", "--output", "json",
-             "--state", "-state", "--nonce", "-nonce", "--code-verifier", verifier]
+            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c",
+             "--state", "-state", "--nonce", "-nonce", "--code-verifier", verifier, "--output", "json"]
         )
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["state"] as? String == "-state" && object["nonce"] as? String == "-nonce")
         #expect(object["code_verifier"] as? String == verifier)
+        // `-` alone and a long option are not taken as the value.
+        let missing = try await OIDCBinary.run(
+            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c", "--state", "--output", "json"])
+        #expect(missing.status == 2 && missing.stdout.isEmpty && missing.stderr.contains("--state"), "\(missing.stderr)")
     }
 
     @Test("bad flags are usage errors (exit 2) that name the flag", arguments: [

@@ -114,10 +114,16 @@ struct DPoPCommandTests {
             #expect(Set(tokenClaims.keys) == ["jti", "htm", "htu", "iat"])
             #expect(tokenClaims["htm"]?.stringValue == "POST" && tokenClaims["htu"]?.stringValue == provider.tokenEndpoint)
 
-            // A server's nonce is opaque and may start with a dash, as a random base64url value does one time in 64.
-            let dashFirst = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "-x_Nonce"])
-            #expect(dashFirst.status == 0, "\(dashFirst.stderr)")
-            #expect(try UnverifiedJWT(dashFirst.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims["nonce"]?.stringValue == "-x_Nonce")
+            // A server's nonce is opaque and may start with a dash, as a random base64url value does one
+            // time in 64; with a v or an h in it, it is not read as -v or -h (help), wherever it stands.
+            for dashed in ["-x_Nonce", "-Qv9hZ3kL", "-vh"] {
+                let dashFirst = try await sandbox.run(["proof", "--method", "GET", "--nonce", dashed, "--url", url, "--profile", "work"])
+                #expect(dashFirst.status == 0, "\(dashed): \(dashFirst.stderr)")
+                #expect(try UnverifiedJWT(dashFirst.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).claims["nonce"]?.stringValue == dashed)
+            }
+            // An option after --nonce is not its value: an empty, unquoted $NONCE is a usage error.
+            let noValue = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "--no-nonce"])
+            #expect(noValue.status == 2 && noValue.stdout.isEmpty, "\(noValue.stderr)")
 
             let badNonce = try await sandbox.run(["proof", "--method", "GET", "--url", url, "--profile", "work", "--nonce", "a\"b"])
             #expect(badNonce.status == 2, "\(badNonce.stderr)")

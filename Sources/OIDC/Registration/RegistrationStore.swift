@@ -36,26 +36,14 @@ public actor InMemoryRegistrationStore: RegistrationStore {
 
     public func remove(for issuer: String) { registrations[issuer] = nil }
 
-    private var lockedIssuers: Set<String> = []
-    private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    private var locks = KeyedLocks<String>()
 
     /// Runs `body` while no other task holds the lock of `issuer` in this store.
     public func withRegistrationLock<T: Sendable>(for issuer: String, _ body: @Sendable () async throws -> T) async throws -> T {
-        if lockedIssuers.contains(issuer) {
-            // The releaser hands the lock over directly, so no third caller can slip in between.
-            await withCheckedContinuation { waiters[issuer, default: []].append($0) }
-        } else {
-            lockedIssuers.insert(issuer)
+        if !locks.take(issuer) {
+            await withCheckedContinuation { locks.enqueue(issuer, $0) }
         }
-        defer {
-            if var queue = waiters[issuer], !queue.isEmpty {
-                let next = queue.removeFirst()
-                waiters[issuer] = queue.isEmpty ? nil : queue
-                next.resume()
-            } else {
-                lockedIssuers.remove(issuer)
-            }
-        }
+        defer { locks.release(issuer) }
         return try await body()
     }
 }

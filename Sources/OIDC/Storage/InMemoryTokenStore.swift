@@ -2,8 +2,7 @@
 /// Its lock is exclusive within the process.
 public actor InMemoryTokenStore: TokenStore {
     private var logins: [TokenStoreKey: StoredLogin] = [:]
-    private var lockedKeys: Set<TokenStoreKey> = []
-    private var waiters: [TokenStoreKey: [CheckedContinuation<Void, Never>]] = [:]
+    private var locks = KeyedLocks<TokenStoreKey>()
 
     /// A store holding `logins`; empty by default.
     public init(_ logins: [TokenStoreKey: StoredLogin] = [:]) {
@@ -40,21 +39,11 @@ public actor InMemoryTokenStore: TokenStore {
     }
 
     private func acquire(_ key: TokenStoreKey) async {
-        guard lockedKeys.contains(key) else {
-            lockedKeys.insert(key)
-            return
-        }
-        // The releaser hands the lock over directly, so no third caller can slip in between.
-        await withCheckedContinuation { waiters[key, default: []].append($0) }
+        guard !locks.take(key) else { return }
+        await withCheckedContinuation { locks.enqueue(key, $0) }
     }
 
     private func release(_ key: TokenStoreKey) {
-        if var queue = waiters[key], !queue.isEmpty {
-            let next = queue.removeFirst()
-            waiters[key] = queue.isEmpty ? nil : queue
-            next.resume()
-        } else {
-            lockedKeys.remove(key)
-        }
+        locks.release(key)
     }
 }

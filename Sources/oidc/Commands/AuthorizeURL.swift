@@ -29,13 +29,13 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
     @Option(help: "The redirect URI (default: the RFC 8252 loopback http://127.0.0.1/callback).")
     var redirectUri: String?
 
-    @Option(parsing: .unconditional, help: "The state to send (default: random).")
+    @Option(help: "The state to send (default: random).")
     var state: String?
 
-    @Option(parsing: .unconditional, help: "The nonce to send (default: random).")
+    @Option(help: "The nonce to send (default: random).")
     var nonce: String?
 
-    @Option(parsing: .unconditional, help: "The PKCE code verifier, 43-128 characters of A-Z a-z 0-9 - . _ ~ (default: random).")
+    @Option(help: "The PKCE code verifier, 43-128 characters of A-Z a-z 0-9 - . _ ~ (default: random).")
     var codeVerifier: String?
 
     @Option(help: "What to print: url, or json with the state, nonce, verifier and challenge.")

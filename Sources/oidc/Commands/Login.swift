@@ -85,7 +85,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var tls: TLSOptions
 
-    @Option(parsing: .unconditional, help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
+    @Option(help: "The client secret (visible to other users in ps: prefer --client-secret-file; never remembered).")
     var clientSecret: String?
 
     @Option(help: "A file holding the client secret, for confidential clients (the path is remembered, not the secret).")

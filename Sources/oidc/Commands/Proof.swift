@@ -32,7 +32,7 @@ struct Proof: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The request's URL (htu); its query and fragment are left out of the proof.")
     var url: String
 
-    @Option(parsing: .unconditional, help: "The server's latest DPoP-Nonce (default: the one remembered for the URL's origin from oidc request).")
+    @Option(help: "The server's latest DPoP-Nonce (default: the one remembered for the URL's origin from oidc request).")
     var nonce: String?
 
     @Flag(help: "Send no nonce, not even a remembered one.")

@@ -43,7 +43,7 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The provider's keys: a JWKS file, or an https URL (http only on loopback).")
     var jwks: String
 
-    @Option(parsing: .unconditional, help: "The nonce sent in the authorization request (not checked when omitted).")
+    @Option(help: "The nonce sent in the authorization request (not checked when omitted).")
     var nonce: String?
 
     @Option(help: "Verify as of this Unix time instead of now.")
@@ -52,7 +52,7 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Clock leeway in seconds for exp, iat, nbf and auth_time.")
     var leeway: Double = 60
 
-    @Option(parsing: .unconditional, help: "The access token issued with the ID token, to check at_hash: the token, @FILE, or - for standard input (on the command line it is visible in ps).")
+    @Option(help: "The access token issued with the ID token, to check at_hash: the token, @FILE, or - for standard input (on the command line it is visible in ps).")
     var accessToken: String?
 
     @Option(help: "The max_age sent in the authorization request, to check auth_time.")

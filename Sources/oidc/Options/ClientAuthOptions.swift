@@ -14,7 +14,7 @@ struct ClientAuthOptions: ParsableArguments {
     @Option(help: "A private key (PEM: PKCS#8, SEC1 or PKCS#1; or a private JWK) that signs private_key_jwt assertions (and request objects); only you may read it (chmod 600). Its kid is --key-id, else the JWK's own, else the key's RFC 7638 thumbprint. The path is remembered.")
     var privateKeyFile: String?
 
-    @Option(parsing: .unconditional, help: "The kid of the assertions and request objects (default: the key file's own, when it is a JWK with a kid; else the key's RFC 7638 JWK thumbprint, which servers that look keys up by kid, such as glewlwyd, must have registered).")
+    @Option(help: "The kid of the assertions and request objects (default: the key file's own, when it is a JWK with a kid; else the key's RFC 7638 JWK thumbprint, which servers that look keys up by kid, such as glewlwyd, must have registered).")
     var keyId: String?
 
     @Option(help: "The assertions' algorithm, when not the key's usual one (an RSA key signs RS256 unless told PS256).")

@@ -32,16 +32,16 @@ struct Inject: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A token response (JSON with access_token, token_type, expires_in, …): a file, or - for standard input.")
     var tokenResponse: String?
 
-    @Option(parsing: .unconditional, help: "The access token: the token, @FILE, or - for standard input (prefer --token-response; on the command line it is visible in ps).")
+    @Option(help: "The access token: the token, @FILE, or - for standard input (prefer --token-response; on the command line it is visible in ps).")
     var accessToken: String?
 
-    @Option(parsing: .unconditional, help: "The refresh token: the token, @FILE, or - for standard input.")
+    @Option(help: "The refresh token: the token, @FILE, or - for standard input.")
     var refreshToken: String?
 
-    @Option(parsing: .unconditional, help: "The ID token: the token, @FILE, or - for standard input.")
+    @Option(help: "The ID token: the token, @FILE, or - for standard input.")
     var idToken: String?
 
-    @Option(parsing: .unconditional, help: "Seconds until the access token expires (negative, as --expires-in -10: already expired); overrides the response's expires_in.")
+    @Option(help: "Seconds until the access token expires (negative, as --expires-in -10: already expired); overrides the response's expires_in.")
     var expiresIn: Int?
 
     @Option(help: "Granted scope values, separated by spaces or the option repeated.")

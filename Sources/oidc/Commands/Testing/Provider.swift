@@ -36,7 +36,7 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Register this client id too (public unless --client-secret is given).")
     var clientId: String?
 
-    @Option(parsing: .unconditional, help: "The secret of --client-id (client_secret_basic); visible in ps, so prefer --client-secret-file.")
+    @Option(help: "The secret of --client-id (client_secret_basic); visible in ps, so prefer --client-secret-file.")
     var clientSecret: String?
 
     @Option(help: "A file holding the secret of --client-id.")
