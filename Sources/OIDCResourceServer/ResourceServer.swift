@@ -104,6 +104,10 @@ public final class ResourceServer: Sendable {
                 keyThumbprint = try await checkProof(credentials, request: request, boundTo: bound, now: now, responseHeaders: &responseHeaders)
             } else if credentials.scheme == .dpop {
                 throw Denial(.unboundTokenAsDPoP, .invalidToken, "The access token is not DPoP-bound: send it as a bearer token.", scheme: .dpop)
+            } else if configuration.dpop.mode == .required {
+                // Decided on the verified token: a DPoP-bound one sent as Bearer was refused above
+                // (its scheme is wrong, not the token); this one is a bearer token.
+                throw Denial(.dpopRequired, .invalidToken, "This resource takes DPoP-bound access tokens only.", scheme: .dpop)
             }
             var certificateThumbprint: String?
             if let bound = facts.certificateThumbprint {
@@ -160,13 +164,6 @@ public final class ResourceServer: Sendable {
     /// The scheme against the DPoP policy, before any token is looked at.
     private func checkScheme(_ credentials: Credentials) throws(Denial) {
         switch (credentials.scheme, configuration.dpop.mode) {
-        case (.bearer, .required):
-            // Refused before any verification; the claims, read unverified, only pick the advice:
-            // a DPoP-bound token is right, its scheme is not.
-            if Self.claimsKeyBinding(credentials.token, maximumLength: configuration.maximumTokenLength) {
-                throw Denial(.boundTokenAsBearer, .invalidToken, "The access token is DPoP-bound: send it as 'Authorization: DPoP' with a proof.", scheme: .dpop)
-            }
-            throw Denial(.dpopRequired, .invalidToken, "This resource takes DPoP-bound access tokens only.", scheme: .dpop)
         case (.dpop, .off):
             // A scheme this resource does not take: as if no credentials came (RFC 6750 §3.1), a
             // 401 whose Bearer challenge carries no error code.
@@ -176,12 +173,6 @@ public final class ResourceServer: Sendable {
         default:
             break
         }
-    }
-
-    /// Whether `token` is a JWT whose (unverified) claims bind it to a DPoP key (`cnf.jkt`).
-    private static func claimsKeyBinding(_ token: String, maximumLength: Int) -> Bool {
-        guard let claims = try? UnverifiedJWT(token, maximumLength: maximumLength).claims else { return false }
-        return claims["cnf"]?.objectValue?["jkt"]?.stringValue != nil
     }
 
     /// The token's facts: a JWT verified here when issuers are configured and it looks like one,

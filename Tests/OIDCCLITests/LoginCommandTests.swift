@@ -364,6 +364,9 @@ struct LoginCommandTests {
             #expect(refused.stderr.contains("--allow-host"))
             let broad = try await sandbox.run(["request", elsewhere, "--profile", "work", "--allow-host", ".com"])
             #expect(broad.status == 2)
+            // A port is not part of an allowed host (it would never match): a usage error naming the host alone.
+            let withPort = try await sandbox.run(["request", elsewhere, "--profile", "work", "--allow-host", "127.0.0.2:\(provider.port)"])
+            #expect(withPort.status == 2 && withPort.stderr.contains("names a port") && withPort.stderr.contains("(127.0.0.2)"), "\(withPort.stderr)")
             // The issuer's host, but another port: another program on loopback.
             let otherPort = try await sandbox.run(["request", "http://127.0.0.1:1/api/me", "--profile", "work"])
             #expect(otherPort.status == 6, "\(otherPort.stderr)")

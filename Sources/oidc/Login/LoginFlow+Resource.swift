@@ -106,7 +106,7 @@ extension LoginFlow {
         guard error.code == .portInUse, let registration = rp.protectedResource?.registration, let port = registration.callbackPort else { return error }
         return OIDCError(
             .portInUse,
-            "Port \(port) on 127.0.0.1 is in use by another program, and the client oidc registered at \(rp.provider.issuer) has its redirect URI on that port (http://127.0.0.1:\(port)/callback; the server may match it exactly), so the login must listen there. Stop the program that holds port \(port), or register anew on a free port: oidc login --profile \(profileName) --new-registration --listen 127.0.0.1:0")
+            "Port \(port) on 127.0.0.1 is in use by another program, and the client oidc registered at \(rp.provider.issuer) has its redirect URI on that port (http://127.0.0.1:\(port)/callback; the server may match it exactly), so the login must listen there. When another oidc login holds it (logins with this registration share the port), run this again once that one ends. Otherwise stop the program that holds port \(port), or register anew on a free port (for every profile that uses this registration): oidc login --profile \(profileName) --new-registration --listen 127.0.0.1:0")
     }
 
     /// Whether the first `--listen` endpoint names port 0: a new registration then names a free

@@ -17,6 +17,11 @@ enum AllowedHosts {
             guard plain, !name.hasPrefix("."), !name.hasSuffix("."), !name.contains("..") else {
                 throw ValidationError("\(flag): '\(UntrustedText.sanitized(host, limit: 80))' is not a host name (no scheme, port, path or wildcard; .example.com for subdomains)")
             }
+            // One colon is a port (an IPv6 address has at least two): a named host is allowed on every port.
+            if name.filter({ $0 == ":" }).count == 1, let colon = name.firstIndex(of: ":") {
+                throw ValidationError(
+                    "\(flag): '\(UntrustedText.sanitized(host, limit: 80))' names a port; give the host alone (\(UntrustedText.sanitized(String(name[..<colon]), limit: 80))), which is allowed on every port")
+            }
             guard name.contains(".") || name.contains(":") || name == "localhost" else {
                 throw ValidationError("\(flag): '\(UntrustedText.sanitized(host, limit: 80))' is too broad; name a host such as api.example.com")
             }

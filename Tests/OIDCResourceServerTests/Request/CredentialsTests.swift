@@ -129,6 +129,11 @@ struct CredentialsTests {
             let asBearer = try await fixture.refusal(ResourceFixture.bearer(bound))
             #expect(asBearer.rule == .boundTokenAsBearer && asBearer.status == 401 && asBearer.error == "invalid_token")
             #expect(asBearer.challenges.first?.hasPrefix(#"DPoP error="invalid_token", error_description="The access token is DPoP-bound: send it as 'Authorization: DPoP' with a proof.""#) == true)
+            // Decided on the verified token: the same claims under a forged signature are just a bad token.
+            var parts = bound.split(separator: ".").map(String.init)
+            parts[2] = "AAAA"
+            let forged = try await fixture.refusal(ResourceFixture.bearer(parts.joined(separator: ".")))
+            #expect(forged.rule == .invalidSignature, "\(forged.rule)")
         }
     }
 
