@@ -22,7 +22,7 @@ struct AccessTokenClaims: Sendable {
 
     init(payload: [UInt8]) throws(Denial) {
         do { members = try StrictJSONParser.parseMembers(payload, maximumDepth: 16) } catch {
-            throw .invalidToken(.malformedToken, "The access token's claims are not a valid JSON object.")
+            throw .invalidToken(.malformedToken, "The access token's claims are not a strict JSON object (a member given twice, bad UTF-8, too deep or not JSON; RFC 7519 §4).")
         }
         func invalid(_ name: String, _ rule: String) -> Denial {
             .invalidToken(.invalidClaim, "The access token's \(name) claim \(rule).")
