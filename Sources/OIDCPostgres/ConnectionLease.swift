@@ -15,12 +15,18 @@ final class ConnectionLease: Sendable {
     }
     private let state = Mutex(State.waiting(nil))
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// How long giving back a closed connection may wait for the pool to learn that it closed.
+    private let settleLimit: Duration
 
-    /// Leases a connection of `client`, waiting at most `limit`; ``end()`` gives it back.
+    private init(settleLimit: Duration) { self.settleLimit = settleLimit }
+
+    /// Leases a connection of `client`, waiting at most `limit`; ``end()`` gives it back, and a
+    /// connection that closed meanwhile goes back only once the pool knows (``ConnectionEnd``), so
+    /// that it is never handed out again.
     ///
     /// - Throws: `Deadline.Expired` when none was free in time, `CancellationError`, or the pool's error.
     static func lease(from client: PostgresClient, within limit: Duration) async throws -> (ConnectionLease, PostgresConnection) {
-        let lease = ConnectionLease()
+        let lease = ConnectionLease(settleLimit: limit)
         lease.task.withLock {
             $0 = Task {
                 do {
@@ -57,8 +63,14 @@ final class ConnectionLease: Sendable {
         if case .none = done { task.withLock { $0 }?.cancel() }
     }
 
-    /// In the lease task: offers the connection, then keeps it until ``end()``.
+    /// In the lease task: offers the connection, then keeps it until ``end()``, and, when it has
+    /// closed by then, until the pool knows.
     private func hold(_ connection: PostgresConnection) async {
+        await offer(connection)
+        await ConnectionEnd.settle(connection, within: settleLimit)
+    }
+
+    private func offer(_ connection: PostgresConnection) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let (keep, waiter): (Bool, CheckedContinuation<PostgresConnection, any Error>?) = state.withLock { state in
                 guard case .waiting(let pending) = state else { return (false, nil) }

@@ -72,7 +72,7 @@ extension PostgresTokenStore {
         guard let held = heldLock(for: key) else {
             let client = client, query = statement(nil)
             return try await PostgresFailure.within(operationTimeout, action, record) {
-                try await client.query(query, logger: logger).collect()
+                try await ConnectionEnd.rows(query, on: client, logger: logger, settleWithin: limit)
             }
         }
         guard held.isUsable else {
@@ -90,9 +90,10 @@ extension PostgresTokenStore {
         let rows: [PostgresRow]
         do {
             rows = try await Deadline.run(limit) { try await connection.query(query, logger: logger).collect() }
-        } catch let error as PSQLError where error.serverInfo != nil {
+        } catch let error as PSQLError where error.serverInfo != nil && !ConnectionEnd.endsSession(error) {
             // The server answered (the connection, and with it the lock, is still there) and aborted
-            // the transaction: back to a fresh one, still holding the lock, or in doubt.
+            // the transaction: back to a fresh one, still holding the lock, or in doubt. (An error
+            // that ended the session lost the lock: in doubt, below.)
             let recovered = await Self.uncancelled {
                 (try? await Deadline.run(limit) { try await connection.query("ROLLBACK AND CHAIN", logger: logger).collect() }) != nil
             }

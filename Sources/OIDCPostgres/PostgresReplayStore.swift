@@ -136,16 +136,15 @@ public struct PostgresReplayStore: ReplayStore {
     ///   within ``operationTimeout``, or the table is missing (run ``migrate()``).
     public func claim(_ identifier: String, until expiry: Date) async throws -> Bool {
         let id = try Self.hash(identifier)
-        let client = client, table = quotedTable, logger = logger, now = now()
+        let client = client, table = quotedTable, logger = logger, now = now(), limit = operationTimeout
         let claimed = try await run("claiming an identifier in") {
-            let rows = try await client.query(
+            let rows = try await ConnectionEnd.rows(
                 """
                 INSERT INTO \(unescaped: table) AS held (id, expires_at) VALUES (\(id), \(expiry))
                 ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE held.expires_at <= \(now)
                 RETURNING 1
-                """, logger: logger)
-            for try await _ in rows { return true }
-            return false
+                """, on: client, logger: logger, settleWithin: limit)
+            return !rows.isEmpty
         }
         logger.trace("replay claim", metadata: ["table": .string(table), "first_use": .stringConvertible(claimed)])
         if lastPurge.isDue(interval: purgeInterval) {
@@ -162,9 +161,9 @@ public struct PostgresReplayStore: ReplayStore {
     /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails or does not answer.
     public func release(_ identifier: String) async throws {
         let id = try Self.hash(identifier)
-        let client = client, table = quotedTable, logger = logger
+        let client = client, table = quotedTable, logger = logger, limit = operationTimeout
         try await run("releasing an identifier in") {
-            _ = try await client.query("DELETE FROM \(unescaped: table) WHERE id = \(id)", logger: logger)
+            _ = try await ConnectionEnd.rows("DELETE FROM \(unescaped: table) WHERE id = \(id)", on: client, logger: logger, settleWithin: limit)
         }
     }
 
@@ -175,9 +174,9 @@ public struct PostgresReplayStore: ReplayStore {
     /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails or does not answer.
     @discardableResult
     public func purgeExpired() async throws(ReplayStoreError) -> Int {
-        let client = client, table = quotedTable, logger = logger, now = now(), limit = purgeLimit
+        let client = client, table = quotedTable, logger = logger, now = now(), limit = purgeLimit, settle = operationTimeout
         let deleted = try await run("purging") {
-            let rows = try await client.query(
+            let rows = try await ConnectionEnd.rows(
                 """
                 WITH removed AS (
                     DELETE FROM \(unescaped: table) WHERE id IN (
@@ -185,9 +184,8 @@ public struct PostgresReplayStore: ReplayStore {
                         FOR UPDATE SKIP LOCKED)
                     RETURNING 1)
                 SELECT count(*) FROM removed
-                """, logger: logger)
-            for try await count in rows.decode(Int64.self) { return Int(count) }
-            return 0
+                """, on: client, logger: logger, settleWithin: settle)
+            return try rows.first.map { Int(try $0.decode(Int64.self)) } ?? 0
         }
         logger.trace("expired identifiers purged", metadata: ["table": .string(table), "deleted": .stringConvertible(deleted)])
         return deleted

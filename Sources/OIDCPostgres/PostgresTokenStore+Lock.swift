@@ -45,10 +45,11 @@ extension PostgresTokenStore {
             guard !connection.isClosed else { throw LockConnectionClosed() }
             return try await Deadline.run(within) { try await connection.query(statement, logger: logger).collect() }
         }
-        /// Ends the server session, which releases every lock it holds; bounded, like everything
-        /// else, and done even when the caller is cancelled.
+        /// Ends the server session, which releases every lock it holds, and waits until the pool
+        /// knows that the connection is closed (``ConnectionEnd``); bounded, like everything else,
+        /// and done even when the caller is cancelled.
         @Sendable func discard(_ connection: PostgresConnection) async {
-            await Self.uncancelled { _ = try? await Deadline.run(limit) { try await connection.close() } }
+            await ConnectionEnd.close(connection, within: limit)
         }
         /// Rolls back a transaction that holds no lock; when that fails (or cannot be sent), the
         /// connection is closed rather than returned to the pool inside an aborted transaction.
@@ -89,7 +90,10 @@ extension PostgresTokenStore {
                 _ = try await run(connection, "COMMIT AND CHAIN", within: limit)
             } catch let error as PSQLError where error.serverInfo != nil && !granted {
                 // The server refused a statement before the lock (it timed out): the lock is not held.
-                await rollBack(connection)
+                // When the refusal ended the session (PgBouncer's statement pooling answers BEGIN with
+                // FATAL and closes the connection), there is nothing to roll back: the connection is
+                // closed, and goes back to the pool only once the pool knows.
+                if ConnectionEnd.endsSession(error) { await discard(connection) } else { await rollBack(connection) }
                 throw error
             } catch let error as SessionAlreadyHoldsLock {
                 await rollBack(connection)

@@ -20,11 +20,11 @@ extension PostgresTokenStore {
     ///
     /// - Throws: `OIDCError.Code.storageFailure` when PostgreSQL fails or does not answer.
     public func deleteLogins(_ selector: LoginSelector) async throws -> Int {
-        let client = client, table = quotedTable, logger = logger
+        let client = client, table = quotedTable, logger = logger, limit = operationTimeout
         let subject = Self.logoutHash(selector.issuer, selector.subject), session = Self.logoutHash(selector.issuer, selector.sessionID)
         let clientID = selector.clientID
         let deleted = try await PostgresFailure.within(operationTimeout, "deleting", "the logins of a logout in \(self.table)") {
-            let rows = try await client.query(
+            let rows = try await ConnectionEnd.rows(
                 """
                 WITH removed AS (
                     DELETE FROM \(unescaped: table)
@@ -34,9 +34,8 @@ extension PostgresTokenStore {
                          OR (session_hash IS NULL AND \(subject)::bytea IS NOT NULL))
                     RETURNING 1)
                 SELECT count(*) FROM removed
-                """, logger: logger)
-            for try await count in rows.decode(Int64.self) { return Int(count) }
-            return 0
+                """, on: client, logger: logger, settleWithin: limit)
+            return try rows.first.map { Int(try $0.decode(Int64.self)) } ?? 0
         }
         logger.debug("logins deleted by a logout", metadata: ["table": .untrusted(table), "deleted": .stringConvertible(deleted)])
         return deleted

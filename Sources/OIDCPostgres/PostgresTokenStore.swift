@@ -300,14 +300,14 @@ public struct PostgresTokenStore: TokenStore {
 
     /// Every key with a stored login, sorted by service, then account.
     public func keys() async throws(OIDCError) -> [TokenStoreKey] {
-        let client = client, table = quotedTable, logger = logger
+        let client = client, table = quotedTable, logger = logger, limit = operationTimeout
         return try await PostgresFailure.within(operationTimeout, "listing", "the logins in \(self.table)") {
-            var keys: [TokenStoreKey] = []
-            let rows = try await client.query("SELECT service, account FROM \(unescaped: table) ORDER BY service, account", logger: logger)
-            for try await (service, account) in rows.decode((String, String).self) {
-                keys.append(TokenStoreKey(service: service, account: account))
+            let rows = try await ConnectionEnd.rows(
+                "SELECT service, account FROM \(unescaped: table) ORDER BY service, account", on: client, logger: logger, settleWithin: limit)
+            return try rows.map { row in
+                let (service, account) = try row.decode((String, String).self)
+                return TokenStoreKey(service: service, account: account)
             }
-            return keys
         }
     }
 }

@@ -33,4 +33,25 @@ struct PostgresLockFenceTests {
             #expect(try await TestDatabase.lockHolder(admin, store, Self.key) == nil)
         }
     }
+
+    @Test("a pool of one connection whose lock session is ended (pg_terminate_backend) during the body, 5 times: the closed connection goes back to the pool only once the pool knows, and the load after each lock gets a live connection within a 5 s operationTimeout")
+    func terminatedLockSessionLeavesNoDeadConnection() async throws {
+        try await TestDatabase.withStore { base, admin in
+            try await base.save(TestDatabase.login("access-kept"), for: Self.key)
+            try await TestDatabase.withClient(maximumConnections: 1) { client in
+                let store = try PostgresTokenStore(client: client, encryption: base.encryption, table: base.table, operationTimeout: .seconds(5))
+                for round in 1...5 {
+                    let lost = try await store.withLock(Self.key) { () async throws -> OIDCError? in
+                        try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key), "round \(round)")
+                        // The lock's connection is gone: the load under the lock is refused.
+                        return await #expect(throws: OIDCError.self) { try await store.load(Self.key) }
+                    }
+                    #expect(lost?.code == .storageFailure && lost?.message.contains("lost") == true, "round \(round): \(String(describing: lost))")
+                    #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-kept"), "round \(round)")
+                }
+                #expect(try await store.withLock(Self.key) { 6 } == 6)
+            }
+            #expect(try await TestDatabase.lockHolder(admin, base, Self.key) == nil)
+        }
+    }
 }

@@ -151,6 +151,22 @@ struct PostgresPoolerTests {
         }
     }
 
+    @Test("statement pooling, a pool of one connection: each refusal's connection (PgBouncer closed it) goes back to the pool only once the pool knows, so the load and save after each of 10 refusals never get a dead connection (which would leave them unanswered until operationTimeout)")
+    func statementPoolingRefusalLeavesNoDeadConnection() async throws {
+        try await TestDatabase.withPooledStores(.statement, count: 1, operationTimeout: .seconds(5), maximumConnections: 1) { stores, admin in
+            let store = stores[0]
+            try await store.save(TestDatabase.login("access-0"), for: Self.key)
+            for round in 1...10 {
+                let refused = await #expect(throws: OIDCError.self) { try await store.withLock(Self.key) { round } }
+                #expect(refused?.message.contains("statement pooling") == true, "round \(round): \(String(describing: refused))")
+                #expect(try await store.load(Self.key)?.tokens.accessToken == Secret("access-\(round - 1)"), "round \(round)")
+                try await store.save(TestDatabase.login("access-\(round)"), for: Self.key)
+            }
+            #expect(try await store.keys() == [Self.key])
+            #expect(try await TestDatabase.lockHolder(admin, store, Self.key) == nil)
+        }
+    }
+
     @Test("session pooling: 6 tasks of two instances count to 30 under the lock, never two inside at once")
     func excludesThroughSessionPooling() async throws {
         try await TestDatabase.withPooledStores(.session, count: 2) { stores, admin in

@@ -120,16 +120,17 @@ extension TestDatabase {
     }
 
     /// Runs `body` with a migrated store in a new table (`admin` on a direct connection) and
-    /// `count` more stores of that table, each with its own client through PgBouncer's `pool`.
+    /// `count` more stores of that table, each with its own client (of `maximumConnections`)
+    /// through PgBouncer's `pool`.
     static func withPooledStores<T: Sendable>(
-        _ pool: Pool, count: Int, lockTimeout: Duration = .seconds(30), operationTimeout: Duration = .seconds(30),
+        _ pool: Pool, count: Int, lockTimeout: Duration = .seconds(30), operationTimeout: Duration = .seconds(30), maximumConnections: Int = 4,
         _ body: @Sendable (_ stores: [PostgresTokenStore], _ admin: PostgresClient) async throws -> T
     ) async throws -> T {
         let url = try url(of: pool)
         return try await withStore { direct, admin in
             @Sendable func nest(_ stores: [PostgresTokenStore]) async throws -> T {
                 guard stores.count < count else { return try await body(stores, admin) }
-                return try await withClient(url: url, maximumConnections: 4) { client in
+                return try await withClient(url: url, maximumConnections: maximumConnections) { client in
                     let store = try PostgresTokenStore(
                         client: client, encryption: direct.encryption, table: direct.table, lockTimeout: lockTimeout, operationTimeout: operationTimeout)
                     return try await nest(stores + [store])
