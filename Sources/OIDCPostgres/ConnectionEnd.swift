@@ -47,7 +47,9 @@ enum ConnectionEnd {
     /// way, and the statement's error thrown (it may have run: it is not sent again). Not bounded
     /// in itself: callers run it under ``Deadline``.
     static func rows(_ query: PostgresQuery, on client: PostgresClient, logger: Logger, settleWithin limit: Duration) async throws -> [PostgresRow] {
-        while true {
+        // Bounded: each pass either answers, throws, or gave back a closed connection the pool
+        // then drops; a pool that hands out nothing but closed ones is given up on.
+        for _ in 0..<maximumClosedLeases {
             try Task.checkCancellation()
             let rows: [PostgresRow]? = try await client.withConnection { connection in
                 guard !connection.isClosed else {
@@ -63,5 +65,14 @@ enum ConnectionEnd {
             }
             if let rows { return rows }
         }
+        throw OnlyClosedConnections()
+    }
+
+    /// How many closed connections in a row ``rows(_:on:logger:settleWithin:)`` takes before it gives up.
+    static let maximumClosedLeases = 16
+
+    /// The pool gave only closed connections, ``maximumClosedLeases`` in a row.
+    struct OnlyClosedConnections: Error, CustomStringConvertible {
+        var description: String { "the connection pool gave only connections that had closed (\(ConnectionEnd.maximumClosedLeases) in a row)" }
     }
 }
