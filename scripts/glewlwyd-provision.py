@@ -232,7 +232,7 @@ def read_first_line(path: str) -> str:
 
 def jwks_of(key_path: str, kid: str) -> dict:
     done = subprocess.run([sys.executable, os.path.join(HERE, "glewlwyd-jose.py"), "jwks", "--key", key_path,
-                           "--kid", kid], capture_output=True, text=True, timeout=30, check=False)
+                           "--kid=" + kid], capture_output=True, text=True, timeout=30, check=False)
     if done.returncode != 0:
         die(f"could not make the JWKS of {key_path}: {done.stderr.strip()}")
     return json.loads(done.stdout)

@@ -235,7 +235,7 @@ step_private_key_jwt() {
     for aud in "$token_endpoint" "$iss"; do
         status=$(req POST "$token_endpoint" -d grant_type=client_credentials -d "scope=$OIDC_GLEWLWYD_SCOPE" \
             -d client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer \
-            -d "client_assertion=$($jose assertion --key "$key" --kid "$kid" --client-id "$id" --aud "$aud")")
+            -d "client_assertion=$($jose assertion --key "$key" --kid="$kid" --client-id "$id" --aud "$aud")")
         note "aud=$aud: HTTP $status $( [ "$status" = 200 ] && echo "token_type=$(jget "$tmp/body" token_type)" || echo "body='$(body)'")"
         if [ "$aud" = "$token_endpoint" ] && [ "$status" = 200 ]; then ok=1; cp "$tmp/body" "$tmp/cc-jwt.json"; fi
     done
@@ -270,7 +270,7 @@ step_introspection() {
     status=$(req POST "$iss/introspect" -d "client_id=$conf_id" --data-urlencode "client_secret=$conf_secret" -d "token=$token")
     note "introspect with client_secret_post: HTTP $status active=$(jget "$tmp/body" active)"
     status=$(req POST "$iss/introspect" -d client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer \
-        -d "client_assertion=$($jose assertion --key "$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_KEY_FILE" --kid "$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_KID" --client-id "$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_ID" --aud "$iss/introspect")" \
+        -d "client_assertion=$($jose assertion --key "$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_KEY_FILE" --kid="$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_KID" --client-id "$OIDC_GLEWLWYD_PRIVATE_KEY_JWT_CLIENT_ID" --aud "$iss/introspect")" \
         -d "token=$token")
     note "introspect with private_key_jwt (aud = introspection endpoint), another client's token: HTTP $status active=$(jget "$tmp/body" active)"
     status=$(req POST "$iss/introspect" -u "$OIDC_GLEWLWYD_DPOP_CLIENT_ID:$(secret "$OIDC_GLEWLWYD_DPOP_CLIENT_SECRET_FILE")" -d "token=$token")
@@ -300,7 +300,7 @@ step_dpop() {
     note "proof without nonce: HTTP $status DPoP-Nonce: ${nonce:-(none)} $(body)"
     [ "$(jget "$tmp/body" error)" = use_dpop_nonce ] && [ -n "$nonce" ] || return 1
     status=$(req POST "$token_endpoint" -u "$id:$dsecret" -d grant_type=client_credentials -d "scope=$OIDC_GLEWLWYD_SCOPE" \
-        -H "DPoP: $($jose dpop --key "$key" --htm POST --htu "$token_endpoint" --nonce "$nonce")")
+        -H "DPoP: $($jose dpop --key "$key" --htm POST --htu "$token_endpoint" --nonce="$nonce")")
     note "proof with the nonce: HTTP $status token_type=$(jget "$tmp/body" token_type) DPoP-Nonce: $(header DPoP-Nonce)"
     [ "$status" = 200 ] && [ "$(jget "$tmp/body" token_type)" = DPoP ] || return 1
     jkt=$($jose thumbprint --key "$key")
@@ -325,15 +325,15 @@ step_dpop_userinfo() {
     nonce=$(header DPoP-Nonce)
     note "code exchange, public client, proof without nonce: HTTP $status error=$(jget "$tmp/body" error) DPoP-Nonce: ${nonce:-(none)}"
     [ -n "$nonce" ] || return 1
-    status=$(req POST "$token_endpoint" "${form[@]}" -H "DPoP: $($jose dpop --key "$key" --htm POST --htu "$token_endpoint" --nonce "$nonce")")
+    status=$(req POST "$token_endpoint" "${form[@]}" -H "DPoP: $($jose dpop --key "$key" --htm POST --htu "$token_endpoint" --nonce="$nonce")")
     note "same code, proof with the nonce: HTTP $status token_type=$(jget "$tmp/body" token_type)"
     [ "$status" = 200 ] || return 1
     token=$(jget "$tmp/body" access_token)
-    status=$(req GET "$iss/userinfo" -H "Authorization: DPoP $token" -H "DPoP: $($jose dpop --key "$key" --htm GET --htu "$iss/userinfo" --access-token "$token")")
+    status=$(req GET "$iss/userinfo" -H "Authorization: DPoP $token" -H "DPoP: $($jose dpop --key "$key" --htm GET --htu "$iss/userinfo" --access-token="$token")")
     nonce=$(header DPoP-Nonce)
     note "userinfo, proof without nonce: HTTP $status WWW-Authenticate: $(header WWW-Authenticate) DPoP-Nonce: ${nonce:-(none)}"
     if [ "$status" != 200 ] && [ -n "$nonce" ]; then
-        status=$(req GET "$iss/userinfo" -H "Authorization: DPoP $token" -H "DPoP: $($jose dpop --key "$key" --htm GET --htu "$iss/userinfo" --access-token "$token" --nonce "$nonce")")
+        status=$(req GET "$iss/userinfo" -H "Authorization: DPoP $token" -H "DPoP: $($jose dpop --key "$key" --htm GET --htu "$iss/userinfo" --access-token="$token" --nonce="$nonce")")
         note "userinfo, proof with the nonce: HTTP $status $(body)"
     fi
     [ "$status" = 200 ] || return 1
