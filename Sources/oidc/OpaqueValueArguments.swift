@@ -1,5 +1,6 @@
 /// Values that are opaque and may start with a dash: a server's DPoP nonce, a state, a PKCE
-/// verifier, a client secret, a token, a kid (random base64url starts with `-` one time in 64).
+/// verifier, a client secret, a token, a kid, a registered client id (random base64url starts
+/// with `-` one time in 64).
 /// `--nonce -Qv9h` is rewritten to `--nonce=-Qv9h` before the argument parser sees it, which
 /// would otherwise read `-Qv9h` as a group of short flags (`-v`, and `-h`: help on stdout), or
 /// report the option's value as missing. As getopt does, the word after such an option is its
@@ -9,10 +10,11 @@ enum OpaqueValueArguments {
     static let options: [String: Set<String>] = [
         "proof": ["--nonce"],
         "verify": ["--nonce", "--access-token"],
-        "authorize-url": ["--state", "--nonce", "--code-verifier"],
-        "login": ["--client-secret", "--key-id"],
-        "provider": ["--client-secret"],
-        "inject": ["--access-token", "--refresh-token", "--id-token", "--expires-in"],
+        "authorize-url": ["--state", "--nonce", "--code-verifier", "--client-id"],
+        "login": ["--client-secret", "--key-id", "--client-id"],
+        "provider": ["--client-secret", "--client-id"],
+        "inject": ["--access-token", "--refresh-token", "--id-token", "--expires-in", "--client-id"],
+        "resource-server": ["--client-id"],
     ]
 
     /// `arguments` (without the program name) with each such option joined to a value that starts with a dash.

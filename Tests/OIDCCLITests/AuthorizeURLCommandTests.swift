@@ -102,13 +102,14 @@ struct AuthorizeURLCommandTests {
         // With a v and an h in them: not read as -v, or as -h (help on stdout).
         let verifier = "-vh" + Self.verifier.dropFirst(3)
         let result = try await OIDCBinary.run(
-            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c",
+            ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "-vh_client",
              "--state", "-state", "--nonce", "-nonce", "--code-verifier", verifier, "--output", "json"]
         )
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["state"] as? String == "-state" && object["nonce"] as? String == "-nonce")
         #expect(object["code_verifier"] as? String == verifier)
+        #expect((object["url"] as? String)?.contains("client_id=-vh_client&") == true, "\(object["url"] ?? "")")
         // `-` alone and a long option are not taken as the value.
         let missing = try await OIDCBinary.run(
             ["authorize-url", "--authorization-endpoint", "https://idp.example/authorize", "--client-id", "c", "--state", "--output", "json"])
