@@ -115,7 +115,7 @@ public struct PostgresTokenStore: TokenStore {
         logger: Logger = Logger(label: "oidc.store", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(OIDCError) {
         guard Self.isValidTableName(table) else {
-            throw OIDCError(.invalidArgument, 
+            throw OIDCError(.invalidArgument,
                 "The table name must be one or two lower-case SQL identifiers joined by a dot ([a-z_][a-z0-9_]*, at most 63 bytes each), not \(table.prefix(80).debugDescription).")
         }
         guard lockTimeout > .zero, operationTimeout > .zero else {

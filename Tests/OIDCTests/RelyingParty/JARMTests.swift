@@ -238,4 +238,3 @@ struct JARMTests {
         }
     }
 }
-

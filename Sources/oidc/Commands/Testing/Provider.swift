@@ -141,4 +141,3 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
         if signal == SIGINT { throw ExitCode(ExitCodes.interrupted) }
     }
 }
-
