@@ -50,6 +50,10 @@ public final class NIOHTTPTransport: HTTPTransport {
         /// RFC 8705): `tls_client_auth` or `self_signed_tls_client_auth` at the provider, and
         /// certificate-bound access tokens at the APIs. `nil` (the default) presents none.
         public var clientCertificate: TLSClientCertificate?
+        /// The longest any one request may take, whatever its ``HTTPRequestOptions/timeout`` says:
+        /// a bound the application sets once (a command's `--timeout`) over requests whose options
+        /// the library chooses (discovery, the token endpoint). `nil` (the default) bounds nothing.
+        public var maximumRequestTimeout: Duration?
 
         /// A configuration; by default the system roots are trusted, nothing is pinned, the user agent is
         /// `swift-oidc`, up to 2 idle connections per host are kept and no client certificate is presented.
@@ -86,6 +90,9 @@ public final class NIOHTTPTransport: HTTPTransport {
             }
             guard maximumIdleConnectionsPerHost >= 0 else {
                 throw .invalidArgument("maximumIdleConnectionsPerHost must not be negative.")
+            }
+            if let maximumRequestTimeout, maximumRequestTimeout <= .zero {
+                throw .invalidArgument("maximumRequestTimeout must be positive.")
             }
         }
     }
@@ -155,7 +162,27 @@ public final class NIOHTTPTransport: HTTPTransport {
         guard options.timeout > .zero, options.maximumResponseSize >= 0 else {
             throw .invalidArgument("The timeout must be positive and the maximum response size not negative.")
         }
-        let deadline = NIODeadline.now() + TimeAmount(options.timeout)
+        let timeout = min(options.timeout, configuration.maximumRequestTimeout ?? options.timeout)
+        do {
+            return try await send(request, options: options, deadline: NIODeadline.now() + TimeAmount(timeout))
+        } catch where error.code == .timedOut {
+            // The exchange's own words say "the timeout": here it is named, as it was set.
+            throw OIDCError(
+                .timedOut, error.message.replacingOccurrences(of: "the timeout;", with: "\(Self.describe(timeout));"),
+                context: error.context, providerError: error.providerError
+            )
+        }
+    }
+
+    /// "10 s", "1.5 s", "250 ms".
+    static func describe(_ timeout: Duration) -> String {
+        let (seconds, attoseconds) = timeout.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+    }
+
+    private func send(_ request: HTTPRequest, options: HTTPRequestOptions, deadline: NIODeadline) async throws(OIDCError) -> HTTPResponse {
         var current = request
         var redirects = 0
         while true {

@@ -17,10 +17,25 @@ struct RefreshRetryStage: HTTPStage {
         let retried = try await session.attempt(request, with: fresh, number: 2, next: next)
         if let stepUp = InsufficientScope.error(retried, from: request.url) { throw stepUp }
         guard retried.status == 401 else { return retried }
-        throw OIDCError(
+        throw Self.refusal(retried, from: request.url)
+    }
+
+    /// The error for a 401 that a freshly refreshed token did not cure: the resource's own reason
+    /// (its challenge's `error` and `error_description`, short and sanitised) quoted in the
+    /// message, and its `resource_metadata` (RFC 9728) in the context, where a caller finds the
+    /// resource to log in for. Never a token.
+    static func refusal(_ response: HTTPResponse, from url: URL) -> OIDCError {
+        let challenge = ResourceChallenge(response)
+        var context = ["status": "401"]
+        let reason = RefusalReason.text(of: response).map { ": \($0)" } ?? ""
+        if let metadata = challenge?.resourceMetadata { context["resource_metadata"] = UntrustedText.sanitized(metadata, limit: 512) }
+        let cause = reason.isEmpty
+            ? "the token lacks rights there, or the resource trusts another issuer"
+            : "the resource said why"
+        return OIDCError(
             .unauthorized,
-            "The resource at \(HTTPErrorMapping.describe(request.url)) refused a freshly refreshed token (401); the token lacks rights there, or the resource trusts another issuer.",
-            context: ["status": "401"]
+            "The resource at \(HTTPErrorMapping.describe(url)) refused a freshly refreshed token (401\(reason)); \(cause).",
+            context: context
         )
     }
 }

@@ -9,12 +9,16 @@ public struct ResourceChallenge: Sendable, Equatable {
     public var scopes: [String]?
     /// `error`, such as `invalid_token` or `insufficient_scope`.
     public var error: String?
+    /// `error_description` of the challenge that carries `error`, as sent: the resource's own
+    /// words, for a person (RFC 6750 §3); show it through `UntrustedText` only.
+    public var errorDescription: String?
 
     /// A challenge from its parts.
-    package init(resourceMetadata: String? = nil, scopes: [String]? = nil, error: String? = nil) {
+    package init(resourceMetadata: String? = nil, scopes: [String]? = nil, error: String? = nil, errorDescription: String? = nil) {
         self.resourceMetadata = resourceMetadata
         self.scopes = scopes
         self.error = error
+        self.errorDescription = errorDescription
     }
 
     /// The challenge of `response`, when one of its `WWW-Authenticate` fields has a `Bearer` or
@@ -35,5 +39,6 @@ public struct ResourceChallenge: Sendable, Equatable {
         let scopes = (failing?.parameters["scope"] ?? "").split(separator: " ").map(String.init)
         self.scopes = scopes.isEmpty ? nil : scopes
         error = failing?.parameters["error"]
+        errorDescription = failing?.parameters["error_description"]
     }
 }

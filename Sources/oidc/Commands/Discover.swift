@@ -18,16 +18,16 @@ struct Discover: AsyncParsableCommand, LoggingCommand {
     @Argument(help: "The issuer URL, such as https://login.example.com.")
     var issuer: String
 
-    @Option(help: "Seconds to wait for the provider.")
-    var timeout: Int = 15
+    @Option(help: "Seconds to wait for the provider (default: $OIDC_HTTP_TIMEOUT, else 15).")
+    var timeout: Int?
 
     func validate() throws {
-        guard (1...300).contains(timeout) else { throw ValidationError("--timeout must be 1 to 300 seconds") }
+        _ = try NetworkTimeout.seconds(flag: timeout, default: 15)
         do { _ = try ProviderDiscovery.wellKnownURLs(for: issuer) } catch { throw ValidationError("ISSUER: \(error.message)") }
     }
 
     func run() async throws {
-        let options = HTTPRequestOptions(timeout: .seconds(timeout))
+        let options = HTTPRequestOptions(timeout: .seconds(try NetworkTimeout.seconds(flag: timeout, default: 15)))
         let metadata = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             try await ProviderDiscovery(transport: transport, requestOptions: options, logger: CLILog.logger(.discovery)).metadata(for: issuer)
         }

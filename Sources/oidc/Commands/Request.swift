@@ -40,8 +40,8 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     @Option(help: "Also allow the token to go to this host for this call (.example.com: with its subdomains); repeat for several.")
     var allowHost: [String] = []
 
-    @Option(help: "Seconds to wait for the server.")
-    var timeout: Int = 30
+    @Option(help: "Seconds to wait for each server (the API, and the provider for a refresh; default: $OIDC_HTTP_TIMEOUT, else 30).")
+    var timeout: Int?
 
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the response's status line and header fields on stdout before the body, as curl -i does (an MCP server's mcp-session-id, say).")
     var include = false
@@ -55,7 +55,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         if let method, method.isEmpty || !method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) {
             throw ValidationError("-X: '\(UntrustedText.sanitized(method))' is not an HTTP method")
         }
-        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1 to 600 seconds") }
+        _ = try NetworkTimeout.seconds(flag: timeout, default: 30)
         try AllowedHosts.validate(allowHost)
         _ = try parsedHeaders()
     }
@@ -95,6 +95,14 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             // The session's word for a 403 insufficient_scope (RFC 6750 §3.1): no refresh, no retry.
             Console.error("HTTP 403")
             throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
+        } catch let error as OIDCError where error.code == .unauthorized {
+            // A 401 that a freshly refreshed token did not cure: the resource's reason is in the
+            // message; where it names its metadata, the login that gets a token for it follows.
+            Console.error("HTTP 401")
+            guard let hint = ResourceRefusal.loginHint(for: error, profile: storeOptions.profileName, url: target) else { throw error }
+            Console.error("oidc: error: \(error.description)")
+            Console.error(hint)
+            throw ExitCode(ExitCodes.code(for: error.category))
         }
         let (response, problem) = outcome
         Console.error("HTTP \(response.status)")
@@ -102,6 +110,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         Console.outputBytes(response.body)
         if let problem { Console.error("oidc: warning: the refreshed tokens could not be stored: \(problem.description)") }
         if let stepUp = StepUp(response, profile: storeOptions.profileName, login: stored, url: target) { throw stepUp.error }
+        if let reason = ResourceRefusal.reason(of: response, from: target) { Console.error("oidc: \(reason)") }
         switch response.status {
         case 200...299: return
         case 429, 500...599: throw ExitCode(ExitCodes.temporarilyUnavailable)
@@ -112,7 +121,9 @@ struct Request: AsyncParsableCommand, LoggingCommand {
     /// Sends `request` through the session of `stored`: the response, and why the refreshed tokens
     /// could not be stored when that happened.
     private func send(_ request: HTTPRequest, stored: ProfileLogin, allowlist: HostAllowlist) async throws -> (HTTPResponse, OIDCError?) {
-        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        let timeout = try NetworkTimeout.seconds(flag: timeout, default: 30)
+        var configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        configuration.maximumRequestTimeout = .seconds(timeout)
         return try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(
                 transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: allowlist,

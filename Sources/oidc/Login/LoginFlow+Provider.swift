@@ -31,7 +31,8 @@ extension LoginFlow {
     /// metadata; any other issuer's metadata.
     private func resolveProvider(transport: NIOHTTPTransport) async throws -> (ProviderConfiguration, supported: [String]?) {
         let discovery = ProviderDiscovery(
-            transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
+            transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(try NetworkTimeout.environment() ?? NetworkTimeout.loginDefault)),
+            logger: CLILog.logger(.discovery)
         )
         switch profile.provider {
         case .schibsted:

@@ -13,8 +13,11 @@ extension Profile {
             Setting("environment", \.environment, flag: \AuthorizationOptions.environment),
             Setting("client_id", \.clientID, flag: \AuthorizationOptions.clientId),
             Setting("resource", \.resource, flag: \Login.resource),
+            Setting("resource_issuer", \.resourceIssuer),
             Setting("client_secret_file", \.clientSecretFile, flag: \Login.clientSecretFile) { RememberedPath.absolute($0) },
-            Setting("scopes", \.scopes, flags: \AuthorizationOptions.scope) { try ScopeTokens.parse($0) },
+            // Added to what the profile asks for (a step-up keeps the scopes that worked, as the
+            // MCP authorization spec's step-up asks); --reset starts from the given ones alone.
+            Setting("scopes", \.scopes, adding: \AuthorizationOptions.scope) { try ScopeTokens.parse($0) },
             Setting("parameters", \.parameters, flags: \AuthorizationOptions.parameters) { try AuthorizationOptions.parseParameters($0) },
             Setting("prompt", \.prompt, flag: \AuthorizationOptions.prompt),
             Setting("login_hint", \.loginHint, flag: \AuthorizationOptions.loginHint),
@@ -87,6 +90,26 @@ extension Profile {
                 let given = group[keyPath: flags]
                 if !given.isEmpty { profile[keyPath: property] = try remembered(given) }
             }
+        }
+
+        /// A repeatable flag whose values are added to the remembered ones (in order, once each).
+        init<Group>(
+            _ key: String, _ property: WritableKeyPath<Profile, [String]>, adding flags: KeyPath<Group, [String]>,
+            _ remembered: @escaping ([String]) throws -> [String]
+        ) {
+            self.init(key, property) { profile, group in
+                guard let group = group as? Group else { return }
+                let given = group[keyPath: flags]
+                guard !given.isEmpty else { return }
+                var union = profile[keyPath: property]
+                for value in try remembered(given) where !union.contains(value) { union.append(value) }
+                profile[keyPath: property] = union
+            }
+        }
+
+        /// A setting no flag sets: the login remembers it (the issuer of a `--resource` profile).
+        init<Value>(_ key: String, _ property: WritableKeyPath<Profile, Value?>) where Value?: ProfileValue {
+            self.init(key, property) { _, _ in }
         }
 
         private init<Value: ProfileValue>(_ key: String, _ property: WritableKeyPath<Profile, Value>, lay: @escaping (inout Profile, Any) throws -> Void) {
