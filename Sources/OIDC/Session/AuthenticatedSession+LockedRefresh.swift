@@ -159,6 +159,8 @@ extension AuthenticatedSession {
         var client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
         // The login's resource (RFC 8707) goes with every refresh of it.
         if let resource = stored.resource { client.resource = resource }
+        // Room for the answer first: a rotating refresh token is spent as the provider answers.
+        try await storage { try await self.store.reserveSpace(toReplace: stored, for: self.key) }
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {
         case .inFlightElsewhere(let remaining): return .inFlightElsewhere(remaining)
         case .marked(let new): mark = new

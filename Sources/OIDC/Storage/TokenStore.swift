@@ -32,11 +32,23 @@ public protocol TokenStore: Sendable {
     /// ``OIDCError/Code/storageFailure`` saying the store cannot: implement it to support
     /// back-channel logout (and pass it on, in a store that wraps another).
     func deleteLogins(_ selector: LoginSelector) async throws -> Int
+    /// Makes sure a save replacing `login` under `key` will find room, before a refresh spends the
+    /// refresh token it holds: called under the key's lock, just before the refresh is sent. A
+    /// provider that rotates refresh tokens spends the old one as it answers, so an answer the store
+    /// cannot keep would end the login; a store that can run out of room (files on a disk) holds
+    /// that room here, and throws when it cannot, so that nothing is sent and the login stays.
+    ///
+    /// The default does nothing (a database, a keychain, memory). A store that wraps another must
+    /// pass this on. ``FileKeychain`` writes and flushes the room (``FileKeychain/reserveSpace(toReplace:for:)``).
+    func reserveSpace(toReplace login: StoredLogin, for key: TokenStoreKey) async throws
 }
 
 extension TokenStore {
     /// `false`: the lock lives as long as the task that holds it.
     public var lockCanBeLost: Bool { false }
+
+    /// Nothing: this store needs no room held before a refresh.
+    public func reserveSpace(toReplace login: StoredLogin, for key: TokenStoreKey) async throws {}
 
     /// Throws ``OIDCError/Code/storageFailure``: this store does not implement
     /// ``deleteLogins(_:)``. The error's context `unsupported` is `deleteLogins`.

@@ -46,7 +46,8 @@ extension FileKeychain {
         }
         var held = Self.lockedDirectories
         held[directoryPath] = directory.identity
-        let result = try await Self.$lockedDirectories.withValue(held) { try await body() }
+        let heldLocks = Self.heldLocks.union([directory.path(names.lock)])
+        let result = try await Self.$lockedDirectories.withValue(held) { try await Self.$heldLocks.withValue(heldLocks) { try await body() } }
         // The directory stays open until here: its inode cannot be reused by another directory
         // that would then pass the identity check above while the lock is held.
         withExtendedLifetime(directory) {}
@@ -55,6 +56,9 @@ extension FileKeychain {
 
     /// The directories whose locks this task holds (by path), and which directory each lock is in.
     @TaskLocal static var lockedDirectories: [String: FileIdentity] = [:]
+
+    /// The paths of the lock files this task holds.
+    @TaskLocal static var heldLocks: Set<String> = []
 
     /// Opens and checks the directory; `nil` when it does not exist.
     func openDirectory() throws(OIDCError) -> StoreDirectory? {

@@ -23,7 +23,7 @@ enum KeychainIO {
         case EACCES, EPERM:
             message = "Permission denied \(action) \(path): check that it and its directory belong to you and are writable by you (ls -ld)."
         case ENOSPC, EDQUOT:
-            message = "The disk is full (or your disk quota is used up) \(action) \(path): free some space and try again; the stored login was left as it was."
+            message = "The disk is full (or your disk quota is used up) \(action) \(path): free some space and try again."
         case EROFS:
             message = "\(path) is on a read-only file system (\(action)): choose a writable directory for the token store."
         case ENOTDIR:

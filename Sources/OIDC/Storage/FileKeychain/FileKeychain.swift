@@ -30,9 +30,14 @@ internal import Darwin
 ///   not a regular file, or that is a symbolic link is refused too; nothing is fixed silently.
 /// - **Atomicity.** ``save(_:for:)`` writes a temporary file in the same directory, flushes it
 ///   (`fsync`), renames it over the old one and flushes the directory: a crash or a kill at any
-///   moment leaves the old or the new login, never a mix. A killed writer may leave a
-///   `*.json.tmp-*` file behind (0600); a later save of the same key removes those older than ten
-///   minutes, and nothing ever reads them as a login.
+///   moment leaves the old or the new login, never a mix. A writer killed after its temporary
+///   file was complete, before the rename, loses nothing: the next ``load(_:)`` adopts a
+///   `*.json.tmp-*` file newer than the login that reads as this key's login (it parses, and a
+///   sealed one opens), once no other writer holds the key's lock. Incomplete ones are never read
+///   as a login; a later save of the key removes those older than ten minutes.
+/// - **Room before a refresh.** ``reserveSpace(toReplace:for:)`` writes and flushes the space a
+///   refresh's answer will take before the refresh is sent, so that a full disk stops a refresh
+///   that would spend a rotating refresh token the store could not then keep.
 /// - **Corruption.** A file that is not a stored login (bad JSON, missing members), or an encrypted
 ///   one that fails authentication, is moved aside to `<name>.json.corrupt-<UTC time>`, never
 ///   deleted or overwritten, and ``load(_:)`` reports ``OIDCError/Code/corruptStore`` naming both
@@ -72,6 +77,11 @@ public struct FileKeychain: TokenStore {
     /// aside or a lock that timed out (`warning`); label `oidc.store` by convention. Paths and key
     /// names are logged, never a login's contents. Discards everything unless one was given.
     public var logger: Logger
+    /// For tests of the `oidc` command: every write fails as on a full disk (`ENOSPC`).
+    package var simulatedFullDisk = false
+    /// Where ``save(_:for:)`` records the readable login each save replaces (`oidc login` revokes
+    /// its refresh token); `nil` records nothing.
+    package var replacedLogins: ReplacedLogins?
 
     var directoryPath: String { directory.path }
 
@@ -150,6 +160,7 @@ public struct FileKeychain: TokenStore {
         let names = try FileNames(key)
         guard let directory = try openDirectory() else { return nil }
         let path = directory.path(names.data)
+        adoptCompleteTemporaryFile(names, for: key, in: directory)
         // A second pass only when another process replaced the corrupt file while we looked at it.
         for _ in 0..<3 {
             guard let file = try readDataFile(names.data, in: directory) else { return nil }
@@ -196,9 +207,19 @@ public struct FileKeychain: TokenStore {
         let names = try FileNames(key)
         let bytes = try encode(login, for: key)
         let directory = try createDirectory()
+        if let replacedLogins, let file = try? readDataFile(names.data, in: directory), let bytes = file.bytes,
+            let old = try? decode(bytes, for: key, path: directory.path(names.data))
+        {
+            replacedLogins.record(old, key: key)
+        }
         try preserveUnreadableFile(names, for: key, in: directory)
         removeStaleTemporaryFiles(names, in: directory)
-        do { try directory.replace(names.data, with: bytes) } catch {
+        // The room held before a refresh is what this write goes into.
+        releaseReservation(names, in: directory)
+        do throws(OIDCError) {
+            if simulatedFullDisk { throw KeychainIO.failure(ENOSPC, "writing", directory.path(names.data)) }
+            try directory.replace(names.data, with: bytes)
+        } catch {
             logger.warning("saving the login failed; the old one is unchanged", metadata: metadata(key).merging(.failure(error)) { $1 })
             throw error
         }
@@ -211,6 +232,7 @@ public struct FileKeychain: TokenStore {
     public func delete(_ key: TokenStoreKey) throws(OIDCError) {
         let names = try FileNames(key)
         guard let directory = try openDirectory() else { return }
+        releaseReservation(names, in: directory)
         guard try directory.remove(names.data) else { return }
         try directory.sync()
         logger.trace("login deleted", metadata: metadata(key))

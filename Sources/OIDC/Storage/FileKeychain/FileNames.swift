@@ -31,6 +31,11 @@ struct FileNames {
     let data: String
     /// `<service>@<account>.json.lock`
     let lock: String
+    /// `<service>@<account>.json.reserve`: the space a refresh's answer will take, held before the
+    /// refresh is sent (``FileKeychain/reserveSpace(toReplace:for:)``).
+    var reservation: String { data + ".reserve" }
+    /// The prefix of `<service>@<account>.json.tmp-<random>`, a save's temporary file.
+    var temporaryPrefix: String { data + ".tmp-" }
 
     /// Longest encoded `<service>@<account>`, leaving room for suffixes within 255 bytes.
     static let maximumBaseLength = 200
