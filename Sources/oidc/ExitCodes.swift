@@ -35,6 +35,8 @@ enum ExitCodes {
         if let error = error as? OIDCError {
             let assertionRefusal = ClientAuthOptions.assertionRefusal(error)
             Console.error("oidc: error: \(assertionRefusal ?? error.description)")
+            // The provider's sentence does not say that the login is gone (F6): the command does.
+            if let ended = LoginAgain.endedNote(for: error) { Console.error("oidc: \(ended)") }
             if assertionRefusal == nil, error.providerError?.error == "invalid_client" {
                 // A server that forgot the client (restarted, expired it) says so only here, on a refresh or
                 // a grant; a login registers a client oidc registered (--resource) anew.

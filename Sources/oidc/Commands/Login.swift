@@ -169,9 +169,14 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if clientSecret != nil {
             Console.error("oidc: warning: --client-secret is visible to other users in ps, and is not remembered; later refreshes need --client-secret-file")
         }
+        var keychain = try storeOptions.keychain(profile: profile)
+        // Before any grant or browser: tokens that cannot be kept are not asked for (F4).
+        try LoginReplacement.requireWritable(keychain, profiles: profiles)
+        let replacement = LoginReplacement()
+        keychain.replacedLogins = replacement.recorder
         var flow = LoginFlow(
             profile: profile, profileName: storeOptions.profileName, clientSecret: secret, timeout: .seconds(timeout ?? 180),
-            browser: noBrowser ? .none : .system(command: profile.browser), keychain: try storeOptions.keychain(profile: profile),
+            browser: noBrowser ? .none : .system(command: profile.browser), keychain: keychain,
             key: storeOptions.key
         )
         flow.flow = profile.flow ?? .auto
@@ -184,15 +189,20 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)
         let login = flow
         let transportConfiguration = try profile.transportConfiguration()
-        let stored = try await Interrupt.run {
+        let selection = storeOptions.selection, store = keychain, savedProfiles = [profile, saved].compactMap { $0 }
+        let (stored, replaced) = try await Interrupt.run {
             try await withNIOHTTPTransport(configuration: transportConfiguration, logger: CLILog.logger(.transport)) { transport in
-                try await login.login(transport: transport)
+                let stored = try await login.login(transport: transport)
+                // The login this one replaced, read under the lock of the save: its refresh token revoked (F11).
+                let note = await replacement.revokeReplaced(by: stored, selection: selection, profiles: savedProfiles, keychain: store, transport: transport)
+                return (stored, note)
             }
         }
         var kept = profile
         // DPoP turned on for a resource that takes only bound tokens: remembered, as --dpop is.
         if profile.resource != nil, stored.isDPoPBound { kept.dpop = true }
         try profiles.save(kept, as: storeOptions.profileName)
+        if let replaced { Console.error("oidc: \(replaced)") }
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
     }
 

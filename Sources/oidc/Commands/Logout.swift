@@ -10,7 +10,8 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
             The token revoked is the one the store holds, read under the store's lock, so a refresh \
             token another oidc process rotated a moment ago is the one revoked. The profile's settings \
             stay, so 'oidc login --profile NAME' logs in again. A revocation that fails (the provider \
-            is down) still deletes the login here and says that the tokens stay valid until they expire.
+            is down) still deletes the login here and says that the tokens stay valid until they expire. \
+            A profile that is not logged in is no error: it says so and exits 0.
             """
     )
 
@@ -98,14 +99,15 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
             return note
         }
         guard let outcome else {
-            if !all { throw ProfileLogin.notLoggedIn(options.selection, known: profile != nil) }
+            // Already out is what was asked for (F12): cleanup scripts run logout unconditionally.
+            if !all { Console.error("oidc: profile '\(options.profileName)' was not logged in; nothing to do") }
             return
         }
         Console.error("oidc: logged out profile '\(options.profileName)'; \(outcome)")
     }
 
     /// Revokes the refresh token (or the access token when there is none); says what happened.
-    private static func revoke(_ login: StoredLogin, client: TokenClient?) async -> String {
+    static func revoke(_ login: StoredLogin, client: TokenClient?) async -> String {
         guard var client, client.provider.revocationEndpoint != nil else {
             return "the provider offers no revocation, so the tokens stay valid at the provider until they expire"
         }

@@ -7,8 +7,9 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Refresh a stored login's tokens now (prints nothing on stdout).",
         discussion: """
-            Refreshes under the store's lock, like oidc token. A refresh the provider rejects logs the \
-            profile out (exit 4); an unreachable provider exits 5 and keeps the login.
+            Refreshes under the store's lock, like oidc token. A refresh the provider rejects ends the \
+            login and says so (exit 4); an unreachable provider exits 5 and keeps the login; a store \
+            with no room for the answer exits 7 before anything is sent, and keeps it.
             """
     )
 
@@ -25,7 +26,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
         try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
         guard stored.login.tokens.refreshToken != nil || ClientCredentialsRequest(of: stored.login) != nil else {
             throw OIDCError(
-                .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again.",
+                .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again with: \(stored.loginAgain)",
                 context: ["profile": storeOptions.profileName]
             )
         }
@@ -38,7 +39,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
             return (login, await session.storageProblem)
         }
         if let problem {
-            Console.error("oidc: error: the refreshed tokens could not be stored: \(problem.description)")
+            Console.error("oidc: error: \(Token.unstored(problem, profile: stored))")
             throw ExitCode(ExitCodes.storage)
         }
         Console.error("oidc: refreshed; \(Login.summary(login, profile: storeOptions.profileName))")

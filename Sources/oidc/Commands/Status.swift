@@ -6,7 +6,11 @@ import OIDC
 struct Status: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show who is logged in: subject, issuer, expiry, scopes, whether it can refresh. Never a token.",
-        discussion: "Exits 0 when the profile is logged in, 4 when it is not (with --all: 0 when any is)."
+        discussion: """
+            Exits 0 when the profile's login can give a token (it is valid, or can be refreshed), 4 \
+            when it cannot: not logged in, or expired with no way to refresh (it says how to log in \
+            again). With --all: 0 when any login can.
+            """
     )
 
     @OptionGroup var logging: LoggingOptions
@@ -46,7 +50,17 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         } else {
             entries.append(try Self.describe(storeOptions))
         }
-        let loggedIn = entries.contains { $0["logged_in"] as? Bool == true }
+        let usable = entries.contains { $0["can_give_token"] as? Bool == true }
+        if all, entries.isEmpty {
+            // Nothing stored and no profile: say where it looked and how to begin (F24).
+            let directory = try storeOptions.keychain(profile: nil).directory.path
+            switch output {
+            case .json: Console.output("[]")
+            case .text:
+                Console.output("no profiles and no logins in \(directory); log in with: oidc login --profile NAME --issuer URL --client-id ID (or --resource URL)")
+            }
+            throw ExitCode(ExitCodes.authenticationFailed)
+        }
         switch output {
         case .json:
             let value: Any = all ? entries : entries[0]
@@ -55,14 +69,20 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         case .text:
             Console.output(entries.map(Self.text).joined(separator: "\n"))
         }
-        if !loggedIn { throw ExitCode(ExitCodes.authenticationFailed) }
+        if !usable {
+            // A login that is there but cannot give a token says so where scripts look (F8).
+            if !all, output == .text, entries[0]["logged_in"] as? Bool == true, let again = entries[0]["log_in_again"] as? String {
+                Console.error("oidc: the login of profile '\(storeOptions.profileName)' has expired and cannot be refreshed; log in again with: \(again)")
+            }
+            throw ExitCode(ExitCodes.authenticationFailed)
+        }
     }
 
     /// ``describe(_:)``, or what makes the profile or login unreadable: one does not hide the others.
     static func describeOrExplain(_ options: StoreOptions) -> [String: Any] {
         do { return try describe(options) } catch {
             let message = (error as? OIDCError)?.message ?? "\(error)"
-            return ["profile": options.profileName, "logged_in": false, "error": message]
+            return ["profile": options.profileName, "logged_in": false, "can_give_token": false, "error": message]
         }
     }
 
@@ -75,13 +95,16 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["provider"] = profile?.provider.rawValue
         guard let login = try keychain.load(options.key) else {
             entry["logged_in"] = false
-            entry["issuer"] = profile?.issuer
-            entry["client_id"] = profile?.clientID
+            entry["can_give_token"] = false
+            entry["issuer"] = profile?.issuer.map { UntrustedText.sanitized($0) }
+            entry["client_id"] = profile?.clientID.map { UntrustedText.sanitized($0) }
+            entry["log_in_again"] = LoginAgain.command(profile: options.profileName, saved: profile, login: nil)
             return entry
         }
         entry["logged_in"] = true
-        entry["issuer"] = login.issuer
-        entry["client_id"] = login.clientID
+        // A hostile resource's issuer or registered client id may carry terminal controls (review 5, L1).
+        entry["issuer"] = UntrustedText.sanitized(login.issuer)
+        entry["client_id"] = UntrustedText.sanitized(login.clientID)
         entry["resource"] = login.resource.map { UntrustedText.sanitized($0) }
         entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
         entry["scopes"] = login.tokens.scopes.map { UntrustedText.sanitized($0) }
@@ -94,12 +117,17 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant.rawValue }
         if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant.rawValue }
         if let reason = DeviceGrant.missingIDTokenReason(login) { entry["no_id_token"] = reason }
-        entry["refreshable"] = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
+        let refreshable = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
             && !stored.lacksSecret(file: nil)
+        entry["refreshable"] = refreshable
+        var expired = false
         if let expiry = login.tokens.expiresAt {
+            expired = expiry <= CLIClock.now()
             entry["expires_at"] = ExecCredential.rfc3339(expiry)
-            entry["expired"] = expiry <= CLIClock.now()
+            entry["expired"] = expired
         }
+        entry["can_give_token"] = !expired || refreshable
+        entry["log_in_again"] = stored.loginAgain
         if let idExpiry = Token.idTokenExpiry(login.tokens) { entry["id_token_expires_at"] = ExecCredential.rfc3339(idExpiry) }
         return entry
     }
@@ -122,6 +150,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
         }
+        let cannot = entry["can_give_token"] as? Bool == false
         let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant.rawValue {
             "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
         } else if entry["resource"] != nil, entry["subject"] == nil {
@@ -142,6 +171,9 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         }
         lines.append("  scopes:      \((entry["scopes"] as? [String] ?? []).joined(separator: " "))")
         lines.append("  refreshable: \(entry["refreshable"] as? Bool == true ? "yes" : "no")")
+        if cannot {
+            lines.append("  state:       expired and not refreshable: no token can be had; log in again with: \(entry["log_in_again"] ?? "oidc login")")
+        }
         lines.append("  store:       \(entry["store"] ?? "")")
         if entry["superseded"] as? Bool == true, let current = entry["profile_points_to"] as? [String: String] {
             var now = [current["issuer"].map { "issuer \($0)" }, current["client_id"].map { "client id \($0)" }].compactMap { $0 }

@@ -7,11 +7,12 @@ struct Token: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a valid token of a stored login, refreshed if it is about to expire.",
         discussion: """
-            The hot path of scripts: $(oidc token). A token valid for at least another minute is \
-            printed straight from the store, without the network. Otherwise it is refreshed under \
-            the store's lock, so several oidc processes at once spend a rotating refresh token only \
-            once. A refresh the provider rejects logs the login out (exit 4); an unreachable provider \
-            exits 5 and keeps it.
+            The hot path of scripts: $(oidc token). A token valid for at least another minute (one \
+            issued for less than two minutes: for half its lifetime) is printed straight from the \
+            store, without the network. Otherwise it is refreshed under the store's lock, so several \
+            oidc processes at once spend a rotating refresh token only once. A refresh the provider \
+            rejects ends the login and says so (exit 4); an unreachable provider exits 5 and keeps \
+            it; a store with no room for the answer exits 7 before anything is sent, and keeps it.
 
             --output exec-credential prints a client-go ExecCredential for kubectl \
             (client.authentication.k8s.io/v1 or v1beta1, as KUBERNETES_EXEC_INFO asks; v1beta1 \
@@ -91,10 +92,16 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         let (login, storageProblem) = try outcome.get()
         try Self.emit(login, output: output, wantsIDToken: wantsIDToken, execVersion: execVersion, profile: storeOptions.profileName)
         if let storageProblem {
-            // The token printed works, but the store still holds the spent refresh token.
-            Console.error("oidc: error: the refreshed tokens could not be stored: \(storageProblem.description)")
+            // The token printed works, but the store still holds the refresh token this refresh replaced.
+            Console.error("oidc: error: \(Self.unstored(storageProblem, profile: stored))")
             throw ExitCode(ExitCodes.storage)
         }
+    }
+
+    /// What a refresh whose answer the store refused means: the token printed works; the stored
+    /// refresh token is the one replaced, which a rotating provider refuses next time.
+    static func unstored(_ problem: OIDCError, profile stored: ProfileLogin) -> String {
+        "the refreshed tokens could not be stored: \(problem.description) The token printed works until it expires, but the store still holds the refresh token this refresh replaced: a provider that rotates refresh tokens refuses it, and the login then ends (log in again with: \(stored.loginAgain))."
     }
 
     /// Whether the output is the ID token: `--output id-token`, or kubectl's credential unless it
@@ -103,7 +110,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         output == .idToken || (output == .execCredential && (tokenType ?? (tokens.idToken == nil ? .access : .id)) == .id)
     }
 
-    /// Whether the access token (or, for kubectl, the ID token) expires within the margin.
+    /// Whether the access token (or, for kubectl, the ID token) expires within the margin: 60 s, or
+    /// half the access token's lifetime when that is shorter (``TokenSet/needsRefresh(at:margin:)``).
     static func needsRefresh(_ tokens: TokenSet, idToken: Bool) -> Bool {
         if tokens.needsRefresh(at: CLIClock.now(), margin: margin) { return true }
         guard idToken, let expiry = idTokenExpiry(tokens) else { return false }

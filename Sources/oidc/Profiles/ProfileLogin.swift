@@ -2,6 +2,11 @@ import ArgumentParser
 import Foundation
 import Logging
 import OIDC
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A profile's stored login and what it takes to keep it fresh: the commands that use a login
 /// (`token`, `refresh`, `request`, `logout`, `status`) start here.
@@ -20,22 +25,31 @@ struct ProfileLogin {
     /// - Parameter logger: the store's; `nil` on the fast path, which runs before logging is set up.
     static func load(_ options: StoreSelection, logger: Logger? = nil) throws -> ProfileLogin {
         let profile = try options.savedProfile()
-        let keychain = try options.keychain(profile: profile, logger: logger)
-        guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, known: profile != nil) }
-        return ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+        var keychain = try options.keychain(profile: profile, logger: logger)
+        #if DEBUG
+        // Tests of a full disk where no small file system can be mounted (an ordinary user).
+        if getenv("OIDC_TEST_STORE_FULL") != nil { keychain.simulatedFullDisk = true }
+        #endif
+        guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, profile: profile) }
+        let loaded = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
+        LoginAgain.using(profile: options.profileName, command: loaded.loginAgain)
+        return loaded
     }
 
-    static func notLoggedIn(_ options: StoreSelection, known: Bool) -> OIDCError {
+    static func notLoggedIn(_ options: StoreSelection, profile: Profile?) -> OIDCError {
         let name = options.profileName
-        let flag = name == "default" ? "" : " --profile \(name)"
-        if known {
-            return OIDCError(.notLoggedIn, "Profile '\(name)' is logged out; log in again with: oidc login\(flag)", context: ["profile": name])
+        let command = LoginAgain.command(profile: name, saved: profile, login: nil)
+        if profile != nil {
+            return OIDCError(.notLoggedIn, "Profile '\(name)' is logged out; log in again with: \(command)", context: ["profile": name])
         }
         return OIDCError(
-            .notLoggedIn, "There is no login for profile '\(name)'; log in first: oidc login\(flag) --issuer URL --client-id ID (or oidc inject in tests).",
+            .notLoggedIn, "There is no login for profile '\(name)'; log in first: \(command) (or oidc inject in tests).",
             context: ["profile": name]
         )
     }
+
+    /// The command that logs this profile in again, with the flags its settings lack.
+    var loginAgain: String { LoginAgain.command(profile: options.profileName, saved: profile, login: login) }
 
     /// The client secret for refreshes and revocation: `--client-secret-file` of this command, else
     /// the profile's when the profile was configured for this login's issuer and client
@@ -160,7 +174,7 @@ struct ProfileLogin {
         guard StoredProvider.configuration(of: login) != nil else {
             throw OIDCError(
                 .notLoggedIn,
-                "The token of profile '\(options.profileName)' needs a refresh and its login names no token endpoint to refresh it; log in again.",
+                "The token of profile '\(options.profileName)' needs a refresh and its login names no token endpoint to refresh it; log in again with: \(loginAgain)",
                 context: ["profile": options.profileName]
             )
         }
