@@ -91,7 +91,7 @@ public actor ProviderDiscovery {
         guard let url = URL(string: issuer), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.query == nil, components.fragment == nil
         else {
-            throw .invalidArgument("The issuer '\(issuer)' must be an absolute https URL without query or fragment.")
+            throw .invalidArgument(EndpointURLPolicy.notAbsolute(issuer, role: "issuer", extra: " without query or fragment"))
         }
         try EndpointURLPolicy.validate(url, role: "issuer")
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
@@ -112,9 +112,13 @@ public actor ProviderDiscovery {
             var headers = HTTPHeaders()
             headers.add("Accept", "application/json")
             let response = try await transport.send(HTTPRequest(method: "GET", url: location, headers: headers), options: options)
-            if response.status == 404, index + 1 < locations.count {
+            if response.status == 404 || response.status == 410, index + 1 < locations.count {
                 logger.trace("no OpenID discovery document; trying RFC 8414", metadata: ["issuer": .issuer(issuer), "url": .endpoint(location)])
                 continue
+            }
+            if response.status == 404 || response.status == 410 {
+                // Every location answered "not here": the issuer URL is wrong; the client plays no part.
+                throw noDocument(issuer, tried: locations)
             }
             guard response.status == 200 else {
                 throw HTTPErrorMapping.unexpectedStatus(response, endpoint: location, what: "metadata document")
@@ -123,6 +127,17 @@ public actor ProviderDiscovery {
             logger.debug("provider metadata loaded", metadata: ["issuer": .issuer(issuer), "url": .endpoint(location)])
             return metadata
         }
-        throw OIDCError(.malformedResponse, "The issuer \(issuer) has no discovery document; check the issuer URL.")
+        throw noDocument(issuer, tried: locations)
+    }
+
+    /// No discovery document at any of `locations`: the issuer URL is wrong (a missing or extra
+    /// path segment, such as Keycloak's `/realms/NAME`), which the message says, naming every URL
+    /// tried.
+    static func noDocument(_ issuer: String, tried locations: [URL]) -> OIDCError {
+        let tried = locations.map { HTTPErrorMapping.describe($0) }
+        return OIDCError(
+            .malformedResponse,
+            "No discovery document at the issuer \(issuer) (tried \(tried.joined(separator: ", "))): check the issuer URL (oidc --issuer); it is the provider's issuer exactly, path included."
+        )
     }
 }

@@ -15,6 +15,22 @@ package enum EndpointURLPolicy {
         return IPLiteral(h)?.isLoopback == true
     }
 
+    /// What a `role` URL that is not absolute (`127.0.0.1:8080`, `login.example.com`) must be,
+    /// with the URL it was probably meant as: `https://` before it, `http://` on loopback.
+    package static func notAbsolute(_ text: String, role: String, extra: String = "") -> String {
+        let rule = "The \(role) '\(text)' must be an absolute https URL\(extra), or http on a loopback address"
+        guard let meant = withScheme(text) else { return rule + "." }
+        return rule + ": \(meant)"
+    }
+
+    /// `https://TEXT`, or `http://TEXT` when its host is loopback: the URL a scheme-less `host:port`
+    /// was meant as; `nil` when `text` has a scheme or makes no URL with a host.
+    package static func withScheme(_ text: String) -> String? {
+        guard !text.contains("://"), !text.hasPrefix("/"), let url = URL(string: "https://" + text), let host = url.host, !host.isEmpty
+        else { return nil }
+        return (isLoopback(host: host) ? "http://" : "https://") + text
+    }
+
     /// Checks that an endpoint is absolute, has no fragment, and is https (or http on loopback).
     ///
     /// - Parameters:
@@ -23,7 +39,7 @@ package enum EndpointURLPolicy {
     /// - Throws: ``OIDCError/Code/insecureEndpoint`` or ``OIDCError/Code/invalidArgument``.
     package static func validate(_ url: URL, role: String) throws(OIDCError) {
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw .invalidArgument("The \(role) '\(url.absoluteString)' must be an absolute http(s) URL with a host.")
+            throw .invalidArgument(notAbsolute(url.absoluteString, role: role))
         }
         guard url.fragment == nil else {
             throw .invalidArgument("The \(role) must not contain a fragment (RFC 6749 §3.1).")

@@ -80,10 +80,37 @@ enum HTTPErrorMapping {
             )
         }
         let type = response.headers["Content-Type"].map { UntrustedText.sanitized($0, limit: 64) } ?? "no content type"
+        // A document anyone may fetch (metadata, a JWKS) does not depend on the client.
+        let check = authentication == nil && secrets.isEmpty && what != "client registration"
+            ? "check the URL" : "check the endpoint URL and the client's registration"
         return OIDCError(
             .malformedResponse,
-            "The \(what) at \(describe(endpoint)) answered HTTP \(response.status) with an unexpected body (\(type)); check the endpoint URL and the client's registration.",
+            "The \(what) at \(describe(endpoint)) answered HTTP \(response.status) with an unexpected body (\(type)); \(check).",
             context: context
+        )
+    }
+
+    /// OpenSSL's reasons for a first answer that is not TLS at all: a plain-http server (or
+    /// another protocol) on the port.
+    static let notTLSReasons: Set<String> = ["WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "PACKET_LENGTH_TOO_LONG", "UNKNOWN_PROTOCOL"]
+
+    /// A failed TLS handshake with `authority` for OpenSSL's `reason`: a server that does not speak
+    /// TLS on the port (an https URL for a plain-http server) is named as one, with the http URL to
+    /// try on loopback; anything else is a certificate to check.
+    static func tlsHandshakeFailure(authority: String, reason: String) -> OIDCError {
+        let reasons = Set(reason.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        guard reasons.isDisjoint(with: notTLSReasons) else {
+            let host = authority.lastIndex(of: ":").map { String(authority[..<$0]) } ?? authority
+            let hint = EndpointURLPolicy.isLoopback(host: host)
+                ? "did you mean http://\(authority)?" : "check the port in the URL (plain http is allowed only on loopback)."
+            return OIDCError(
+                .tlsFailure, "\(authority) does not speak TLS on this port (\(reason)): \(hint)", context: ["host": authority]
+            )
+        }
+        return OIDCError(
+            .tlsFailure,
+            "The TLS handshake with \(authority) failed (\(reason)): check that its certificate is valid for this host and issued by a trusted CA.",
+            context: ["host": authority]
         )
     }
 

@@ -274,11 +274,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 context: host
             )
         case let error as NIOSSLError:
-            return OIDCError(
-                .tlsFailure,
-                "The TLS handshake with \(authority) failed (\(Self.reason(error))): check that its certificate is valid for this host and issued by a trusted CA.",
-                context: host
-            )
+            return HTTPErrorMapping.tlsHandshakeFailure(authority: authority, reason: Self.reason(error))
         case let error as NIOSSLExtraError:
             return OIDCError(
                 .tlsFailure,
