@@ -147,6 +147,10 @@ public struct LoopbackLogin: Sendable {
         } catch {
             await opened?.loginEnded(listener.startURL)
             await listener.close()
+            if browser == nil, error.code == .loginTimedOut, error.context["startOpened"] == "false" {
+                // Shown only, never handed to a browser: advice for the person who was to open it.
+                throw LoopbackRedirectListener.timedOutError(redirectURI: listener.redirectURI, timeout: timeout, startOpened: false, byHand: true)
+            }
             throw error
         }
     }

@@ -292,9 +292,11 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         self.providerError = providerError
     }
 
-    /// ``message``, followed by the ``context`` pairs sorted by key: `message (key: value, …)`.
+    /// ``message``, followed by the ``context`` pairs sorted by key: `message (key: value, …)`;
+    /// the message alone for ``Code/loginTimedOut``, whose message says all a person needs (its
+    /// context is for programs: `startOpened`, `timeout`).
     public var description: String {
-        guard !context.isEmpty else { return message }
+        guard !context.isEmpty, code != .loginTimedOut else { return message }
         let details = context.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
         return "\(message) (\(details))"
     }
