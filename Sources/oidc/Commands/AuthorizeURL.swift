@@ -4,14 +4,16 @@ import OIDC
 
 /// `oidc authorize-url`: print an authorization URL, deterministic with `--state`, `--nonce` and
 /// `--code-verifier`.
-struct AuthorizeURL: ParsableCommand, LoggingCommand {
+struct AuthorizeURL: AsyncParsableCommand, LoggingCommand {
     static let configuration = CommandConfiguration(
         commandName: "authorize-url",
         abstract: "Print an authorization URL (PKCE S256, state, nonce) for a provider.",
         discussion: """
             With --state, --nonce and --code-verifier the output is deterministic; otherwise each is \
             random (256, 256 and 384 bits). --output json also prints the state, nonce, verifier and \
-            challenge, which the code exchange needs: keep them private.
+            challenge, which the code exchange needs: keep them private. With --issuer and no \
+            --authorization-endpoint, the endpoint is the one the issuer's discovery document names, \
+            as for oidc login.
             """
     )
 
@@ -23,7 +25,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         case url, json
     }
 
-    @Option(help: "The authorization endpoint (generic provider).")
+    @Option(help: "The authorization endpoint (generic provider); default: the one --issuer's discovery document names.")
     var authorizationEndpoint: String?
 
     @Option(help: "The redirect URI (default: the RFC 8252 loopback http://127.0.0.1/callback).")
@@ -52,8 +54,8 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         try AuthorizationOptions.validate(profile)
         switch provider {
         case .generic:
-            if authorizationEndpoint == nil {
-                throw ValidationError("--authorization-endpoint is required with --provider generic")
+            if authorizationEndpoint == nil, authorization.issuer == nil {
+                throw ValidationError("--issuer or --authorization-endpoint is required with --provider generic")
             }
         case .schibsted, .swan:
             if authorizationEndpoint != nil {
@@ -76,15 +78,16 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         do { try body(value) } catch let error as OIDCError { throw ValidationError("\(flag): \(error.message)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let redirect = redirectUri ?? {
             Console.error("oidc: no --redirect-uri given; using \(Self.defaultRedirectURI) (RFC 8252 loopback, any port)")
             return Self.defaultRedirectURI
         }()
+        let discovered = try await discoveredEndpoint()
         let request: AuthorizationRequest
         let url: URL
         do {
-            request = try makeRequest(redirectURI: redirect)
+            request = try makeRequest(redirectURI: redirect, discovered: discovered)
             url = try request.url()
         } catch let error as OIDCError where error.category == .configuration || error.code == .duplicateParameter {
             // What is left to clash is the endpoint's own query against a parameter of ours.
@@ -116,10 +119,27 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         }
     }
 
+    /// The authorization endpoint `--issuer`'s discovery document names (OpenID Connect Discovery,
+    /// RFC 8414), as `oidc login` finds it; `nil` when `--authorization-endpoint` or a preset gives it.
+    private func discoveredEndpoint() async throws -> URL? {
+        guard provider == .generic, authorizationEndpoint == nil, let issuer = authorization.issuer else { return nil }
+        let metadata = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
+            try await ProviderDiscovery(
+                transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
+            ).metadata(for: issuer)
+        }
+        guard let endpoint = metadata.authorizationEndpoint else {
+            throw OIDCError(
+                .invalidArgument, "The discovery document of \(issuer) names no authorization_endpoint: give --authorization-endpoint."
+            )
+        }
+        return endpoint
+    }
+
     /// The request: the preset's (Schibsted, Swan) or one to `--authorization-endpoint` with the
     /// scopes given (`openid` when none), the shared options laid over it, then the deterministic
     /// values.
-    func makeRequest(redirectURI: String) throws -> AuthorizationRequest {
+    func makeRequest(redirectURI: String, discovered: URL? = nil) throws -> AuthorizationRequest {
         let profile = try authorization.profile()
         let clientID = authorization.clientId ?? ""
         let scopes = try authorization.scopes()
@@ -131,7 +151,7 @@ struct AuthorizeURL: ParsableCommand, LoggingCommand {
         case .swan:
             request = try AuthorizationRequest(provider: .swan, clientID: clientID, redirectURI: redirectURI, scopes: scopes.isEmpty ? nil : scopes)
         case .generic:
-            guard let endpoint = authorizationEndpoint.flatMap(URL.init(string:)), endpoint.scheme != nil else {
+            guard let endpoint = authorizationEndpoint.flatMap(URL.init(string:)) ?? discovered, endpoint.scheme != nil else {
                 throw ValidationError("--authorization-endpoint must be an absolute URL")
             }
             request = try AuthorizationRequest(

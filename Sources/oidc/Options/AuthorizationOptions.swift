@@ -12,7 +12,7 @@ struct AuthorizationOptions: ParsableArguments {
     @Option(help: "The provider preset: generic (with --issuer), schibsted (with --environment) or swan.")
     var provider: Provider?
 
-    @Option(help: "The issuer URL: its discovery document names the endpoints (login); the callback's iss is checked against it.")
+    @Option(help: "The issuer URL: its discovery document names the endpoints (login, and authorize-url without --authorization-endpoint); the callback's iss is checked against it.")
     var issuer: String?
 
     @Option(help: "Schibsted environment: pre, sweden (com), norway (no), finland (fi), denmark (dk), or an https base URL.")

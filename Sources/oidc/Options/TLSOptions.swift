@@ -4,15 +4,17 @@ import OIDC
 
 /// Mutual TLS and a private certificate authority (RFC 8705; kubelogin's `--certificate-authority`):
 /// a client certificate and key the transport presents to the provider and to the APIs
-/// `oidc request` calls, and more trusted roots. The profile remembers the paths, never the contents.
+/// `oidc request` calls, and more trusted roots. `oidc login` remembers the paths in the profile,
+/// never the contents; the other commands that take these flags use them for one run (the help
+/// says so on every command, since one option group serves them all).
 struct TLSOptions: ParsableArguments {
-    @Option(help: "A TLS client certificate (PEM, leaf first) presented to the provider and the APIs: mutual TLS for --client-auth tls_client_auth or self_signed_tls_client_auth, and certificate-bound tokens (RFC 8705). Needs --client-key. The path is remembered.")
+    @Option(help: "A TLS client certificate (PEM, leaf first) presented to the provider and the APIs: mutual TLS for --client-auth tls_client_auth or self_signed_tls_client_auth, and certificate-bound tokens (RFC 8705). Needs --client-key. oidc login remembers the path in the profile; any other command uses it for this run only.")
     var clientCertificate: String?
 
-    @Option(help: "The client certificate's private key (unencrypted PEM); only you may read it (chmod 600). The path is remembered.")
+    @Option(help: "The client certificate's private key (unencrypted PEM); only you may read it (chmod 600). oidc login remembers the path in the profile; any other command uses it for this run only.")
     var clientKey: String?
 
-    @Option(help: "A certificate authority (PEM) trusted for the provider and the APIs, besides the system's (a bank sandbox's private CA): a file of yours or root's that only its owner may write (chmod go-w), or a link to one. The path is remembered.")
+    @Option(help: "A certificate authority (PEM) trusted for the provider and the APIs, besides the system's (a bank sandbox's private CA): a file of yours or root's that only its owner may write (chmod go-w), or a link to one. oidc login remembers the path in the profile; any other command uses it for this run only.")
     var caFile: String?
 
     func validate() throws {
