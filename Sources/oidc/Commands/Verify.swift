@@ -105,8 +105,17 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
             if failure.code == .keyNotFound, !keys.skipped.isEmpty {
                 Console.error("oidc: note: the JWKS has keys this library skipped: \(keys.skipped.joined(separator: "; "))")
             }
-            throw failure
+            throw Self.hintingAccessToken(failure, token: token)
         }
         Console.output(JSONOutput.safe(verified.claims.rawJSON))
+    }
+
+    /// The refusal of an ID token that is an RFC 9068 access token (typed `at+jwt`), with the flag
+    /// that checks it as one; any other refusal as it is.
+    static func hintingAccessToken(_ failure: OIDCError, token: String) -> OIDCError {
+        guard let type = (try? UnverifiedJWT(token, maximumLength: TokenInput.maximumLength))?.header["typ"]?.stringValue,
+            ["at+jwt", "application/at+jwt"].contains(type.lowercased())
+        else { return failure }
+        return OIDCError(failure.code, failure.message + " It is an access token: use --kind access.", context: failure.context)
     }
 }

@@ -17,7 +17,10 @@ struct AccessTokenVerification {
         let moment = command.now.map { Date(timeIntervalSince1970: $0) } ?? CLIClock.now()
         let scopes = try ScopeTokens.parse(command.requireScope, flag: "--require-scope")
         let outcome: Result<VerifiedAccess, AccessRefusal> = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
-            let keys = try await ResourceServerSources.keys(from: command.jwks, transport: transport)
+            let keys: JWKSCache
+            do { keys = try await ResourceServerSources.keys(from: command.jwks, transport: transport) } catch {
+                throw await JWKSSource.discoveryDocumentRefusal(command.jwks, after: error) ?? error
+            }
             var configuration = ResourceServer.Configuration(
                 resource: Self.placeholderResource, issuers: [TrustedIssuer(issuer: command.issuer, keys: keys)]
             )
@@ -28,10 +31,18 @@ struct AccessTokenVerification {
             configuration.now = { moment }
             let server = try ResourceServer(configuration)
             let request = ResourceRequest(method: "GET", url: Self.placeholderResource, headers: HTTPHeaders([("Authorization", "Bearer " + token)]))
-            do throws(AccessRefusal) { return .success(try await server.verify(request, requiring: Set(scopes))) } catch { return .failure(error) }
+            // The scopes are checked below, where the missing ones can be named.
+            do throws(AccessRefusal) { return .success(try await server.verify(request, requiring: [])) } catch { return .failure(error) }
         }
         switch outcome {
         case .success(let access):
+            let missing = scopes.filter { !access.scopes.contains($0) }
+            guard missing.isEmpty else {
+                let granted = access.scopes.isEmpty ? "none" : access.scopes.sorted().joined(separator: " ")
+                Console.error(
+                    "oidc: error: the access token is refused (insufficient_scope): it lacks the scope\(missing.count == 1 ? "" : "s") --require-scope names: \(UntrustedText.sanitized(missing.joined(separator: " "), limit: 300)) (it grants: \(UntrustedText.sanitized(granted, limit: 300)))")
+                throw ExitCode(ExitCodes.authenticationFailed)
+            }
             Console.output(JSONOutput.safe(JSONValue.object(access.claims).jsonText))
         case .failure(let refusal):
             if refusal.rule == .boundTokenAsBearer {

@@ -41,6 +41,7 @@ struct Mint: ParsableCommand, LoggingCommand {
         guard (try? StrictJSONParser.parseObject(Array(claimsJSON.utf8))) != nil else {
             throw ValidationError("--claims must be a JSON object (no duplicate members)")
         }
+        if !alg.isHMACAlgorithm { try Self.checkKeyType(keyData, signs: alg) }
         let token: String
         if let libjwt = TokenMinter.Algorithm(rawValue: alg.rawValue) {
             do {
@@ -60,6 +61,25 @@ struct Mint: ParsableCommand, LoggingCommand {
             }
         }
         Console.output(token)
+    }
+
+    /// Refuses, naming the key's type and what it signs, a private key that cannot sign `alg`
+    /// (an EC P-256 key for RS256): exit 2, before libjwt or OpenSSL try. A file that is no
+    /// private key OpenSSL reads is left to the signer's own message.
+    static func checkKeyType(_ keyData: Data, signs alg: JWSAlgorithm) throws {
+        guard let key = try? JWSSigningKey(pem: String(decoding: keyData, as: UTF8.self)),
+            let type = key.publicJWK["kty"]?.stringValue
+        else { return }
+        let curve = key.publicJWK["crv"]?.stringValue
+        guard alg.jwkKeyType != type || (alg.jwkCurve != nil && alg.jwkCurve != curve) else { return }
+        let fits = JWSAlgorithm.allCases.filter { $0.jwkKeyType == type && ($0.jwkCurve == nil || $0.jwkCurve == curve) }.map(\.rawValue)
+        let name = switch type {
+        case "RSA": "an RSA key"
+        case "EC": "an EC \(curve ?? "") key"
+        default: "an \(curve ?? type) key"
+        }
+        let use = fits.count == 1 ? "use --alg \(fits[0])" : "use --alg \(fits.dropLast().joined(separator: ", ")) or \(fits.last ?? "")"
+        throw OIDCError(.invalidArgument, "--key: the key is \(name), which cannot sign \(alg.rawValue): \(use).")
     }
 
     private func readClaims() throws -> String {
