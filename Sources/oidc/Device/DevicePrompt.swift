@@ -8,8 +8,9 @@ import Darwin
 
 /// What `oidc login --flow device` shows on stderr (stdout stays clean): the verification URI and
 /// the user code, always both and exactly as the provider sent them; the URI with the code in it
-/// when the provider sends one (as a QR code with `--qr`); then, on a terminal, a line that counts
-/// down to the codes' expiry. The device code is never shown.
+/// when the provider sends one (as a QR code with `--qr`); then when the wait ends, in UTC as every
+/// time `oidc` prints (RFC 3339, `Z`), and, on a terminal, a line that counts down to it. The wait
+/// ends when the codes expire, or earlier when `--timeout` says so. The device code is never shown.
 struct DevicePrompt {
     let issuer: String
     let userCode: String
@@ -17,6 +18,14 @@ struct DevicePrompt {
     let verificationURIComplete: URL?
     let expiresAt: Date
     let qrCode: QRCode?
+    /// When `--timeout` ends the wait, if it was given; it is shown only when it comes before the
+    /// codes expire.
+    var timeoutEndsAt: Date? = nil
+    /// `--timeout`'s seconds, named with the time it ends the wait at.
+    var timeoutSeconds: Int64? = nil
+
+    /// When the wait ends: the codes' expiry, or `--timeout`'s end when that comes first.
+    var waitEndsAt: Date { timeoutEndsAt.map { min($0, expiresAt) } ?? expiresAt }
 
     /// Whether stderr is a terminal: the countdown and the QR code's colours are for one only.
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -37,8 +46,16 @@ struct DevicePrompt {
             lines.append("oidc: or scan this QR code with a phone:")
             lines.append(qrCode.rendered(colors: terminal))
         }
-        lines.append("oidc: waiting for you to approve (the code expires at \(Self.clock(expiresAt)); Ctrl-C to cancel)")
+        lines.append("oidc: waiting for you to approve (\(waitText); Ctrl-C to cancel)")
         return lines
+    }
+
+    /// `the code expires at 2026-12-02T05:43:50Z`, or, when `--timeout` ends the wait first,
+    /// `until 2026-12-02T05:39:03Z (--timeout 3 s; the code expires at 2026-12-02T05:43:50Z)`.
+    var waitText: String {
+        guard let timeoutEndsAt, timeoutEndsAt < expiresAt else { return "the code expires at \(Self.clock(expiresAt))" }
+        let seconds = timeoutSeconds.map { " \($0) s" } ?? ""
+        return "until \(Self.clock(timeoutEndsAt)), --timeout\(seconds); the code itself expires at \(Self.clock(expiresAt))"
     }
 
     func show() {
@@ -51,7 +68,7 @@ struct DevicePrompt {
         guard Self.stderrIsTerminal else { return }
         defer { Console.errorFragment("\r\u{1B}[K") }
         while !Task.isCancelled {
-            let left = max(0, Int(expiresAt.timeIntervalSinceNow.rounded(.down)))
+            let left = max(0, Int(waitEndsAt.timeIntervalSince(CLIClock.now()).rounded(.down)))
             Console.errorFragment("\r\u{1B}[Koidc: \(Self.minutes(left)) left to enter the code")
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
@@ -63,11 +80,7 @@ struct DevicePrompt {
         return "\(seconds / 60):\(rest < 10 ? "0" : "")\(rest)"
     }
 
-    /// The local time of day of `date`, `HH:MM:SS`.
-    static func clock(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: date)
-    }
+    /// `date` as every time `oidc` prints: RFC 3339 in UTC (`2026-12-02T05:43:50Z`), as the login's
+    /// success line and `oidc status` show the token's expiry.
+    static func clock(_ date: Date) -> String { ExecCredential.rfc3339(date) }
 }

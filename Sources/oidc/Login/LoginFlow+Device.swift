@@ -19,11 +19,16 @@ extension LoginFlow {
         // A missing libqrencode is found before the provider is asked for codes.
         if qr { _ = try QRCode(encoding: rp.provider.issuer) }
         var login = try await rp.deviceLogin(scopes: scopes, parameters: profile.parameters)
-        let prompt = DevicePrompt(
+        var prompt = DevicePrompt(
             issuer: rp.provider.issuer, userCode: login.userCode, verificationURI: login.verificationURI,
             verificationURIComplete: login.verificationURIComplete, expiresAt: login.expiresAt,
             qrCode: try qr ? QRCode(encoding: (login.verificationURIComplete ?? login.verificationURI).absoluteString) : nil
         )
+        if timeoutGiven {
+            // The wait below starts now; shown when it ends before the code expires.
+            prompt.timeoutEndsAt = CLIClock.now().addingTimeInterval(TimeInterval(timeout.components.seconds))
+            prompt.timeoutSeconds = timeout.components.seconds
+        }
         prompt.show()
         let link = login.verificationURIComplete ?? login.verificationURI
         let opened = await openNamedBrowser(link)

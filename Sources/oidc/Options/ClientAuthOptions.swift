@@ -62,6 +62,11 @@ extension ClientAuthOptions {
             causes.append("the secret (--client-secret-file) is not this client's, or the client is not registered for client_secret_jwt (--client-auth)")
         }
         causes.append("whom the assertions are addressed to: --assertion-audience (now \(audience); \(otherAudience))")
+        if error.providerError == nil {
+            // A refusal without an OAuth error may be about the request, not the client: glewlwyd
+            // answers a client-credentials request without a scope 403 with an empty body.
+            causes.append("the provider may require a --scope (glewlwyd refuses a request without one so)")
+        }
         return "The provider at \(endpoint) refused the client's \(method) assertion (\(status)\(detail.map { ": \($0)" } ?? ", no OAuth error")). "
             + "Possible causes: " + causes.enumerated().map { "(\($0.offset + 1)) \($0.element)" }.joined(separator: "; ")
             + ". oidc token, refresh and request use what oidc login was given: log in again with the flags that fix it."

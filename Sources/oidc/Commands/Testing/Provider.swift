@@ -14,8 +14,15 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
             (exit 0). Registered by default: the public client 'test-client' with redirect URI \
             http://127.0.0.1/callback on any port (RFC 8252). Every sign-in is the test user, at once, \
             unless --login-page is given. Beside it, a protected resource at /resource (RFC 9728 \
-            metadata, a 401 naming it, /resource/admin answering 403 insufficient_scope), for \
-            oidc login --resource. Test use only: keys and tokens live in memory.
+            metadata, a 401 naming it and the scope read, /resource/admin answering 403 \
+            insufficient_scope for admin), for oidc login --resource ISSUER/resource --client-id \
+            test-client (or, with --registration, no --client-id: the client registers itself). \
+            Without --scope that login asks for the scope the 401 names (read), not every \
+            scope the resource lists; /resource/admin then shows a step-up. Access tokens are opaque, \
+            unless the login names a resource: oidc login --resource URL, or --param resource=URL, \
+            gets JWT access tokens (at+jwt) with that aud, which is what oidc resource-server takes \
+            (oidc login --resource http://127.0.0.1:8080 --client-id test-client for one on port \
+            8080). Test use only: keys and tokens live in memory.
             """
     )
 
@@ -114,6 +121,9 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
         }
         if plainOauth { configuration.metadataDocuments = .oauthOnly }
         configuration.protectedResource.requiresDPoP = resourceRequiresDpop
+        // Least privilege for `oidc login --resource`, which asks for the 401's scope before the
+        // metadata's scopes_supported (the MCP order): read, with admin a step-up away.
+        configuration.protectedResource.challengeScope = "read"
         var secret = clientSecret
         if let clientSecretFile { secret = try ClientSecretFile.read(clientSecretFile).revealedValue }
         if let clientId {
