@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 /// Runs every example in a `sh` block of docs/cli.md, in order, against TestProvider:
 /// `https://login.example.com` and `https://api.example.com` stand for its issuer (`api.example.com`
 /// alone for its host), `my-cli` for its client. Each line runs in `/bin/sh` with the built `oidc` first on PATH and must exit 0.
-@Suite("docs/cli.md examples", .timeLimit(.minutes(3)))
+@Suite("docs/cli.md examples", .timeLimit(.scaledMinutes(3)))
 struct CLIReferenceTests {
     static let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/cli.md")
@@ -61,6 +62,6 @@ struct CLIReferenceTests {
     static let daemonSecret = "my-daemon-secret-0123456789abcdefghijkl"
 
     static func shell(_ command: String, environment: [String: String]) async throws -> CommandResult {
-        try await OIDCBinary.run(["-c", command], environment: environment, timeout: .seconds(90), executable: URL(fileURLWithPath: "/bin/sh"))
+        try await OIDCBinary.run(["-c", command], environment: environment, timeout: .scaled(.seconds(90)), executable: URL(fileURLWithPath: "/bin/sh"))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 /// `oidc login --flow client-credentials` and the commands that use such a login, with a client
 /// secret and with `private_key_jwt`, run as the built binary against TestProvider over loopback HTTP.
-@Suite("oidc login --flow client-credentials", .timeLimit(.minutes(3)))
+@Suite("oidc login --flow client-credentials", .timeLimit(.scaledMinutes(3)))
 struct ClientCredentialsCommandTests {
     static let secret = "daemon-secret-0123456789-abcdefghijklmnop"
 

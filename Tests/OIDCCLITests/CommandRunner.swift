@@ -1,5 +1,6 @@
 import Foundation
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -37,7 +38,7 @@ enum OIDCBinary {
     /// Runs the command and waits on a thread of its own, never on one of Swift's cooperative pool: a
     /// blocked pool thread would starve the in-process servers (actors) other tests talk to.
     static func run(
-        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Duration = .seconds(60),
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Duration = .scaled(.seconds(60)),
         executable: URL? = nil, started: (@Sendable (RunningCommand) -> Void)? = nil
     ) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
@@ -129,7 +130,7 @@ private final class Collected: @unchecked Sendable {
 
 /// Blocks the calling thread (one of its own, such as a `started:` callback's: never one of Swift's
 /// cooperative pool) until `condition` holds, checking every 10 ms, for at most `limit`.
-func awaitEvent(limit: Duration = .seconds(30), _ condition: @escaping @Sendable () async -> Bool) {
+func awaitEvent(limit: Duration = .scaled(.seconds(30)), _ condition: @escaping @Sendable () async -> Bool) {
     let done = DispatchSemaphore(value: 0)
     Task {
         let clock = ContinuousClock()

@@ -1,9 +1,10 @@
 import Foundation
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc` holds tokens and client secrets in memory: it turns core dumps off first thing (review 3, I2).
-@Suite("No core dumps of oidc", .timeLimit(.minutes(2)))
+@Suite("No core dumps of oidc", .timeLimit(.scaledMinutes(2)))
 struct CoreDumpTests {
     /// A field of `/proc/PID/limits`, such as "Max core file size": its soft and hard values.
     static func limit(_ name: String, of pid: Int32) throws -> (soft: String, hard: String) {

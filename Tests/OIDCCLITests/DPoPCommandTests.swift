@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --dpop`, `oidc token`, `oidc request` and `oidc proof` (RFC 9449), run as the built
 /// binary against TestProvider with the test browser; nonces required at the token endpoint and
 /// the protected resource.
-@Suite("oidc login --dpop, oidc proof", .timeLimit(.minutes(2)))
+@Suite("oidc login --dpop, oidc proof", .timeLimit(.scaledMinutes(2)))
 struct DPoPCommandTests {
     static var configuration: TestProvider.Configuration {
         var configuration = TestProvider.Configuration()

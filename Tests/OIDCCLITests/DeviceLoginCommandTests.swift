@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --flow device` (RFC 8628) and `--flow auto`, run as the built binary against
 /// TestProvider over loopback HTTP; the test plays the user, approving the code the provider holds.
-@Suite("oidc login --flow device", .timeLimit(.minutes(3)))
+@Suite("oidc login --flow device", .timeLimit(.scaledMinutes(3)))
 struct DeviceLoginCommandTests {
     static func deviceProvider(expiresIn: Int = 120, _ body: (TestProvider) async throws -> Void) async throws {
         var configuration = TestProvider.Configuration()
@@ -215,7 +216,7 @@ struct DeviceLoginCommandTests {
         try await Self.deviceProvider { provider in
             let sandbox = LoginSandbox()
             let result = try await OIDCBinary.run(
-                Self.arguments(provider, ["--flow", "device"]), environment: sandbox.environment(extra: Self.headless), timeout: .seconds(30),
+                Self.arguments(provider, ["--flow", "device"]), environment: sandbox.environment(extra: Self.headless), timeout: .scaled(.seconds(30)),
                 started: { process in
                     // Waiting for the user's approval: the device authorization request has come.
                     awaitEvent { await provider.requestCount(.deviceAuthorization) > 0 }
@@ -257,7 +258,7 @@ enum QRScan {
         try image.write(to: file, atomically: true, encoding: .ascii)
         defer { try? FileManager.default.removeItem(at: file) }
         // posix_spawn (CommandRunner), not Foundation's Process, which can crash a test process with many descriptors open.
-        let zbar = try await OIDCBinary.run(["--raw", "-q", file.path], timeout: .seconds(30), executable: URL(fileURLWithPath: "/usr/bin/zbarimg"))
+        let zbar = try await OIDCBinary.run(["--raw", "-q", file.path], timeout: .scaled(.seconds(30)), executable: URL(fileURLWithPath: "/usr/bin/zbarimg"))
         #expect(zbar.status == 0, "zbarimg: \(zbar.stderr)")
         return zbar.stdout.trimmingCharacters(in: .newlines)
     }

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// What `oidc login` writes to a stderr that is not a terminal during a device login, and which flow
 /// `--flow auto` takes with `--no-browser`; the built binary against TestProvider over loopback HTTP.
-@Suite("oidc login: the console off a terminal, and --flow auto with --no-browser", .timeLimit(.minutes(3)))
+@Suite("oidc login: the console off a terminal, and --flow auto with --no-browser", .timeLimit(.scaledMinutes(3)))
 struct DeviceLoginConsoleTests {
     @Test("a device login whose stderr is a pipe writes no terminal control: the retry line has no \\r ESC[K")
     func noEscapesOffATerminal() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
-@Suite("oidc discover", .timeLimit(.minutes(1)))
+@Suite("oidc discover", .timeLimit(.scaledMinutes(1)))
 struct DiscoverCommandTests {
     @Test("prints the validated metadata as JSON and exits 0")
     func discover() async throws {

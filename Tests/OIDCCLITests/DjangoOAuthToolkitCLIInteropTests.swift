@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// The built `oidc` against django-oauth-toolkit 3.4.1 (PyPI), started by
@@ -7,7 +8,7 @@ import Testing
 /// (approved by `scripts/dot-agent.py`, run as the browser) whose token response has no ID token,
 /// then `status`, `token` and a refresh.
 @Suite(
-    "oidc against django-oauth-toolkit", .timeLimit(.minutes(3)),
+    "oidc against django-oauth-toolkit", .timeLimit(.scaledMinutes(3)),
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_DOT_ISSUER"] != nil, "set OIDC_DOT_ISSUER (scripts/dot-provider.sh start prints it)")
 )
 struct DjangoOAuthToolkitCLIInteropTests {

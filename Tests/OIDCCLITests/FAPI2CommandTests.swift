@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --fapi2`, run as the built binary against TestProvider with the test browser: a
 /// compliant login (pushed, DPoP-bound, private_key_jwt), the profile remembering it, and each
 /// refusal with exit 2 before anything is sent.
-@Suite("oidc login --fapi2", .timeLimit(.minutes(2)))
+@Suite("oidc login --fapi2", .timeLimit(.scaledMinutes(2)))
 struct FAPI2CommandTests {
     static func setUp() throws -> (TestProvider.Configuration, String) {
         let pem = try ClientCredentialsCommandTests.fixtureKey("ec-p256-sec1.pem")

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 /// Security review 4, I3: a profile that remembers `--fapi2` holds the ID tokens that refreshes bring
 /// to FAPI 2.0's algorithms (PS256, ES256, EdDSA), as its login was.
-@Suite("oidc token: refreshes of a --fapi2 profile", .timeLimit(.minutes(2)))
+@Suite("oidc token: refreshes of a --fapi2 profile", .timeLimit(.scaledMinutes(2)))
 struct FAPI2RefreshCommandTests {
     /// A sandbox with profile `work` for `provider`'s test client, `fapi2` as given, and an expired
     /// login of it in the store; the login's tokens.

@@ -8,7 +8,7 @@ import Testing
 /// browser), and client-credentials logins with `client_secret_basic` and `private_key_jwt` whose
 /// tokens `oidc introspect` finds active.
 @Suite(
-    "oidc against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "oidc against glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydCLIInteropTests {

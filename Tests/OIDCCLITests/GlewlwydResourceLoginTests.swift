@@ -17,7 +17,7 @@ import Testing
 /// confidential (without a secret) and refuses its token requests; the registration oidc sends
 /// also says `client_confidential: false`, glewlwyd's own member, so this login needs no admin.
 @Suite(
-    "oidc login --resource against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "oidc login --resource against glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DCR_ISSUER"] != nil, "set OIDC_GLEWLWYD_* (scripts/glewlwyd.sh start): its oidc-dcr issuer")
 )
 struct GlewlwydResourceLoginTests {

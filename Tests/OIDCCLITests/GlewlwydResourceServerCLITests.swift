@@ -10,7 +10,7 @@ import Testing
 /// the server's nonce challenge) from `swift-dpop`. Needs the `OIDC_GLEWLWYD_*` variables of
 /// `scripts/glewlwyd.sh start`.
 @Suite(
-    "oidc resource-server with glewlwyd's tokens", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "oidc resource-server with glewlwyd's tokens", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set OIDC_GLEWLWYD_* (scripts/glewlwyd.sh start)")
 )
 struct GlewlwydResourceServerCLITests {

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc introspect` (RFC 7662) and `oidc exchange` (RFC 8693), run as the built binary against
 /// TestProvider over loopback HTTP, as a client-credentials profile.
-@Suite("oidc introspect and oidc exchange", .timeLimit(.minutes(3)))
+@Suite("oidc introspect and oidc exchange", .timeLimit(.scaledMinutes(3)))
 struct IntrospectExchangeCommandTests {
     static func withLogin(_ body: (TestProvider, LoginSandbox, StoredLogin) async throws -> Void) async throws {
         let configuration = TestProvider.Configuration(clients: [.confidential(id: "daemon", secret: ClientCredentialsCommandTests.secret)])

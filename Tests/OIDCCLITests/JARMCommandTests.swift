@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --jarm` (signed authorization responses), run as the built binary against
 /// TestProvider with the test browser.
-@Suite("oidc login --jarm", .timeLimit(.minutes(2)))
+@Suite("oidc login --jarm", .timeLimit(.scaledMinutes(2)))
 struct JARMCommandTests {
     static func provider(_ fault: TestProvider.SignedResponseFault? = nil, offered: Bool = true) -> TestProvider.Configuration {
         var configuration = TestProvider.Configuration()

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login` and the commands of a terminal user's day, run as the built binary against
 /// TestProvider over real loopback HTTP, with the test browser (an HTTP client that follows
 /// redirects and signs in) as `$BROWSER`.
-@Suite("oidc login and the terminal user's day", .timeLimit(.minutes(3)))
+@Suite("oidc login and the terminal user's day", .timeLimit(.scaledMinutes(3)))
 struct LoginCommandTests {
     static func loginPageProvider(_ body: (TestProvider) async throws -> Void) async throws {
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage), body)
@@ -196,7 +197,7 @@ struct LoginCommandTests {
         try await withTestProvider { provider in
             let sandbox = LoginSandbox()
             let result = try await OIDCBinary.run(
-                Self.loginArguments(provider) + ["--no-browser"], environment: sandbox.environment(), timeout: .seconds(30),
+                Self.loginArguments(provider) + ["--no-browser"], environment: sandbox.environment(), timeout: .scaled(.seconds(30)),
                 started: { process in
                     // Once the login has asked for the provider's metadata, it listens for Ctrl-C.
                     awaitEvent { await provider.requestCount(.discovery) > 0 }
@@ -220,7 +221,7 @@ struct LoginCommandTests {
                 let result = try await OIDCBinary.run(
                     ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "early", "--timeout", "20"]
                         + (device ? ["--flow", "device"] : ["--flow", "browser", "--no-browser"]),
-                    environment: sandbox.environment(), timeout: .seconds(40),
+                    environment: sandbox.environment(), timeout: .scaled(.seconds(40)),
                     started: { process in
                         usleep(microseconds)
                         process.interrupt()

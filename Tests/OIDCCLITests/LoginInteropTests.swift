@@ -8,7 +8,7 @@ import Testing
 /// confidential client whose redirect URI is registered with its exact port, a sign-in form the test
 /// browser fills in, refresh with client_secret_basic, and no revocation endpoint.
 @Suite(
-    "oidc login against oidc-provider-mock", .timeLimit(.minutes(2)),
+    "oidc login against oidc-provider-mock", .timeLimit(.scaledMinutes(2)),
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] != nil, "set OIDC_INTEROP_ISSUER (make test does)")
 )
 struct LoginInteropTests {

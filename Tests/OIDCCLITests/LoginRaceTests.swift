@@ -8,7 +8,7 @@ import Testing
 /// browser's command line (`/proc/PID/cmdline`), opens it first and signs in with its own account.
 /// The other program here is a separate process (`oidc-test-browser --race-argv`) that reads every
 /// process's command line every 10 ms while `oidc login` runs, and the browser takes 300 ms to start.
-@Suite("oidc login: another local program racing the browser", .timeLimit(.minutes(3)))
+@Suite("oidc login: another local program racing the browser", .timeLimit(.scaledMinutes(3)))
 struct LoginRaceTests {
     static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
@@ -18,7 +18,7 @@ struct LoginRaceTests {
         let stop = sandbox.root.appendingPathComponent("racer.stop").path
         let racer = Task {
             try await OIDCBinary.run(
-                ["--race-argv", "\(port)", "--seconds", "60", "--stop-file", stop, "--log", log], timeout: .seconds(90),
+                ["--race-argv", "\(port)", "--seconds", "60", "--stop-file", stop, "--log", log], timeout: .scaled(.seconds(90)),
                 executable: URL(fileURLWithPath: OIDCBinary.sibling("oidc-test-browser"))
             )
         }
@@ -89,7 +89,7 @@ struct LoginRaceTests {
             let arguments = (LoginCommandTests.loginArguments(provider) + ["--no-browser"]).map { "'\($0)'" }.joined(separator: " ")
             let login = Task {
                 try await OIDCBinary.run(
-                    ["-c", "exec '\(OIDCBinary.url.path)' \(arguments) 2> '\(errors)'"], environment: sandbox.environment(), timeout: .seconds(90),
+                    ["-c", "exec '\(OIDCBinary.url.path)' \(arguments) 2> '\(errors)'"], environment: sandbox.environment(), timeout: .scaled(.seconds(90)),
                     executable: URL(fileURLWithPath: "/bin/sh")
                 )
             }
@@ -101,10 +101,10 @@ struct LoginRaceTests {
             let url = try #require(start, "no start URL on stderr: \(Self.read(errors))")
             let browser = URL(fileURLWithPath: OIDCBinary.sibling("oidc-test-browser"))
             let otherLog = sandbox.root.appendingPathComponent("other.log").path
-            let other = try await OIDCBinary.run([url, "--log", otherLog], timeout: .seconds(60), executable: browser)
+            let other = try await OIDCBinary.run([url, "--log", otherLog], timeout: .scaled(.seconds(60)), executable: browser)
             #expect(other.status == 0, "\(Self.read(otherLog))")
             #expect(Self.read(otherLog).contains("final: 200 /callback"))
-            let users = try await OIDCBinary.run([url, "--log", sandbox.browserLog], timeout: .seconds(60), executable: browser)
+            let users = try await OIDCBinary.run([url, "--log", sandbox.browserLog], timeout: .scaled(.seconds(60)), executable: browser)
             #expect(users.status == 1)
             #expect(sandbox.log.contains("final: 409"), "\(sandbox.log)")
             #expect(sandbox.log.contains("Sign-in aborted"), "\(sandbox.log)")

@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 
 /// A throw-away home for one CLI login test: its own config (profiles), state (store) and runtime
 /// (the browser's private pages) directories, and the test browser as `$BROWSER`, so no test
@@ -32,7 +33,7 @@ struct LoginSandbox {
     }
 
     func run(_ arguments: [String], browser options: [String] = [], extra: [String: String] = [:], stdin: String? = nil) async throws -> CommandResult {
-        try await OIDCBinary.run(arguments, stdin: stdin, environment: environment(browser: options, extra: extra), timeout: .seconds(90))
+        try await OIDCBinary.run(arguments, stdin: stdin, environment: environment(browser: options, extra: extra), timeout: .scaled(.seconds(90)))
     }
 
     var log: String { (try? String(contentsOfFile: browserLog, encoding: .utf8)) ?? "" }

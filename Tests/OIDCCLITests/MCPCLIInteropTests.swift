@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// The built `oidc` against a real MCP server: the official MCP Python SDK's (PyPI `mcp`, streamable
@@ -11,7 +12,7 @@ import Testing
 /// (exit 4, then the printed step-up login, then it works), refreshes that carry `resource`, and a
 /// second profile that reuses the registration.
 @Suite(
-    "oidc against the MCP Python SDK's server", .timeLimit(.minutes(3)),
+    "oidc against the MCP Python SDK's server", .timeLimit(.scaledMinutes(3)),
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_MCP_RESOURCE"] != nil, "set OIDC_MCP_* (scripts/mcp-server.sh start prints them)")
 )
 struct MCPCLIInteropTests {

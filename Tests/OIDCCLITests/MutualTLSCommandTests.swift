@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `--client-certificate`, `--client-key`, `--ca-file` and the mTLS client authentication methods
 /// (RFC 8705), run as the built binary against TestProvider over loopback https.
-@Suite("oidc mutual TLS", .timeLimit(.minutes(3)))
+@Suite("oidc mutual TLS", .timeLimit(.scaledMinutes(3)))
 struct MutualTLSCommandTests {
     static let certificates = Task { try await TestCertificates.make() }
 

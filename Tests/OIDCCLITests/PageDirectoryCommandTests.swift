@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// Security review 4, M1, through the binary: with no runtime directory and a `$TMPDIR` whose entries
 /// other users can rename, `oidc login` makes the browser's private page elsewhere (`/tmp`, root's
 /// and sticky), where nobody can move it aside and put their own page at its name.
-@Suite("oidc login: where the browser's private page is made", .timeLimit(.minutes(2)))
+@Suite("oidc login: where the browser's private page is made", .timeLimit(.scaledMinutes(2)))
 struct PageDirectoryCommandTests {
     @Test("env -u XDG_RUNTIME_DIR TMPDIR=<mode 777 without the sticky bit>: the page is made under /tmp, not there; the login completes")
     func sharedTemporaryDirectory() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The profiles directory is held to the token store's rule (review 3, L5): a profile decides which
 /// secret file is read, which browser command runs and which hosts get the token, and anyone who
 /// can write in its directory can rename or swap the files there.
-@Suite("The profiles directory: refused when others may enter it, like the token store's", .timeLimit(.minutes(3)))
+@Suite("The profiles directory: refused when others may enter it, like the token store's", .timeLimit(.scaledMinutes(3)))
 struct ProfilePrivacyTests {
     static func chmod(_ path: String, _ mode: Int) throws {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)

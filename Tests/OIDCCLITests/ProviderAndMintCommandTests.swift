@@ -4,9 +4,10 @@ import FoundationNetworking
 #endif
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
-@Suite("oidc provider and oidc mint", .timeLimit(.minutes(1)))
+@Suite("oidc provider and oidc mint", .timeLimit(.scaledMinutes(1)))
 struct ProviderAndMintCommandTests {
     /// Starts `oidc provider`, waits (bounded) for the issuer line on stdout.
     static func startProvider(_ arguments: [String] = []) async throws -> (process: ChildProcess, issuer: String) {
@@ -69,7 +70,7 @@ struct ProviderAndMintCommandTests {
         "a privileged port is said to be one, with what to do",
         .enabled(if: getuid() != 0 && firstUnprivilegedPort > 1, "this user may bind port 1 (root, or ip_unprivileged_port_start is 0 or 1)"))
     func privilegedPort() async throws {
-        let refused = try await OIDCBinary.run(["provider", "--port", "1"], timeout: .seconds(20))
+        let refused = try await OIDCBinary.run(["provider", "--port", "1"], timeout: .scaled(.seconds(20)))
         #expect(refused.status == 2)
         #expect(
             refused.stderr.contains("127.0.0.1:1 may not be bound by this user")

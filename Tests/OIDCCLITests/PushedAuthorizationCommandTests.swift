@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --par` (RFC 9126), run as the built binary against TestProvider with the test browser.
-@Suite("oidc login --par", .timeLimit(.minutes(2)))
+@Suite("oidc login --par", .timeLimit(.scaledMinutes(2)))
 struct PushedAuthorizationCommandTests {
     static func provider(_ mode: TestProvider.PushedAuthorizationRequests) -> TestProvider.Configuration {
         var configuration = TestProvider.Configuration()

@@ -1,13 +1,14 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// An independent DPoP client, requests-oauth2client 1.8.0 from PyPI (its proofs made by jwskate),
 /// drives `oidc resource-server --dpop required --nonce` through its nonce challenge
 /// (scripts/dpop-client.py). It runs when the virtualenv of `scripts/dpop-client.sh install` is
 /// there: `$OIDC_DPOP_CLIENT_PYTHON`, or `.build-dpop-client/venv/bin/python` in the checkout.
-@Suite("oidc resource-server and a Python DPoP client", .timeLimit(.minutes(2)), .enabled(if: DPoPClientPeer.python != nil, "run scripts/dpop-client.sh install"))
+@Suite("oidc resource-server and a Python DPoP client", .timeLimit(.scaledMinutes(2)), .enabled(if: DPoPClientPeer.python != nil, "run scripts/dpop-client.sh install"))
 struct PythonDPoPClientTests {
     static let root = DPoPClientPeer.root
     static var python: String? { DPoPClientPeer.python }
@@ -28,7 +29,7 @@ struct PythonDPoPClientTests {
 
             let client = try await OIDCBinary.run(
                 [Self.root.appendingPathComponent("scripts/dpop-client.py").path, server.base + "/orders", "--key-file", keyFile],
-                stdin: token, timeout: .seconds(60), executable: URL(fileURLWithPath: python)
+                stdin: token, timeout: .scaled(.seconds(60)), executable: URL(fileURLWithPath: python)
             )
             #expect(client.status == 0, "\(client.stderr)")
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(client.stdout.utf8)) as? [String: Any], "\(client.stdout)")

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 /// Security review 3, M2: `oidc token` killed after the provider rotated the refresh token, while the
 /// provider's keys do not answer, must leave the rotated refresh token in the store.
-@Suite("A refresh killed while the JWKS host stalls", .timeLimit(.minutes(2)))
+@Suite("A refresh killed while the JWKS host stalls", .timeLimit(.scaledMinutes(2)))
 struct RefreshKillTests {
     /// A TCP listener on 127.0.0.1 that never accepts: a connection completes in the kernel's queue
     /// and its request waits there for an answer that never comes.
@@ -52,7 +53,7 @@ struct RefreshKillTests {
 
             let pid = ProcessID()
             async let run = OIDCBinary.run(
-                ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60), started: { pid.set($0.pid) })
+                ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .scaled(.seconds(60)), started: { pid.set($0.pid) })
             // Once the provider has rotated the refresh token, and a moment for its answer to arrive;
             // the keys then hang for 30 s.
             for _ in 0..<400 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(50)) }
@@ -88,7 +89,7 @@ struct RefreshKillTests {
             let pid = ProcessID()
             async let run = OIDCBinary.run(
                 ["token", "--store", store, "--profile", "work", "--force-refresh"], environment: ["OIDC_TEST_SLOW_SAVE_MS": "5000"],
-                timeout: .seconds(60), started: { pid.set($0.pid) })
+                timeout: .scaled(.seconds(60)), started: { pid.set($0.pid) })
             // The provider has answered the refresh (it rotated the token): the save is being held up.
             for _ in 0..<200 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(50)) }
             try await Task.sleep(for: .seconds(1))
@@ -105,7 +106,7 @@ struct RefreshKillTests {
 
 /// Security review 4, I4: the hold starts when the refresh is sent, since the provider may rotate
 /// the token before its answer arrives; it lets a signal through after a short bound.
-@Suite("A refresh signalled while the provider's answer is on its way", .timeLimit(.minutes(2)))
+@Suite("A refresh signalled while the provider's answer is on its way", .timeLimit(.scaledMinutes(2)))
 struct RefreshSendHoldTests {
     /// Starts `oidc token --force-refresh` on a login of `provider` whose next token answer is held
     /// back `delay`, sends SIGTERM once the provider has the refresh request, and returns the
@@ -120,7 +121,7 @@ struct RefreshSendHoldTests {
         await provider.failNextTokenRequests(1, with: .delay(delay))
         let pid = ProcessID()
         async let run = OIDCBinary.run(
-            ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .seconds(60), started: { pid.set($0.pid) })
+            ["token", "--store", store, "--profile", "work", "--force-refresh"], timeout: .scaled(.seconds(60)), started: { pid.set($0.pid) })
         // The provider has the refresh request and holds its answer back.
         for _ in 0..<400 where await provider.grantCount("refresh_token") == 0 { try await Task.sleep(for: .milliseconds(25)) }
         let started = ContinuousClock.now

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --resource URL` (RFC 9728, RFC 7591, RFC 8707) and what follows it: `oidc request`,
 /// step-up on a 403 `insufficient_scope`, refreshes with `resource`, the registration shared by
 /// profiles; the built binary against TestProvider's protected resource, with the test browser.
-@Suite("oidc login --resource", .timeLimit(.minutes(3)))
+@Suite("oidc login --resource", .timeLimit(.scaledMinutes(3)))
 struct ResourceLoginCommandTests {
     /// A plain OAuth server (RFC 8414 only), as MCP authorization servers are, with registration
     /// that matches loopback ports exactly; the resource's `scopes_supported` is `read`, and its

@@ -1,13 +1,14 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc login --resource` where a demanding user meets its edges: a resource that takes only
 /// DPoP-bound tokens, a kept registration the server forgot, the device flow at a plain OAuth
 /// server, and the registered callback port taken by another program; the built binary against
 /// TestProvider's protected resource, with the test browser.
-@Suite("oidc login --resource: DPoP, forgotten registrations, device flow, a taken port", .timeLimit(.minutes(3)))
+@Suite("oidc login --resource: DPoP, forgotten registrations, device flow, a taken port", .timeLimit(.scaledMinutes(3)))
 struct ResourceLoginEdgeTests {
     @Test("a resource that requires DPoP: DPoP turned on (one stderr line), the key kept with the login, the profile remembers it; request and a refresh work; --no-dpop exits 2 before anyone signs in")
     func dpopTurnedOn() async throws {

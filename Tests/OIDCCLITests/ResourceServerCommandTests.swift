@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc resource-server`, the real binary on loopback: tokens from a test key (`--jwks FILE`) and
 /// from TestProvider (its published keys, found by discovery), sent as bearer and DPoP tokens; every
 /// refusal with its exact challenge and one line on stderr that never holds the token.
-@Suite("oidc resource-server", .timeLimit(.minutes(2)))
+@Suite("oidc resource-server", .timeLimit(.scaledMinutes(2)))
 struct ResourceServerCommandTests {
     static let algs = "RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA Ed25519"
 
@@ -21,7 +22,7 @@ struct ResourceServerCommandTests {
         for index in stride(from: 0, to: arguments.count, by: 1) where arguments[index].hasPrefix("--") {
             if let existing = all.firstIndex(of: arguments[index]) { all.removeSubrange(existing...existing + 1) }
         }
-        let result = try await OIDCBinary.run(["resource-server"] + all + arguments, timeout: .seconds(20))
+        let result = try await OIDCBinary.run(["resource-server"] + all + arguments, timeout: .scaled(.seconds(20)))
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains(flag), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

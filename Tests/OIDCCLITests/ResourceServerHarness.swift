@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A running `oidc resource-server` (the real binary) and the requests a test sends it.
@@ -17,7 +18,7 @@ struct ResourceServerProcess {
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         var text = ""
         // The event is the line; the bound is only for a server that never prints it.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .scaled(.seconds(30))
         while ContinuousClock.now < deadline, !text.contains("\n") {
             let chunk = await process.output()
             if chunk.isEmpty { break }

@@ -9,7 +9,7 @@ import Glibc
 
 /// `oidc resource-server --introspect` against TestProvider's introspection endpoint (RFC 7662),
 /// and the exit codes of a server that cannot start.
-@Suite("oidc resource-server --introspect, and start-up failures", .timeLimit(.minutes(2)))
+@Suite("oidc resource-server --introspect, and start-up failures", .timeLimit(.scaledMinutes(2)))
 struct ResourceServerIntrospectionTests {
     static let secret = "introspecting-client-secret-0123456789"
 
@@ -51,12 +51,12 @@ struct ResourceServerIntrospectionTests {
         let running = try await ResourceServerProcess.start(tokens.arguments)
         defer { running.process.signal(SIGKILL) }
         let port = try #require(URL(string: running.base)?.port)
-        let busy = try await OIDCBinary.run(["resource-server"] + tokens.arguments + ["--port", "\(port)"], timeout: .seconds(20))
+        let busy = try await OIDCBinary.run(["resource-server"] + tokens.arguments + ["--port", "\(port)"], timeout: .scaled(.seconds(20)))
         #expect(busy.status == 2, "\(busy.stderr)")
         #expect(busy.stderr.contains("127.0.0.1:\(port) is in use"), "\(busy.stderr)")
         #expect(busy.stdout.isEmpty)
 
-        let closed = try await OIDCBinary.run(["resource-server", "--issuer", "http://127.0.0.1:\(try freePort())", "--audience", "a"], timeout: .seconds(30))
+        let closed = try await OIDCBinary.run(["resource-server", "--issuer", "http://127.0.0.1:\(try freePort())", "--audience", "a"], timeout: .scaled(.seconds(30)))
         #expect(closed.status == 5, "\(closed.stderr)")
         #expect(closed.stdout.isEmpty)
 
@@ -66,7 +66,7 @@ struct ResourceServerIntrospectionTests {
         try await withTestProvider { provider in
             let readable = try await OIDCBinary.run([
                 "resource-server", "--issuer", provider.issuer, "--audience", "a", "--introspect", "--client-id", "c", "--client-secret-file", open,
-            ], timeout: .seconds(20))
+            ], timeout: .scaled(.seconds(20)))
             #expect(readable.status == 2, "\(readable.stderr)")
             #expect(readable.stderr.contains("--client-secret-file"), "\(readable.stderr)")
         }

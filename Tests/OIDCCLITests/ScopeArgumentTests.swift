@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `--scope` as users write it: RFC 6749 §3.3's scope is a list of space-delimited tokens, so each
 /// value is split on spaces (never on commas, which a scope token may hold), each token checked
 /// (`%x21 / %x23-5B / %x5D-7E`), and repeats dropped in order; in every command that takes scopes.
-@Suite("--scope takes space-separated scope tokens", .timeLimit(.minutes(3)))
+@Suite("--scope takes space-separated scope tokens", .timeLimit(.scaledMinutes(3)))
 struct ScopeArgumentTests {
     @Test("authorize-url: \"openid profile\" is the two tokens, as --scope openid --scope profile; repeats dropped in order; a comma kept inside its token")
     func authorizeURL() async throws {

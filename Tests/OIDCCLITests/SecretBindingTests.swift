@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A profile's client secret goes only to the issuer and client it was configured for (review 3,
 /// M3), and only from a file no other user can read, write or replace (L4).
-@Suite("Client secrets: only to their own provider, only from a private file", .timeLimit(.minutes(3)))
+@Suite("Client secrets: only to their own provider, only from a private file", .timeLimit(.scaledMinutes(3)))
 struct SecretBindingTests {
     static func secretFile(_ sandbox: LoginSandbox, _ name: String, _ secret: String) -> String {
         let path = sandbox.root.appendingPathComponent(name).path

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A client-credentials login keeps its grant as a typed field of the stored login
 /// (``StoredLogin/grant``); logins an earlier version stored with the grant in attributes still load
 /// as such, and still renew.
-@Suite("The grant of a stored login", .timeLimit(.minutes(2)))
+@Suite("The grant of a stored login", .timeLimit(.scaledMinutes(2)))
 struct StoredGrantTests {
     static func login(grant: StoredLogin.Grant?, attributes: [String: String] = ["profile": "ci"]) -> StoredLogin {
         var login = StoredLogin(

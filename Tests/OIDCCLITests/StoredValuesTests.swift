@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// What a stored login holds is whatever `oidc inject`, a provider's token response or an editor put
 /// there: dates far outside any calendar (review 3, L6) and scope values holding terminal control
 /// sequences (L3) must neither trap `oidc` nor reach the terminal as themselves.
-@Suite("Hostile values in a stored login: odd dates, terminal escapes", .timeLimit(.minutes(3)))
+@Suite("Hostile values in a stored login: odd dates, terminal escapes", .timeLimit(.scaledMinutes(3)))
 struct StoredValuesTests {
     static let key = TokenStoreKey(service: "oidc", account: "odd")
 

@@ -1,9 +1,10 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
-@Suite("oidc inject and oidc token", .timeLimit(.minutes(2)))
+@Suite("oidc inject and oidc token", .timeLimit(.scaledMinutes(2)))
 struct TokenCommandTests {
     static func temporaryStore() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("oidc-store-\(UUID().uuidString)").path

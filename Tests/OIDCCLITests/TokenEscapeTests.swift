@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 /// Security review 4, L2: a provider's token with terminal escapes in it never reaches `oidc token`'s
 /// or `oidc exchange`'s standard output.
-@Suite("A provider's token with terminal escapes", .timeLimit(.minutes(2)))
+@Suite("A provider's token with terminal escapes", .timeLimit(.scaledMinutes(2)))
 struct TokenEscapeTests {
     /// The hostile answer: an access token that sets the window title, writes the clipboard and
     /// clears the screen (the review's reproduction).
@@ -58,7 +59,7 @@ struct TokenEscapeTests {
             try await keychain.inject(tokens, issuer: provider.issuer, clientID: "test-client", subject: "test-user", provider: hostile, key: key)
 
             for arguments in [["token", "--force-refresh"], ["exchange"]] {
-                let result = try await OIDCBinary.run(arguments + ["--store", store, "--profile", "work"], timeout: .seconds(60))
+                let result = try await OIDCBinary.run(arguments + ["--store", store, "--profile", "work"], timeout: .scaled(.seconds(60)))
                 #expect(result.status == 4, "\(arguments[0]): \(result.stderr)")
                 #expect(result.stdout.isEmpty, "\(arguments[0]) printed: \(result.stdout.debugDescription)")
                 #expect(!result.stdout.contains("\u{1B}") && !result.stderr.contains("\u{1B}"))

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc token --output header`: one line, `Authorization: Bearer TOKEN` (or `DPoP`), for hosts that
 /// run a header helper command; run as the built binary against TestProvider, and the line sent as
 /// it is to the provider's protected resource.
-@Suite("oidc token --output header", .timeLimit(.minutes(2)))
+@Suite("oidc token --output header", .timeLimit(.scaledMinutes(2)))
 struct TokenHeaderOutputTests {
     /// Sends `lines` (`Name: value` each) to `url` as they are, as a host sends a helper's output.
     static func status(of url: String, headerLines lines: [String]) async throws -> Int {

@@ -1,5 +1,6 @@
 import Foundation
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Glibc
 /// accepts, the loopback listener accepts, the transport connects). It must work as whoever runs
 /// the suite, and, when that is root, also as root without `CAP_NET_ADMIN` (Docker's and
 /// Kubernetes' default), where `SO_DEBUG` once made every connection fail.
-@Suite("oidc works without privileges", .timeLimit(.minutes(2)))
+@Suite("oidc works without privileges", .timeLimit(.scaledMinutes(2)))
 struct UnprivilegedCommandTests {
     static func expectDemo(_ result: CommandResult, _ who: String) {
         #expect(result.status == 0, "oidc demo --headless as \(who): exit \(result.status): \(result.stderr)")
@@ -24,13 +25,13 @@ struct UnprivilegedCommandTests {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: home) }
         let environment = ["HOME": home, "XDG_CONFIG_HOME": home + "/config", "XDG_STATE_HOME": home + "/state", "XDG_RUNTIME_DIR": "", "BROWSER": "", "DISPLAY": ""]
-        Self.expectDemo(try await OIDCBinary.run(["demo", "--headless"], environment: environment, timeout: .seconds(90)), "uid \(getuid())")
+        Self.expectDemo(try await OIDCBinary.run(["demo", "--headless"], environment: environment, timeout: .scaled(.seconds(90))), "uid \(getuid())")
 
         let setpriv = "/usr/bin/setpriv"
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: setpriv) else { return }
         let unprivileged = try await OIDCBinary.run(
             ["--bounding-set=-net_admin", "--inh-caps=-net_admin", "--", OIDCBinary.url.path, "demo", "--headless"],
-            environment: environment, timeout: .seconds(90), executable: URL(fileURLWithPath: setpriv))
+            environment: environment, timeout: .scaled(.seconds(90)), executable: URL(fileURLWithPath: setpriv))
         Self.expectDemo(unprivileged, "root without CAP_NET_ADMIN")
     }
 }

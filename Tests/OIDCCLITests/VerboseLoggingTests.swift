@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc -v`/`-vv` and `OIDC_LOG`, run as the built binary against TestProvider: the log goes to
 /// stderr one line per event, stdout is unchanged, and no line holds a secret of the run.
-@Suite("oidc --verbose and OIDC_LOG", .timeLimit(.minutes(3)))
+@Suite("oidc --verbose and OIDC_LOG", .timeLimit(.scaledMinutes(3)))
 struct VerboseLoggingTests {
     static let clientID = "cli-log-client"
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `oidc verify --kind access`: an RFC 9068 access token checked by OIDCResourceServer's rules from
 /// the command line; `--kind id` (the default) is the ID-token verification of before.
-@Suite("oidc verify --kind", .timeLimit(.minutes(1)))
+@Suite("oidc verify --kind", .timeLimit(.scaledMinutes(1)))
 struct VerifyKindTests {
     static func verify(_ token: String, _ tokens: AccessTokenIssuer, _ extra: [String] = []) async throws -> CommandResult {
         try await OIDCBinary.run(["verify", "-", "--kind", "access"] + tokens.arguments + extra, stdin: token)

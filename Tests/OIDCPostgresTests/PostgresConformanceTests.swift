@@ -2,11 +2,12 @@ import Foundation
 import OIDC
 import OIDCPostgres
 import OIDCTesting
+import OIDCTestSupport
 import Synchronization
 import Testing
 
 /// OIDCTesting's `TokenStoreConformance` against PostgreSQL: two instances, each with its own pool.
-@Suite("PostgresTokenStore conformance", TestDatabase.available, .timeLimit(.minutes(3)))
+@Suite("PostgresTokenStore conformance", TestDatabase.available, .timeLimit(.scaledMinutes(3)))
 struct PostgresConformanceTests {
     @Test("PostgresTokenStore keeps every promise of TokenStore, across two instances with their own pools")
     func conforms() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// A database URL's TLS: required unless the URL says otherwise, so that an attacker in the path
 /// cannot downgrade the connection to plaintext. The test server has no TLS, which is what the
 /// tests rely on: a connection that requires TLS is refused by it.
-@Suite("PostgresConnectionURL: TLS required unless the URL says otherwise", .timeLimit(.minutes(2)))
+@Suite("PostgresConnectionURL: TLS required unless the URL says otherwise", .timeLimit(.scaledMinutes(2)))
 struct PostgresConnectionURLTests {
     /// The test server's URL with its `sslmode` replaced (`nil`: none at all).
     static func testURL(sslmode: String?) throws -> String {
@@ -32,7 +32,7 @@ struct PostgresConnectionURLTests {
         let url = try Self.testURL(sslmode: sslmode)
         let log = LogRecorder()
         var configuration = try PostgresConnectionURL.configuration(from: url, logger: log.logger("oidc.store"))
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .scaled(.seconds(5))
         #expect(log.all.isEmpty, "\(log.all.map(\.text))")
         let client = PostgresClient(configuration: configuration)
         let error = try await withThrowingTaskGroup(of: OIDCError?.self) { group in
@@ -42,7 +42,7 @@ struct PostgresConnectionURLTests {
             }
             defer { group.cancelAll() }
             let store = try PostgresTokenStore(
-                client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable(), operationTimeout: .seconds(3))
+                client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable(), operationTimeout: .scaled(.seconds(3)))
             return await #expect(throws: OIDCError.self) { _ = try await store.keys() }
         }
         #expect(

@@ -7,7 +7,7 @@ import PostgresNIO
 import Testing
 
 /// Several instances of a server on one table: each its own process, pool and session.
-@Suite("PostgresTokenStore across instances: one refresh for the fleet, and connection loss", TestDatabase.available, .timeLimit(.minutes(3)))
+@Suite("PostgresTokenStore across instances: one refresh for the fleet, and connection loss", TestDatabase.available, .timeLimit(.scaledMinutes(3)))
 struct PostgresFleetTests {
     static let key = TokenStoreKey(service: "com.example.backend", account: "session-1")
 
@@ -48,7 +48,7 @@ struct PostgresFleetTests {
     }
 
     static func makeSession(
-        _ provider: TestProvider, _ store: PostgresTokenStore, _ transport: NIOHTTPTransport, inFlightRefreshWait: Duration = .seconds(10)
+        _ provider: TestProvider, _ store: PostgresTokenStore, _ transport: NIOHTTPTransport, inFlightRefreshWait: Duration = .scaled(.seconds(10))
     ) async throws -> AuthenticatedSession {
         try await SessionFixture(provider: provider, transport: transport, store: store, key: key)
             .session(options: AuthenticatedSession.Options(inFlightRefreshWait: inFlightRefreshWait))
@@ -101,7 +101,7 @@ struct PostgresFleetTests {
                     let store = try PostgresTokenStore(client: plainStore.client, encryption: plainStore.encryption, table: plainStore.table, logger: log.logger("oidc.store"))
                     let before = try await Self.injectExpiredLogin(provider, into: store)
                     let session = try await Self.makeSession(provider, store, transport)
-                    await provider.failNextTokenRequests(1, with: .delay(.seconds(1)))
+                    await provider.failNextTokenRequests(1, with: .delay(.scaled(.seconds(1))))
                     let refresh = Task { try await session.validTokens() }
 
                     // End the backend that holds this login's lock once the refresh is at the provider (the
@@ -135,7 +135,7 @@ struct PostgresFleetTests {
     /// access token has expired: `body` gets the provider, the first instance's store, an admin
     /// client, the login as injected, and the two sessions.
     static func withTwoInstances(
-        secondWait: Duration = .seconds(10),
+        secondWait: Duration = .scaled(.seconds(10)),
         _ body: @Sendable (TestProvider, PostgresTokenStore, PostgresClient, StoredLogin, AuthenticatedSession, AuthenticatedSession) async throws -> Void
     ) async throws {
         try await withTestProvider { provider in
@@ -156,9 +156,9 @@ struct PostgresFleetTests {
     @Test("the lock is lost while another instance waits for it: that instance finds the refresh marked in flight and waits for its tokens instead of spending the same refresh token; 1 refresh, nobody logged out")
     func lockLostWhileAnotherWaits() async throws {
         // Room for a loaded machine: the point is that the second waits rather than spends, not how long.
-        try await Self.withTwoInstances(secondWait: .seconds(90)) { provider, store, admin, before, first, second in
+        try await Self.withTwoInstances(secondWait: .scaled(.seconds(90))) { provider, store, admin, before, first, second in
             // The first refresh waits at the provider before it is handled (its token not spent yet).
-            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            await provider.failNextTokenRequests(1, with: .delay(.scaled(.seconds(2))))
             let firstRefresh = Task { try await first.validTokens() }
             try await provider.waitForRequests(.token)
             try #require(await provider.requestCount(.token) == 1, "the first refresh never reached the provider")
@@ -250,7 +250,7 @@ struct PostgresFleetTests {
     @Test("a logout by another instance while the lock is lost is not undone: the refreshed tokens are not saved over the deleted login but revoked, and the refresh ends in notLoggedIn")
     func logoutWhileLockLost() async throws {
         try await Self.withTwoInstances { provider, store, admin, _, first, second in
-            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            await provider.failNextTokenRequests(1, with: .delay(.scaled(.seconds(2))))
             let firstRefresh = Task { try await first.validTokens() }
             try await provider.waitForRequests(.token)
             try #require(await provider.requestCount(.token) == 1, "the refresh never reached the provider")
@@ -294,11 +294,11 @@ struct PostgresFleetTests {
         try await TestDatabase.withClient(url: url.string) { client in
             let store = try PostgresTokenStore(
                 client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: "logins",
-                operationTimeout: .seconds(5))
+                operationTimeout: .scaled(.seconds(5)))
             try await store.migrate()
             let before = try await Self.injectExpiredLogin(provider, into: store)
             let session = try await Self.makeSession(provider, store, transport)
-            await provider.failNextTokenRequests(1, with: .delay(.seconds(2)))
+            await provider.failNextTokenRequests(1, with: .delay(.scaled(.seconds(2))))
             let refresh = Task { try await session.validTokens() }
 
             // Wait until the refresh is at the provider (it holds the lock and has read the row), however slow the machine.
@@ -315,7 +315,7 @@ struct PostgresFleetTests {
 
             try await admin.query("ALTER DATABASE \(unescaped: database) WITH ALLOW_CONNECTIONS true").drain()
             // The session saves them again at its next call (the pool may need a few tries to reconnect).
-            for _ in 0..<60 where await session.storageProblem != nil {
+            for _ in 0..<TestTime.scaled(60) where await session.storageProblem != nil {
                 // The pool may refuse at first (its circuit breaker opened during the outage): try again.
                 if let again = try? await session.validTokens() { #expect(again.accessToken == tokens.accessToken) }
                 if await session.storageProblem != nil { try await Task.sleep(for: .milliseconds(500)) }

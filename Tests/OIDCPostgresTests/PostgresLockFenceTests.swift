@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCPostgres
+import OIDCTestSupport
 import PostgresNIO
 import Testing
 
 /// Every statement under the lock checks, in the statement itself, that its server session is the
 /// one that took the lock and still holds it: the fence does not rest on the connection alone.
-@Suite("PostgresTokenStore: statements under the lock carry their own fence", TestDatabase.available, .timeLimit(.minutes(2)))
+@Suite("PostgresTokenStore: statements under the lock carry their own fence", TestDatabase.available, .timeLimit(.scaledMinutes(2)))
 struct PostgresLockFenceTests {
     static let key = TokenStoreKey(service: "com.example.backend", account: "fenced")
 
@@ -34,12 +35,12 @@ struct PostgresLockFenceTests {
         }
     }
 
-    @Test("a pool of one connection whose lock session is ended (pg_terminate_backend) during the body, 5 times: the closed connection goes back to the pool only once the pool knows, and the load after each lock gets a live connection within a 5 s operationTimeout")
+    @Test("a pool of one connection whose lock session is ended (pg_terminate_backend) during the body, 5 times: the closed connection goes back to the pool only once the pool knows, and the load after each lock gets a live connection within a 5 s operationTimeout (scaled)")
     func terminatedLockSessionLeavesNoDeadConnection() async throws {
         try await TestDatabase.withStore { base, admin in
             try await base.save(TestDatabase.login("access-kept"), for: Self.key)
             try await TestDatabase.withClient(maximumConnections: 1) { client in
-                let store = try PostgresTokenStore(client: client, encryption: base.encryption, table: base.table, operationTimeout: .seconds(5))
+                let store = try PostgresTokenStore(client: client, encryption: base.encryption, table: base.table, operationTimeout: .scaled(.seconds(5)))
                 for round in 1...5 {
                     let lost = try await store.withLock(Self.key) { () async throws -> OIDCError? in
                         try #require(try await TestDatabase.terminateLockHolder(admin, store, Self.key), "round \(round)")

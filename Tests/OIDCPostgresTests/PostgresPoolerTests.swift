@@ -2,6 +2,7 @@ import Foundation
 import OIDC
 import OIDCPostgres
 import OIDCTesting
+import OIDCTestSupport
 import PostgresNIO
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// that runs without the lock must not write. One test at a time: they share PgBouncer's pools.
 @Suite(
     "PostgresTokenStore behind PgBouncer: transaction pooling pinned and fenced, statement pooling refused, session pooling as it is",
-    TestDatabase.available, TestDatabase.poolerAvailable, .serialized, .timeLimit(.minutes(3)))
+    TestDatabase.available, TestDatabase.poolerAvailable, .serialized, .timeLimit(.scaledMinutes(3)))
 struct PostgresPoolerTests {
     static let key = TokenStoreKey(service: "com.example.backend", account: "pooled")
 
@@ -153,7 +154,7 @@ struct PostgresPoolerTests {
 
     @Test("statement pooling, a pool of one connection: each refusal's connection (PgBouncer closed it) goes back to the pool only once the pool knows, so the load and save after each of 10 refusals never get a dead connection (which would leave them unanswered until operationTimeout)")
     func statementPoolingRefusalLeavesNoDeadConnection() async throws {
-        try await TestDatabase.withPooledStores(.statement, count: 1, operationTimeout: .seconds(5), maximumConnections: 1) { stores, admin in
+        try await TestDatabase.withPooledStores(.statement, count: 1, operationTimeout: .scaled(.seconds(5)), maximumConnections: 1) { stores, admin in
             let store = stores[0]
             try await store.save(TestDatabase.login("access-0"), for: Self.key)
             for round in 1...10 {

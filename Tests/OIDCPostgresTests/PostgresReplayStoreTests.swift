@@ -30,7 +30,8 @@ struct PostgresReplayStoreTests {
     ) async throws -> T {
         try await TestDatabase.withClient { client throws in
             let store = try PostgresReplayStore(
-                client: client, table: TestDatabase.newTable(), purgeLimit: purgeLimit, purgeInterval: .seconds(3600), now: { clock.now })
+                client: client, table: TestDatabase.newTable(), operationTimeout: .scaled(.seconds(5)), purgeLimit: purgeLimit,
+                purgeInterval: .seconds(3600), now: { clock.now })
             try await store.migrate()
             try await store.migrate()  // idempotent
             do {
@@ -112,7 +113,7 @@ struct PostgresReplayStoreTests {
         try await Self.withReplayStore(clock: clock, purgeLimit: 3) { store, client throws in
             for number in 0..<5 { #expect(try await store.claim("old-\(number)", until: clock.now.addingTimeInterval(10))) }
             #expect(try await store.claim("live", until: clock.now.addingTimeInterval(1000)))
-            clock.advance(by: 11)
+            clock.advance(by: 11 + 300)  // past the default purge margin
             #expect(try await store.purgeExpired() == 3)
             #expect(try await store.purgeExpired() == 2)
             #expect(try await store.purgeExpired() == 0)
@@ -125,10 +126,11 @@ struct PostgresReplayStoreTests {
     func claimsPurge() async throws {
         let clock = ManualClock()
         try await TestDatabase.withClient { client throws in
-            let store = try PostgresReplayStore(client: client, table: TestDatabase.newTable(), purgeInterval: .zero, now: { clock.now })
+            let store = try PostgresReplayStore(
+                client: client, table: TestDatabase.newTable(), operationTimeout: .scaled(.seconds(5)), purgeInterval: .zero, now: { clock.now })
             try await store.migrate()
             for number in 0..<4 { _ = try await store.claim("gone-\(number)", until: clock.now.addingTimeInterval(5)) }
-            clock.advance(by: 6)
+            clock.advance(by: 6 + 300)  // past the default purge margin
             #expect(try await store.claim("new", until: clock.now.addingTimeInterval(5)))
             #expect(try await Self.rowCount(client, store) == 1)
             try await client.query("DROP TABLE \(unescaped: store.table)").drain()
@@ -140,7 +142,7 @@ struct PostgresReplayStoreTests {
         let clock = ManualClock()
         try await Self.withReplayStore(clock: clock) { first, _ throws in
             try await TestDatabase.withClient { otherPool throws in
-                let second = try PostgresReplayStore(client: otherPool, table: first.table, now: { clock.now })
+                let second = try PostgresReplayStore(client: otherPool, table: first.table, operationTimeout: .scaled(.seconds(5)), now: { clock.now })
                 for round in 0..<5 {
                     let identifier = "race-\(round)"
                     let expiry = clock.now.addingTimeInterval(60)
@@ -163,7 +165,7 @@ struct PostgresReplayStoreTests {
     func anotherInstance() async throws {
         try await TestDatabase.withClient { client throws in
             // Both processes on the system's clock, as a fleet is.
-            let store = try PostgresReplayStore(client: client, table: TestDatabase.newTable())
+            let store = try PostgresReplayStore(client: client, table: TestDatabase.newTable(), operationTimeout: .scaled(.seconds(5)))
             try await store.migrate()
             let worker = try WorkerProcess("claim", environment: ["OIDC_TABLE": store.table])
             let ready = await worker.nextLine()
@@ -185,7 +187,7 @@ struct PostgresReplayStoreTests {
     @Test("failures are ReplayStoreError.unavailable, naming the table and never the identifier")
     func failures() async throws {
         try await TestDatabase.withClient { client throws in
-            let missing = try PostgresReplayStore(client: client, table: TestDatabase.newTable())
+            let missing = try PostgresReplayStore(client: client, table: TestDatabase.newTable(), operationTimeout: .scaled(.seconds(5)))
             let error = await #expect(throws: ReplayStoreError.self) { try await missing.claim("secret-jti-value", until: Date()) }
             guard case .unavailable(let why)? = error?.reason else { Issue.record("not unavailable: \(String(describing: error))"); return }
             #expect(why.contains(missing.table) && why.contains("migrate()"), "\(why)")

@@ -5,7 +5,7 @@ import OIDCTestSupport
 import PostgresNIO
 import Testing
 
-@Suite("PostgresTokenStore: logins in PostgreSQL, sealed, one lock across instances", TestDatabase.available, .timeLimit(.minutes(3)))
+@Suite("PostgresTokenStore: logins in PostgreSQL, sealed, one lock across instances", TestDatabase.available, .timeLimit(.scaledMinutes(3)))
 struct PostgresTokenStoreTests {
     static let key = TokenStoreKey(service: "com.example.app", account: "user@example.com")
 
@@ -194,7 +194,7 @@ struct PostgresTokenStoreTests {
         try await TestDatabase.withClient(maximumConnections: 1) { client in
             let store = try PostgresTokenStore(
                 client: client, encryption: TokenEncryption(current: TestDatabase.key1), table: TestDatabase.newTable(),
-                operationTimeout: .seconds(15))
+                operationTimeout: .scaled(.seconds(15)))
             try await store.migrate()
             // Each would wait for a second connection, and time out, if it did not use the lock's.
             let loaded = try await store.withLock(Self.key) {
@@ -232,7 +232,7 @@ struct PostgresTokenStoreTests {
             let start = ContinuousClock.now
             let error = try await #require(throws: OIDCError.self) { try await impatient.withLock(Self.key) { 1 } }
             #expect(error.code == .storageFailure && error.message.contains("maximumConnections"), "\(error)")
-            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(ContinuousClock.now - start < .scaled(.seconds(5)))
             releasing.yield()
             try await holder.value
             // The abandoned request left nothing behind: the one connection serves the next lock.
@@ -307,7 +307,7 @@ struct PostgresTokenStoreTests {
     @Test("a task cancelled while it waits for the lock, or while its body runs, leaves no lock behind in the pool")
     func cancellationReleasesTheLock() async throws {
         try await TestDatabase.withStore { store, admin in
-            let check = try PostgresTokenStore(client: admin, encryption: store.encryption, table: store.table, lockTimeout: .seconds(2))
+            let check = try PostgresTokenStore(client: admin, encryption: store.encryption, table: store.table, lockTimeout: .scaled(.seconds(2)))
             // Cancelled while waiting: the pending lock statement must not be granted later to a pooled connection.
             let (held, holding) = AsyncStream.makeStream(of: Void.self)
             let (release, releasing) = AsyncStream.makeStream(of: Void.self)

@@ -38,7 +38,7 @@ enum TestDatabase {
     ) async throws -> T {
         var configuration = try PostgresConnectionURL.configuration(from: try #require(url ?? self.url))
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .scaled(.seconds(5))
         let client = PostgresClient(configuration: configuration)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -159,10 +159,10 @@ extension TestDatabase {
         return "locktype = 'advisory' AND objsubid = 1 AND classid::bigint = \(high) AND objid::bigint = \(low)"
     }
 
-    /// Ends the server session that holds `key`'s lock, waiting up to 2 s for one to hold it;
-    /// whether one was ended.
+    /// Ends the server session that holds `key`'s lock, waiting up to 2 s (scaled) for one to hold
+    /// it; whether one was ended.
     static func terminateLockHolder(_ client: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> Bool {
-        for _ in 0..<100 {
+        for _ in 0..<TestTime.scaled(100) {
             let rows = try await client.query(
                 "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE granted AND \(unescaped: lockCondition(store, key))")
             for try await ended in rows.decode(Bool.self) where ended { return true }
@@ -171,9 +171,9 @@ extension TestDatabase {
         return false
     }
 
-    /// Waits up to 5 s until some session waits for `key`'s lock; whether one does.
+    /// Waits up to 5 s (scaled) until some session waits for `key`'s lock; whether one does.
     static func waitForLockWaiter(_ client: PostgresClient, _ store: PostgresTokenStore, _ key: TokenStoreKey) async throws -> Bool {
-        for _ in 0..<250 {
+        for _ in 0..<TestTime.scaled(250) {
             let rows = try await client.query("SELECT count(*) FROM pg_locks WHERE NOT granted AND \(unescaped: lockCondition(store, key))")
             for try await count in rows.decode(Int64.self) where count > 0 { return true }
             try await Task.sleep(for: .milliseconds(20))
@@ -191,13 +191,15 @@ final class LockCounter: Sendable {
     var snapshot: (inside: Int, maximum: Int, entries: Int) { state.withLock { $0 } }
 }
 
-/// A running `oidc-postgres-worker` (killed after 60 s): its lines, its exit status (minus the
-/// signal when killed).
+/// A running `oidc-postgres-worker` (killed after a scaled 60 s): its lines, its exit status (minus
+/// the signal when killed). Its replay store's operationTimeout is the tests' scaled 5 s.
 struct WorkerProcess: Sendable {
     let process: HelperProcess
 
     init(_ mode: String, environment: [String: String]) throws {
-        process = try HelperProcess("oidc-postgres-worker", [mode], environment: environment, writesInput: true, watchdog: .seconds(60))
+        process = try HelperProcess(
+            "oidc-postgres-worker", [mode], environment: ["OIDC_OPERATION_TIMEOUT": "\(TestTime.scaled(5))"].merging(environment) { $1 },
+            writesInput: true, watchdog: .scaled(.seconds(60)))
     }
 
     var pid: Int32 { process.pid }
@@ -205,10 +207,10 @@ struct WorkerProcess: Sendable {
     func send(_ line: String) { process.send(line) }
     func kill() { process.kill() }
 
-    /// The next line the worker prints (`nil` when it exits first or after 60 s).
+    /// The next line the worker prints (`nil` when it exits first or after the watchdog).
     func nextLine() async -> String? { await process.nextLine() }
 
-    /// The exit status (minus the signal when killed); the worker is killed after 60 s.
+    /// The exit status (minus the signal when killed); the worker is killed after the watchdog.
     func exitStatus() async -> Int32 {
         switch await process.exitStatus() {
         case .exited(let code): code

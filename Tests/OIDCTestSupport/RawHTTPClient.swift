@@ -74,10 +74,10 @@ public enum RawHTTPClient {
         }
     }
 
-    /// The socket timeout of the URL-taking calls (the test provider's answers), in seconds.
-    public static let timeout = 30
-    /// The socket timeout of the raw calls (a loopback listener's answers), in seconds.
-    public static let rawTimeout = 10
+    /// The socket timeout of the URL-taking calls (the test provider's answers), in seconds: 30, scaled.
+    public static let timeout = TestTime.scaled(30)
+    /// The socket timeout of the raw calls (a loopback listener's answers), in seconds: 10, scaled.
+    public static let rawTimeout = TestTime.scaled(10)
 
     // MARK: Requests to a URL
 

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A whole login with the library alone, as a Swift tool of its own would do it (the README's
 /// example): the loopback listener, a browser (here OIDCTesting's TestBrowser), the code exchange
 /// and the verified ID token, stored in a FileKeychain.
-@Suite("A loopback login with the library alone", .timeLimit(.minutes(1)))
+@Suite("A loopback login with the library alone", .timeLimit(.scaledMinutes(1)))
 struct LoopbackLoginTests {
     /// Opens the URL in the background, as a system browser does, and signs in on the provider's page.
     struct BackgroundBrowser: BrowserLauncher {
@@ -28,7 +29,7 @@ struct LoopbackLoginTests {
                 )
                 try listener.serve(request)
                 try await BackgroundBrowser().open(listener.startURL)
-                let response = try await listener.waitForAuthorization(request, timeout: .seconds(30))
+                let response = try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(30)))
 
                 let client = TokenClient(provider: configuration, clientID: "test-client", transport: transport)
                 let login = try await client.completeLogin(

@@ -4,7 +4,7 @@ import OIDCTesting
 import OIDCTestSupport
 import Testing
 
-@Suite("Token injection", .timeLimit(.minutes(1)))
+@Suite("Token injection", .timeLimit(.scaledMinutes(1)))
 struct StoreInjectionTests {
     @Test("a test starts logged in: the injected access token works at the protected resource, the refresh token at the token endpoint")
     func logIn() async throws {

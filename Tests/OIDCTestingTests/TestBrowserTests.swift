@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 @testable import OIDCTesting
 
-@Suite("TestBrowser", .timeLimit(.minutes(1)))
+@Suite("TestBrowser", .timeLimit(.scaledMinutes(1)))
 struct TestBrowserTests {
     @Test("reads forms the way a browser submits them: hidden and text fields, the chosen button, no action posts to the page")
     func formsAreRead() {

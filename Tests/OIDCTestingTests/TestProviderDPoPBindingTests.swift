@@ -6,7 +6,7 @@ import Testing
 
 /// What DPoP binds at the test provider: refresh tokens, codes through `dpop_jkt` and pushed
 /// requests (RFC 9449 §5, §10), and the downgrade fault.
-@Suite("The test provider's DPoP bindings", .timeLimit(.minutes(1)))
+@Suite("The test provider's DPoP bindings", .timeLimit(.scaledMinutes(1)))
 struct TestProviderDPoPBindingTests {
     @Test("a public client's bound refresh token is refused without a proof or with another key's, unspent; its own key refreshes it")
     func boundRefreshToken() async throws {

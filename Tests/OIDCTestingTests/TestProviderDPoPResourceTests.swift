@@ -5,7 +5,7 @@ import OIDCTestSupport
 import Testing
 
 /// DPoP-bound tokens at the test provider's protected resource and userinfo endpoint (RFC 9449 §7, §9).
-@Suite("The test provider's DPoP protected resource", .timeLimit(.minutes(1)))
+@Suite("The test provider's DPoP protected resource", .timeLimit(.scaledMinutes(1)))
 struct TestProviderDPoPResourceTests {
     /// A signed-in key and its bound access token.
     static func boundToken(_ provider: TestProvider) async throws -> (key: DPoPTestKey, token: String) {

@@ -6,7 +6,7 @@ import Testing
 
 /// DPoP (RFC 9449) at the test provider's token and pushed authorization endpoints, driven over
 /// loopback with proofs the tests make.
-@Suite("The test provider's DPoP token endpoint", .timeLimit(.minutes(1)))
+@Suite("The test provider's DPoP token endpoint", .timeLimit(.scaledMinutes(1)))
 struct TestProviderDPoPTests {
     static let service = TestProvider.Client.confidential(id: "service", secret: "service-secret", authentication: .clientSecretPost)
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The provider's protected resource (RFC 9728 metadata, its 401 and 403 challenges), dynamic
 /// registration (RFC 7591) and resource-bound tokens (RFC 8707), over loopback HTTP.
-@Suite("The test provider's protected resource and registration", .timeLimit(.minutes(1)))
+@Suite("The test provider's protected resource and registration", .timeLimit(.scaledMinutes(1)))
 struct TestProviderResourceServingTests {
     static let redirectURI = "http://127.0.0.1:53682/callback"
 

@@ -5,7 +5,7 @@ import OIDCTestSupport
 import Testing
 
 /// Drives ``TestProvider`` with plain HTTP over loopback, as a client (or an attacker) would.
-@Suite("The local test provider", .timeLimit(.minutes(1)))
+@Suite("The local test provider", .timeLimit(.scaledMinutes(1)))
 struct TestProviderTests {
     static let redirectURI = "http://127.0.0.1:53682/callback"
 
@@ -311,17 +311,17 @@ struct TestProviderTests {
     @Test("shutdown ends a request in flight and returns promptly")
     func shutdownDuringDelay() async throws {
         let provider = try await TestProvider.start()
-        await provider.failNextRequests(1, to: .discovery, with: .delay(.seconds(30)))
+        await provider.failNextRequests(1, to: .discovery, with: .delay(.scaled(.seconds(30))))
         let url = provider.discoveryURL
         let request = Task { try? await RawHTTPClient.get(url) }
         // Bounded wait until the request has reached the provider.
-        for _ in 0..<1000 where await provider.requestCount(.discovery) == 0 {
+        for _ in 0..<TestTime.scaled(1000) where await provider.requestCount(.discovery) == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await provider.requestCount(.discovery) == 1)
         let start = ContinuousClock.now
         try await provider.shutdown()
-        #expect(ContinuousClock.now - start < .seconds(20))  // well under the 30 s the request would take
+        #expect(ContinuousClock.now - start < .scaled(.seconds(20)))  // well under the (scaled) 30 s the request would take
         _ = await request.value
     }
 

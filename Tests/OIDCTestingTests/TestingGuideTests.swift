@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The example of docs/testing.md, as written there: it must keep working.
-@Suite("The testing guide's example", .timeLimit(.minutes(1)))
+@Suite("The testing guide's example", .timeLimit(.scaledMinutes(1)))
 struct TestingGuideTests {
     @Test("a test starts the provider, logs in, and calls the protected resource")
     func profileLoads() async throws {

@@ -13,7 +13,8 @@
 //       "claimed" (first use) or "replayed"; "error <message>" and exits 1 on a failure.
 //
 // Environment: OIDC_TEST_DATABASE_URL, OIDC_TABLE, OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_SERVICE,
-// OIDC_ACCOUNT, OIDC_TOKEN_KEY (the encoded encryption key), OIDC_TOKEN_KEY_ID (its id, optional).
+// OIDC_ACCOUNT, OIDC_TOKEN_KEY (the encoded encryption key), OIDC_TOKEN_KEY_ID (its id, optional),
+// OIDC_OPERATION_TIMEOUT (the replay store's, in seconds; 5 by default).
 import Foundation
 import HelperSupport
 import Logging
@@ -36,7 +37,9 @@ let running = Task { await client.run() }
 
 if mode == "claim" {
     do {
-        let replays = try PostgresReplayStore(client: client, table: variable("OIDC_TABLE"))
+        // The tests' own operationTimeout (their time scale), else the store's default.
+        let seconds = ProcessInfo.processInfo.environment["OIDC_OPERATION_TIMEOUT"].flatMap(Int.init) ?? 5
+        let replays = try PostgresReplayStore(client: client, table: variable("OIDC_TABLE"), operationTimeout: .seconds(seconds))
         _ = try await replays.purgeExpired()  // the pool has a connection before "ready"
         say("ready")
         while let line = readLine() {

@@ -9,7 +9,7 @@ import Testing
 /// that scope: docs/glewlwyd.md), plain from `swift-confidential` and DPoP-bound from
 /// `swift-dpop`. Keys from glewlwyd's `jwks_uri` over real HTTP.
 @Suite(
-    "Resource server against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "Resource server against glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydResourceServerTests {

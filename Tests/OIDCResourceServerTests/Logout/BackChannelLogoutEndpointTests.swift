@@ -2,6 +2,7 @@ import Foundation
 import OIDC
 import OIDCResourceServer
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 @Suite("Back-channel logout endpoint (OIDC Back-Channel Logout 1.0 §2.5, §2.8)")
@@ -37,7 +38,7 @@ struct BackChannelLogoutEndpointTests {
                     provider: configuration, clientID: TestProvider.Client.default.id, redirectURI: listener.redirectURI, scopes: ["openid"])
                 try listener.serve(request)
                 try await BackgroundBrowser().open(listener.startURL)
-                let response = try await listener.waitForAuthorization(request, timeout: .seconds(30))
+                let response = try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(30)))
                 let keys = JWKSCache(transport: transport, jwksURI: try #require(configuration.jwksURI))
                 let client = TokenClient(provider: configuration, clientID: TestProvider.Client.default.id, transport: transport)
                 let verified = try await client.completeLogin(response, for: request, keys: keys)

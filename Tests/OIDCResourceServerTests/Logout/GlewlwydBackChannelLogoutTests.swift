@@ -22,7 +22,7 @@ import Testing
 /// `backchannel_logout_session_required` false, the token has no `sid`, and every login of that
 /// user at that client goes.
 @Suite(
-    "Back-channel logout from glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive, .serialized,
+    "Back-channel logout from glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive, .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_LOGOUT_ISSUER"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydBackChannelLogoutTests {
@@ -118,7 +118,7 @@ struct GlewlwydBackChannelLogoutTests {
         let ended = try await GlewlwydAgent.run(endSession)
         try #require(ended.status == 0, "\(ended.errors)")
         #expect(ended.json()["sid"] == login.sessionID)
-        let post = try await receiver.next(within: .seconds(20))
+        let post = try await receiver.next(within: .scaled(.seconds(20)))
         #expect(post.method == "POST" && post.target == path)
         #expect(post.headers["content-type"] == "application/x-www-form-urlencoded")
         try await body(Logout(

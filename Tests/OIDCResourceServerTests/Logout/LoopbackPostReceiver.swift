@@ -1,4 +1,5 @@
 import Foundation
+import OIDCTestSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,7 +39,7 @@ final class LoopbackPostReceiver: Sendable {
     private let requests: AsyncStream<Request>
     private let isClosed = Mutex(false)
     private static let maximumHeadLength = 16 * 1024
-    private static let socketTimeoutMilliseconds: Int32 = 5_000
+    private static let socketTimeoutMilliseconds = Int32(TestTime.scaled(5_000))
 
     /// `http://127.0.0.1:PORT` + `path`.
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }

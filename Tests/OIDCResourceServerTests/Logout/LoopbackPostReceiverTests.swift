@@ -4,7 +4,7 @@ import Testing
 
 /// The glewlwyd test's listener on its own, without glewlwyd: a request goes to the test and the
 /// test's answer back to the sender; bad requests are answered `400` and never handed over.
-@Suite("Loopback POST receiver (the back-channel logout tests' listener)", .timeLimit(.minutes(1)))
+@Suite("Loopback POST receiver (the back-channel logout tests' listener)", .timeLimit(.scaledMinutes(1)))
 struct LoopbackPostReceiverTests {
     @Test("a form POST reaches the test, whose answer goes back to the sender")
     func roundTrip() async throws {
@@ -13,7 +13,7 @@ struct LoopbackPostReceiverTests {
         async let answer = RawHTTPClient.send(
             "POST", receiver.url("/backchannel-logout").absoluteString,
             headers: [.init(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array("logout_token=a.b.c".utf8))
-        let request = try await receiver.next(within: .seconds(10))
+        let request = try await receiver.next(within: .scaled(.seconds(10)))
         #expect(request.method == "POST" && request.target == "/backchannel-logout")
         #expect(request.headers["content-type"] == "application/x-www-form-urlencoded")
         #expect(request.body == Array("logout_token=a.b.c".utf8))
@@ -38,7 +38,7 @@ struct LoopbackPostReceiverTests {
         #expect(refused.status == 400)
         // The next request handed over is the good one that came after.
         async let answer = RawHTTPClient.send("POST", receiver.url("/after").absoluteString, body: Array("x=1".utf8))
-        let request = try await receiver.next(within: .seconds(10))
+        let request = try await receiver.next(within: .scaled(.seconds(10)))
         #expect(request.target == "/after")
         await receiver.respond(to: request, status: 200)
         #expect(try await answer.status == 200)

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A provider that echoes the request's DPoP proof in its error text (some copy the offending
 /// header into `error_description`): the proof is a credential for its request, so it is
 /// redacted from the error like the code and the client secret are.
-@Suite("DPoP: a proof echoed by the provider is not in the error", .timeLimit(.minutes(1)))
+@Suite("DPoP: a proof echoed by the provider is not in the error", .timeLimit(.scaledMinutes(1)))
 struct DPoPProofRedactionTests {
     /// Answers every call as a provider that quotes the proof back would.
     struct EchoingProvider: HTTPStage {

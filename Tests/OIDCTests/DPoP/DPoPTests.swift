@@ -1,11 +1,12 @@
 import Foundation
 @testable import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// DPoP (RFC 9449) through the relying party, the token client and the session, over real
 /// loopback HTTP against TestProvider: what was sent is read back from the provider's records.
-@Suite("DPoP: relying party, token client and session against TestProvider", .timeLimit(.minutes(1)))
+@Suite("DPoP: relying party, token client and session against TestProvider", .timeLimit(.scaledMinutes(1)))
 struct DPoPTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
     static let storeKey = TokenStoreKey(service: "dpop-tests", account: "user")

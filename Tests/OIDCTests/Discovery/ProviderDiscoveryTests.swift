@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Discovery (OpenID Connect Discovery 1.0, RFC 8414) against ``TestProvider`` over real HTTP on
 /// loopback, through the production transport.
-@Suite("Provider discovery", .timeLimit(.minutes(1)))
+@Suite("Provider discovery", .timeLimit(.scaledMinutes(1)))
 struct ProviderDiscoveryTests {
     @Test("discovery validates the document and is cached per issuer; concurrent callers share one fetch")
     func discovery() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
-@Suite("NIOHTTPTransport", .timeLimit(.minutes(1)))
+@Suite("NIOHTTPTransport", .timeLimit(.scaledMinutes(1)))
 struct NIOHTTPTransportTests {
     // MARK: Plain http
 
@@ -97,7 +98,7 @@ struct NIOHTTPTransportTests {
             #expect(elapsed >= .milliseconds(290))
             // The deadline fires on the event loop at 300 ms; the bound is loose because the waiting
             // task resumes on the cooperative pool, which the suite's CPU-bound tests keep busy.
-            #expect(elapsed < .seconds(30))
+            #expect(elapsed < .scaled(.seconds(30)))
         }
     }
 

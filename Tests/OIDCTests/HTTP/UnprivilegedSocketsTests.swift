@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
 /// ordinary user (CONTRIBUTING.md; `.ci/run` does): there, a bootstrap that needs a privilege fails
 /// here. Root's runs are covered by the command's test of the same name, which runs `oidc demo`
 /// without `CAP_NET_ADMIN`.
-@Suite("Sockets need no privilege", .timeLimit(.minutes(1)))
+@Suite("Sockets need no privilege", .timeLimit(.scaledMinutes(1)))
 struct UnprivilegedSocketsTests {
     /// Whether this process may do what an ordinary user may not (`CAP_NET_ADMIN`, bit 12 of CapEff).
     static var hasNetAdmin: Bool {

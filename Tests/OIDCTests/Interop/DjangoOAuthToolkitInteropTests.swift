@@ -11,7 +11,7 @@ import Testing
 /// kept without a subject. Its discovery document names no device authorization endpoint; the
 /// script's variables do. The user approves with `scripts/dot-agent.py`.
 @Suite(
-    "Interop with django-oauth-toolkit", .timeLimit(.minutes(2)), .serialized,
+    "Interop with django-oauth-toolkit", .timeLimit(.scaledMinutes(2)), .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_DOT_ISSUER"] != nil, "set OIDC_DOT_ISSUER (scripts/dot-provider.sh start prints it)")
 )
 struct DjangoOAuthToolkitInteropTests {

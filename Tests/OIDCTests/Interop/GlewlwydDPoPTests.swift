@@ -9,7 +9,7 @@ import Testing
 /// times, shared by its token and userinfo endpoints, a new one given on a 200 when it rotates)
 /// and whose `swift-dpop` client must have DPoP-bound tokens (docs/glewlwyd.md, "DPoP").
 @Suite(
-    "DPoP against glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "DPoP against glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DPOP_CLIENT_ID"] != nil, "set the OIDC_GLEWLWYD_* variables (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydDPoPTests {

@@ -18,7 +18,7 @@ import Glibc
 /// One test at a time: glewlwyd 2.7.5 on SQLite answers concurrent logins of one client with 500s
 /// now and then ("FOREIGN KEY constraint failed", "get_sub_public - Error executing h_select" in its log).
 @Suite(
-    "Interop with glewlwyd", .timeLimit(.minutes(4)), .glewlwydExclusive, .serialized,
+    "Interop with glewlwyd", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive, .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydInteropTests {
@@ -119,12 +119,12 @@ struct GlewlwydInteropTests {
             for await _ in slowed { return try await Agent.run(["device", userCode, "--issuer", Self.issuer]) }
             return nil
         }
-        // Bounded: a glewlwyd that never says slow_down fails the test in 90 s, not at the code's expiry.
+        // Bounded: a glewlwyd that never says slow_down fails the test in 90 s (scaled), not at the code's expiry.
         let waiting = login
         let verified: VerifiedLogin? = try await withThrowingTaskGroup(of: VerifiedLogin?.self) { group in
             group.addTask { try await waiting.waitForTokens() }
             group.addTask {
-                try await Task.sleep(for: .seconds(90))
+                try await Task.sleep(for: .scaled(.seconds(90)))
                 return nil
             }
             defer {
@@ -134,7 +134,7 @@ struct GlewlwydInteropTests {
             return try await group.next() ?? nil
         }
         let approval = try #require(try await user.value, "glewlwyd never said slow_down: \(progress.events)")
-        let finished = try #require(verified, "no login within 90 s: \(progress.events)")
+        let finished = try #require(verified, "no login within \(TestTime.scaled(90)) s: \(progress.events)")
         #expect(approval.status == 0, "\(approval.output)")
         #expect(progress.events.contains("slow_down"), "\(progress.events)")
         #expect(!finished.idToken.claims.subject.isEmpty)

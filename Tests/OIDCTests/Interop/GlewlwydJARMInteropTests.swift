@@ -7,7 +7,7 @@ import Testing
 /// `oauth-fapi-allow-jarm` by `scripts/glewlwyd.sh start` (docs/glewlwyd.md): its discovery lists
 /// `jwt` and `query.jwt`, and it signs the response with its ID-token key (RS256).
 @Suite(
-    "Interop with glewlwyd: JARM", .timeLimit(.minutes(4)), .glewlwydExclusive,
+    "Interop with glewlwyd: JARM", .timeLimit(.scaledMinutes(4)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_ISSUER"] != nil, "set OIDC_GLEWLWYD_ISSUER (make test-package does: scripts/glewlwyd.sh start)")
 )
 struct GlewlwydJARMInteropTests {

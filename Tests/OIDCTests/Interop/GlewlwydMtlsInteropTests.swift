@@ -11,7 +11,7 @@ import Testing
 /// The variables are those `start --tls` prints (`OIDC_GLEWLWYD_*`, an https issuer), or the same
 /// renamed `OIDC_GLEWLWYD_TLS_*`, as `make test-package` exports them beside the HTTP instance's.
 @Suite(
-    "Interop with glewlwyd: mTLS", .timeLimit(.minutes(2)),
+    "Interop with glewlwyd: mTLS", .timeLimit(.scaledMinutes(2)),
     .enabled(if: GlewlwydTLSVariables.prefix != nil, "set OIDC_GLEWLWYD_TLS_* or OIDC_GLEWLWYD_MTLS_* (scripts/glewlwyd.sh start --tls prints them)")
 )
 struct GlewlwydMtlsInteropTests {

@@ -11,7 +11,7 @@ import Testing
 /// loopback login through the test user agent gets a token whose `aud` is the resource, which a
 /// refresh keeps. Needs the `OIDC_GLEWLWYD_*` variables of `scripts/glewlwyd.sh start`.
 @Suite(
-    "RelyingParty.forResource against glewlwyd", .timeLimit(.minutes(2)), .glewlwydExclusive,
+    "RelyingParty.forResource against glewlwyd", .timeLimit(.scaledMinutes(2)), .glewlwydExclusive,
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_GLEWLWYD_DCR_ISSUER"] != nil, "set OIDC_GLEWLWYD_* (scripts/glewlwyd.sh start): its oidc-dcr issuer")
 )
 struct GlewlwydResourceInteropTests {
@@ -58,7 +58,7 @@ struct GlewlwydResourceInteropTests {
 
             var login = rp.loopbackLogin()
             login.browser = AgentBrowser()
-            login.timeout = .seconds(60)
+            login.timeout = .scaled(.seconds(60))
             let stored = try await login.runLogin()
             #expect(stored.resource == resource && stored.clientID == registration.clientID && stored.issuer == issuer)
             #expect(try Self.audience(stored.tokens.accessToken) == resource)

@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// Interoperability with a provider we did not write: oidc-provider-mock (Flask + Authlib) from
@@ -8,7 +9,7 @@ import Testing
 /// enforcement, refresh-token rotation, `iss` in the callback, revocation) are proven against
 /// TestProvider instead.
 @Suite(
-    "Interop with oidc-provider-mock", .timeLimit(.minutes(1)),
+    "Interop with oidc-provider-mock", .timeLimit(.scaledMinutes(1)),
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] != nil, "set OIDC_INTEROP_ISSUER (make test does)")
 )
 struct MockProviderInteropTests {

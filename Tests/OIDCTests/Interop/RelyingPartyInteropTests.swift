@@ -12,7 +12,7 @@ import Glibc
 /// `make test` with `--require-registration` (docs/interop.md). A confidential client registered for
 /// each test; the provider's sign-in form filled in by OIDCTesting's TestBrowser.
 @Suite(
-    "RelyingParty with oidc-provider-mock", .timeLimit(.minutes(1)),
+    "RelyingParty with oidc-provider-mock", .timeLimit(.scaledMinutes(1)),
     .enabled(if: ProcessInfo.processInfo.environment["OIDC_INTEROP_ISSUER"] != nil, "set OIDC_INTEROP_ISSUER (make test does)")
 )
 struct RelyingPartyInteropTests {
@@ -135,7 +135,7 @@ struct RelyingPartyInteropTests {
         var login = rp.loopbackLogin(scopes: ["openid", "email"])
         login.listener = LoopbackRedirectListener.Configuration(endpoints: [try .init(parsing: "127.0.0.1:\(port)")])
         login.browser = FormBrowser(sub: "carol@example.com")
-        login.timeout = .seconds(30)
+        login.timeout = .scaled(.seconds(30))
         let verified = try await login.run()
         #expect(verified.idToken.claims.subject == "carol@example.com")
         #expect(verified.clientID == rp.clientID)

@@ -7,7 +7,7 @@ import Testing
 /// Request targets in absolute form (`GET http://127.0.0.1:PORT/path HTTP/1.1`, RFC 9112 §3.2.2),
 /// which a server must accept: they name the same resource as their path, and are logged by their
 /// path only, so the start URL's random path is never logged (security review 3, I1).
-@Suite("Loopback redirect listener: absolute-form targets", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect listener: absolute-form targets", .timeLimit(.scaledMinutes(1)))
 struct LoopbackAbsoluteFormTests {
     typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests

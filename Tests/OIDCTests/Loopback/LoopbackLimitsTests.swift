@@ -5,7 +5,7 @@ import Testing
 
 /// The listener's bounds on connections: how many, how long silent, how long a request head may take,
 /// and who gives way when all slots are taken (security review 3, L1).
-@Suite("Loopback redirect listener: connection limits", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect listener: connection limits", .timeLimit(.scaledMinutes(1)))
 struct LoopbackLimitsTests {
     typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
@@ -22,7 +22,7 @@ struct LoopbackLimitsTests {
         try await Listener.withListener(configuration) { listener in
             let (bytes, seconds) = try await Client.silentConnection("127.0.0.1", listener.port)
             #expect(bytes.isEmpty)
-            #expect(seconds >= 0.2 && seconds < 5)
+            #expect(seconds >= 0.2 && seconds < 5 * TestTime.scale)
         }
     }
 
@@ -38,14 +38,14 @@ struct LoopbackLimitsTests {
             let slow = try await Client.openSlowHeads(16, "127.0.0.1", listener.port, sending: Self.unfinishedHead(listener))
             defer { for socket in slow { socket.close() } }
             // They are admitted on the listener's thread a moment after connecting.
-            for _ in 0..<500 where listener.openConnectionCount < 16 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<TestTime.scaled(500) where listener.openConnectionCount < 16 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(listener.openConnectionCount == 16)
 
             let browser = try await Client.send("GET", listener.startURL.path, to: listener)
             #expect(browser.status == 302)
             #expect(browser.header("Location") == (try request.url().absoluteString))
             var evicted = false
-            for _ in 0..<200 where !evicted {
+            for _ in 0..<TestTime.scaled(200) where !evicted {
                 evicted = slow[0].isClosedByPeer
                 if !evicted { try await Task.sleep(for: .milliseconds(10)) }
             }
@@ -63,10 +63,10 @@ struct LoopbackLimitsTests {
         configuration.requestHeadTimeout = .milliseconds(500)
         try await Listener.withListener(configuration) { listener in
             let closedAfter = try await Client.trickle(
-                "127.0.0.1", listener.port, head: Self.unfinishedHead(listener), every: .milliseconds(100), for: .seconds(5)
+                "127.0.0.1", listener.port, head: Self.unfinishedHead(listener), every: .milliseconds(100), for: .scaled(.seconds(5))
             )
-            let seconds = try #require(closedAfter, "the trickling connection was still open after 5 s")
-            #expect(seconds >= 0.4 && seconds < 4, "closed after \(seconds) s")
+            let seconds = try #require(closedAfter, "the trickling connection was still open after \(TestTime.scaled(5)) s")
+            #expect(seconds >= 0.4 && seconds < 4 * TestTime.scale, "closed after \(seconds) s")
             // A browser's whole head, sent at once, is answered as before.
             #expect(try await Client.send("GET", "/favicon.ico", to: listener).status == 404)
         }

@@ -6,7 +6,7 @@ import Testing
 /// The start URL opened twice (security review 3, M1): another local program that opened it first
 /// could sign in with its own account; the user's browser opening it too is then the second request,
 /// during the wait or within the callback grace, and it aborts the login instead of letting it be swapped.
-@Suite("Loopback redirect listener: a start URL opened twice", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect listener: a start URL opened twice", .timeLimit(.scaledMinutes(1)))
 struct LoopbackRaceTests {
     typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
@@ -52,7 +52,7 @@ struct LoopbackRaceTests {
 
     @Test("the other program wins: its callback is held, and the browser's request for the start URL in the grace aborts the login")
     func racedCallbackAborted() async throws {
-        let listener = try await LoopbackRedirectListener.start(Self.configuration(grace: .seconds(10)))
+        let listener = try await LoopbackRedirectListener.start(Self.configuration(grace: .scaled(.seconds(10))))
         let request = try Listener.request(for: listener)
         let waiting = try await Listener.startWaiting(listener, request)
         // The other program: the start URL, then (having signed in with its own account) the callback.
@@ -84,13 +84,13 @@ struct LoopbackRaceTests {
         let held = ContinuousClock.now - sent
         #expect(response.code.revealedValue == "the-code")
         #expect(held >= grace - .milliseconds(100), "returned after \(held)")
-        #expect(held < grace + .seconds(20), "returned after \(held)")
+        #expect(held < grace + .scaled(.seconds(20)), "returned after \(held)")
         #expect(await !Client.canConnect("127.0.0.1", listener.port))
     }
 
     @Test("no hold when nothing could have been raced: the start URL never opened, or a zero grace")
     func notHeld() async throws {
-        for (opensStart, grace) in [(false, Duration.seconds(30)), (true, Duration.zero)] {
+        for (opensStart, grace) in [(false, Duration.scaled(.seconds(30))), (true, Duration.zero)] {
             let listener = try await LoopbackRedirectListener.start(Self.configuration(grace: grace))
             let request = try Listener.request(for: listener)
             let waiting = try await Listener.startWaiting(listener, request)
@@ -98,13 +98,13 @@ struct LoopbackRaceTests {
             let sent = ContinuousClock.now
             #expect(try await Client.send("GET", "/callback?code=c&state=\(request.state)", to: listener).status == 200)
             _ = try await waiting.value
-            #expect(ContinuousClock.now - sent < .seconds(10))
+            #expect(ContinuousClock.now - sent < .scaled(.seconds(10)))  // not the grace
         }
     }
 
     @Test("cancelling during the hold ends the wait with cancelled at once")
     func cancelledDuringHold() async throws {
-        let listener = try await LoopbackRedirectListener.start(Self.configuration(grace: .seconds(30)))
+        let listener = try await LoopbackRedirectListener.start(Self.configuration(grace: .scaled(.seconds(30))))
         let request = try Listener.request(for: listener)
         let waiting = try await Listener.startWaiting(listener, request)
         #expect(try await Client.send("GET", listener.startURL.path, to: listener).status == 302)
@@ -113,7 +113,7 @@ struct LoopbackRaceTests {
         waiting.cancel()
         let error = await #expect(throws: OIDCError.self) { try await waiting.value }
         #expect(error?.code == .cancelled)
-        #expect(ContinuousClock.now - cancelled < .seconds(10))
+        #expect(ContinuousClock.now - cancelled < .scaled(.seconds(10)))  // not the grace
     }
 
     @Test("a start URL opened twice before the wait began: the wait ends with startURLReused")
@@ -125,7 +125,7 @@ struct LoopbackRaceTests {
         Self.expectAborted(try await Client.send("GET", listener.startURL.path, to: listener), request)
         // The other program's callback, too late: answered with the same page, and ignored.
         Self.expectAborted(try await Client.send("GET", "/callback?code=c&state=\(request.state)", to: listener), request)
-        let error = await #expect(throws: OIDCError.self) { try await listener.waitForAuthorization(request, timeout: .seconds(5)) }
+        let error = await #expect(throws: OIDCError.self) { try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(5))) }
         Self.expectReused(error)
     }
 }

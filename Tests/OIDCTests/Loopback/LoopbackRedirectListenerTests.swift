@@ -3,7 +3,7 @@ import OIDC
 import OIDCTestSupport
 import Testing
 
-@Suite("Loopback redirect listener", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect listener", .timeLimit(.scaledMinutes(1)))
 struct LoopbackRedirectListenerTests {
     typealias Client = RawHTTPClient
 
@@ -325,16 +325,16 @@ struct LoopbackRedirectListenerTests {
 
     /// Serves `request` and starts the wait in a task; returns once the wait is in progress.
     static func startWaiting(
-        _ listener: LoopbackRedirectListener, _ request: AuthorizationRequest, timeout: Duration? = .seconds(30)
+        _ listener: LoopbackRedirectListener, _ request: AuthorizationRequest, timeout: Duration? = .scaled(.seconds(30))
     ) async throws -> Task<AuthorizationResponse, any Error> {
         try listener.serve(request)
         let task = Task { try await listener.waitForAuthorization(request, timeout: timeout) }
-        for _ in 0..<500 {
+        for _ in 0..<TestTime.scaled(500) {
             if listener.isWaiting { return task }
             try await Task.sleep(for: .milliseconds(10))
         }
         task.cancel()
-        throw RawHTTPClient.Failure(description: "The wait did not start within 2 s")
+        throw RawHTTPClient.Failure(description: "The wait did not start within \(TestTime.scaled(5)) s")
     }
 
     /// Starts a listener, runs `body`, and closes the listener whatever happens.
@@ -360,7 +360,7 @@ struct LoopbackRedirectListenerTests {
 
     static func get(_ url: URL) async throws -> HTTPResponse {
         try await withNIOHTTPTransport(configuration: .init(maximumIdleConnectionsPerHost: 0)) { transport in
-            try await transport.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .seconds(10), followRedirects: false))
+            try await transport.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .scaled(.seconds(10)), followRedirects: false))
         }
     }
 

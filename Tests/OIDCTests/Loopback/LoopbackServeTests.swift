@@ -5,7 +5,7 @@ import Testing
 
 /// `serve(_:)`: the login is served before the wait starts, so a browser quicker than the caller's
 /// `waitForAuthorization` (a launcher returns at once) never meets a "not ready" page.
-@Suite("Loopback listener: serving before the wait", .timeLimit(.minutes(1)))
+@Suite("Loopback listener: serving before the wait", .timeLimit(.scaledMinutes(1)))
 struct LoopbackServeTests {
     typealias Client = RawHTTPClient
 
@@ -25,7 +25,7 @@ struct LoopbackServeTests {
         #expect(foreign.status == 400)
         let early = try await Client.send("GET", "/callback?code=the-code&state=\(request.state)", to: listener)
         #expect(early.status == 200)
-        let response = try await listener.waitForAuthorization(request, timeout: .seconds(5))
+        let response = try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(5)))
         #expect(response.code.revealedValue == "the-code")
         #expect(!(await Client.canConnect("127.0.0.1", listener.port)))
     }
@@ -37,8 +37,8 @@ struct LoopbackServeTests {
         try listener.serve(request)
         let other = try LoopbackRedirectListenerTests.request(for: listener)
         #expect(throws: OIDCError.self) { try listener.serve(other) }
-        await #expect(throws: OIDCError.self) { _ = try await listener.waitForAuthorization(other, timeout: .seconds(5)) }
-        let waiting = Task { try await listener.waitForAuthorization(request, timeout: .seconds(10)) }
+        await #expect(throws: OIDCError.self) { _ = try await listener.waitForAuthorization(other, timeout: .scaled(.seconds(5))) }
+        let waiting = Task { try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(10))) }
         let done = try await Client.send("GET", "/callback?code=c&state=\(request.state)", to: listener)
         #expect(done.status == 200)
         #expect(try await waiting.value.code.revealedValue == "c")

@@ -5,7 +5,7 @@ import Testing
 
 /// How a wait ends: the first valid callback, a timeout, a cancellation, `close()`, a second wait or
 /// a request that does not lead here; in every case the listener's port is closed.
-@Suite("Loopback redirect listener: ending the wait", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect listener: ending the wait", .timeLimit(.scaledMinutes(1)))
 struct LoopbackWaitEndTests {
     typealias Client = RawHTTPClient
     typealias Listener = LoopbackRedirectListenerTests
@@ -45,13 +45,17 @@ struct LoopbackWaitEndTests {
     func timeoutAfterTheBrowser() async throws {
         let listener = try await LoopbackRedirectListener.start()
         let request = try Listener.request(for: listener)
-        let waited = Task { () async throws(OIDCError) -> AuthorizationResponse in try await listener.waitForAuthorization(request, timeout: .seconds(2)) }
+        // Time for the browser's request on a loaded machine: the tests' scale, in whole seconds (the message names them).
+        let seconds = TestTime.scaled(2)
+        let waited = Task { () async throws(OIDCError) -> AuthorizationResponse in
+            try await listener.waitForAuthorization(request, timeout: .seconds(seconds))
+        }
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await Listener.get(listener.startURL).status == 302)
         let error = await #expect(throws: OIDCError.self) { _ = try await waited.value }
         #expect(
             error?.message
-                == "No sign-in came back to \(listener.redirectURI) within 2 s; run the login again (and finish it in the browser in time), or give it more time."
+                == "No sign-in came back to \(listener.redirectURI) within \(seconds) s; run the login again (and finish it in the browser in time), or give it more time."
         )
     }
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// A user's stages given once, in the relying party's configuration: every call to the provider and
 /// every request of every session the relying party makes passes them, with no other wiring.
-@Suite("Pipelines: stages in the relying party's configuration", .timeLimit(.minutes(1)))
+@Suite("Pipelines: stages in the relying party's configuration", .timeLimit(.scaledMinutes(1)))
 struct ConfigurationStagesTests {
     static let storeKey = TokenStoreKey(service: "configuration-stages-tests", account: "user")
 
@@ -39,7 +40,7 @@ struct ConfigurationStagesTests {
     }
 }
 
-@Suite("Pipelines: a relying party made from another's token client", .timeLimit(.minutes(1)))
+@Suite("Pipelines: a relying party made from another's token client", .timeLimit(.scaledMinutes(1)))
 struct RebuiltRelyingPartyStagesTests {
     @Test("RelyingParty(tokenClient: rp.tokenClient, keys:, configuration: rp.configuration): the provider stage runs once per call, not twice; its own stages still run")
     func stagesNotDoubled() async throws {
@@ -75,7 +76,7 @@ struct RedirectingStage: HTTPStage {
     }
 }
 
-@Suite("Pipelines: a user's stage cannot take the token off the allowlist", .timeLimit(.minutes(1)))
+@Suite("Pipelines: a user's stage cannot take the token off the allowlist", .timeLimit(.scaledMinutes(1)))
 struct StageAllowlistTests {
     @Test("a resource stage that rewrites the host to one off the allowlist: hostNotAllowed, and nothing reaches the transport")
     func rewrittenHostRefused() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Synchronization
 import Testing
 
@@ -44,7 +45,7 @@ final class TaggingStage: HTTPStage {
 /// A user's stage in both pipelines, against TestProvider over loopback HTTP: it sees every
 /// request with what the library added (client authentication, the access token, the DPoP proof),
 /// its header reaches the wire, and its count is the provider's.
-@Suite("Pipelines: a user's stage", .timeLimit(.minutes(1)))
+@Suite("Pipelines: a user's stage", .timeLimit(.scaledMinutes(1)))
 struct UserStageTests {
     static let storeKey = TokenStoreKey(service: "user-stage-tests", account: "user")
 

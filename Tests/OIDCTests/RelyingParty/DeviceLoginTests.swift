@@ -1,11 +1,12 @@
 import Foundation
 @testable import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The device authorization grant (RFC 8628) against TestProvider over loopback HTTP: the codes,
 /// the polls and their waits, every way a wait ends.
-@Suite("Device login", .timeLimit(.minutes(2)))
+@Suite("Device login", .timeLimit(.scaledMinutes(2)))
 struct DeviceLoginTests {
     static func provider(interval: Int? = 1, expiresIn: Int = 60, enforcesInterval: Bool = false) -> TestProvider.Configuration {
         var configuration = TestProvider.Configuration()
@@ -162,23 +163,45 @@ struct DeviceLoginTests {
         }
     }
 
-    @Test("a provider that never says expired_token: the wait ends by this clock, within expires_in and a second")
+    @Test("a provider that never says expired_token: the wait ends by this clock once expires_in has passed, with no poll after it (a clock the test moves)")
     func expiryByOwnClock() async throws {
-        try await withTestProvider(Self.provider(expiresIn: 3)) { provider in
-            let login = try await provider.relyingParty().deviceLogin()
-            let started = ContinuousClock.now
-            let error = await #expect(throws: OIDCError.self) { try await login.waitForTokens() }
-            let took = ContinuousClock.now - started
-            #expect(error?.code == .loginTimedOut && error?.message.contains("run the login again") == true)
-            #expect(took <= .seconds(4) && took >= .seconds(2), "\(took)")
+        try await withTestProvider(Self.provider(expiresIn: 600)) { provider in
+            var login = try await provider.relyingParty().deviceLogin()
+            let time = ManualLoginClock()
+            login.clock = time.clock
+            let started = login
+            let waiting = Task { try await started.waitForTokens() }
+            // Half the codes' life: one poll (pending), and the wait goes on.
+            await time.sleepsStarted(1)
+            time.advance(by: 300)
+            await time.sleepsStarted(2)
+            #expect(await provider.devicePollTimes().count == 1)
+            // Past expires_in: the wait ends at once, by this clock, without polling again.
+            time.advance(by: 301)
+            let error = await #expect(throws: OIDCError.self) { try await waiting.value }
+            #expect(error?.code == .loginTimedOut && error?.message.contains("run the login again") == true, "\(String(describing: error))")
+            #expect(await provider.devicePollTimes().count == 1)
         }
     }
 
     @Test("slow_down after slow_down until expiry: the error names a clock that runs fast")
     func driftNamed() async throws {
-        try await withTestProvider(Self.provider(expiresIn: 9)) { provider in
+        try await withTestProvider(Self.provider(expiresIn: 600)) { provider in
             await provider.scriptDevicePolls([.slowDown(interval: 1), .slowDown(interval: 1), .slowDown(interval: 1)])
-            let error = await #expect(throws: OIDCError.self) { try await provider.relyingParty().deviceLogin().waitForTokens() }
+            var login = try await provider.relyingParty().deviceLogin()
+            let time = ManualLoginClock()
+            login.clock = time.clock
+            let started = login
+            let waiting = Task { try await started.waitForTokens() }
+            // Three polls, each after the interval and its margin (2 s), each answered slow_down; then expiry.
+            for sleep in 1...3 {
+                await time.sleepsStarted(sleep)
+                time.advance(by: 2)
+            }
+            await time.sleepsStarted(4)
+            #expect(await provider.devicePollTimes().count == 3)
+            time.advance(by: 600)
+            let error = await #expect(throws: OIDCError.self) { try await waiting.value }
             #expect(error?.code == .loginTimedOut && error?.message.contains("clock may run fast") == true, "\(String(describing: error))")
         }
     }

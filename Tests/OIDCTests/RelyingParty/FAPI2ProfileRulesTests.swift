@@ -1,13 +1,14 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// More of the FAPI 2.0 profile's rules against TestProvider over loopback: the client's own key
 /// algorithms, the assertion audience, PKCE taken out of a request, the provider's ID-token
 /// algorithms, signed responses (JARM), the device flow, and mutual TLS as the sender constraint.
 /// Each refusal comes before the request the rule forbids is sent.
-@Suite("FAPI 2.0 profile: more rules", .timeLimit(.minutes(2)))
+@Suite("FAPI 2.0 profile: more rules", .timeLimit(.scaledMinutes(2)))
 struct FAPI2ProfileRulesTests {
     static let redirectURI = FAPI2ProfileTests.redirectURI
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `RelyingParty.securityProfile = .fapi2` against TestProvider over loopback: a compliant login,
 /// and each refusal, with nothing sent that the rule forbids.
-@Suite("FAPI 2.0 profile", .timeLimit(.minutes(1)))
+@Suite("FAPI 2.0 profile", .timeLimit(.scaledMinutes(1)))
 struct FAPI2ProfileTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
 

@@ -1,15 +1,16 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Signed authorization responses (JARM) through the loopback login: the listener verifies the
 /// `response` before it looks at the state inside it.
-@Suite("JARM: the loopback login", .timeLimit(.minutes(1)))
+@Suite("JARM: the loopback login", .timeLimit(.scaledMinutes(1)))
 struct JARMLoopbackTests {
     typealias Browser = RelyingPartyLoopbackLoginTests.BackgroundBrowser
 
-    static func login(_ provider: TestProvider, timeout: Duration = .seconds(20)) async throws -> LoopbackLogin {
+    static func login(_ provider: TestProvider, timeout: Duration = .scaled(.seconds(20))) async throws -> LoopbackLogin {
         var rp = try await provider.relyingParty()
         rp.responseMode = .jwt
         var login = rp.loopbackLogin()
@@ -50,7 +51,7 @@ struct JARMLoopbackTests {
         var configuration = TestProvider.Configuration()
         configuration.signedResponseFault = fault
         try await withTestProvider(configuration) { provider in
-            var login = try await Self.login(provider, timeout: .seconds(8))
+            var login = try await Self.login(provider, timeout: .scaled(.seconds(8)))
             let pages = Pages()
             login.browser = PageRecorder(pages: pages)
             let error = await #expect(throws: OIDCError.self) { try await login.run() }
@@ -96,7 +97,7 @@ struct JARMLoopbackTests {
             // The real callback still ends the wait.
             let callback = try await RelyingPartyTests.callback(for: try request.url(), rp.transport)
             Task { _ = try await rp.transport.send(HTTPRequest(url: callback), options: HTTPRequestOptions()) }
-            let response = try await listener.waitForAuthorization(request, timeout: .seconds(10))
+            let response = try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(10)))
             #expect(response.state == request.state)
         }
     }

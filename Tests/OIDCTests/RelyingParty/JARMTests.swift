@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Signed authorization responses (JARM, `response_mode=jwt`) in a server's code flow
 /// (`RelyingParty.completeLogin(callback:for:)`), over real loopback HTTP against TestProvider.
-@Suite("JARM: signed authorization responses", .timeLimit(.minutes(1)))
+@Suite("JARM: signed authorization responses", .timeLimit(.scaledMinutes(1)))
 struct JARMTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `RelyingParty.loopbackLogin()` over real loopback HTTP: the listener, a browser that follows
 /// redirects and signs in, the callback, the exchange; the listener closed on every path.
-@Suite("Loopback login through the relying party", .timeLimit(.minutes(1)))
+@Suite("Loopback login through the relying party", .timeLimit(.scaledMinutes(1)))
 struct RelyingPartyLoopbackLoginTests {
     /// Opens the URL in the background, as a system browser does, and signs in on the provider's page.
     struct BackgroundBrowser: BrowserLauncher {
@@ -27,7 +28,7 @@ struct RelyingPartyLoopbackLoginTests {
             Task {
                 let attackers = try await attacker.open(url)
                 seen.note("attacker: \(attackers.status)")
-                let users = try await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .seconds(10)))
+                let users = try await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .scaled(.seconds(10))))
                 seen.note("user: \(users.status)")
             }
         }
@@ -61,7 +62,7 @@ struct RelyingPartyLoopbackLoginTests {
 
     /// Whether something still accepts connections on the start URL's port.
     static func isListening(_ url: URL) async -> Bool {
-        (try? await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .seconds(2)))) != nil
+        (try? await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .scaled(.seconds(2))))) != nil
     }
 
     @Test("run: the start URL shown first, the browser signs in, the ID token verified; then the listener is closed")
@@ -98,7 +99,7 @@ struct RelyingPartyLoopbackLoginTests {
             #expect(seen.events.isEmpty)
             #expect(await provider.grantCount("authorization_code") == 0)
             #expect(!(await Self.isListening(try #require(seen.shown.first))))
-            for _ in 0..<100 where seen.noted.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            for _ in 0..<TestTime.scaled(100) where seen.noted.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(seen.noted.contains("attacker: 200"))
             #expect(seen.noted.contains("user: 409"))
             #expect(seen.noted.filter { $0 == "ended" }.count == 1)

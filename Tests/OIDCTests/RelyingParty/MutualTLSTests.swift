@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Mutual TLS (RFC 8705) against TestProvider over loopback https: `tls_client_auth` and
 /// `self_signed_tls_client_auth`, certificate-bound access tokens, the mTLS endpoint aliases.
-@Suite("Mutual TLS", .timeLimit(.minutes(2)))
+@Suite("Mutual TLS", .timeLimit(.scaledMinutes(2)))
 struct MutualTLSTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
     /// One certificate authority and its certificates for the whole run (openssl, at test time).

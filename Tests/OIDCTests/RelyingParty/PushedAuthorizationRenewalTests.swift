@@ -1,11 +1,12 @@
 import Foundation
 @testable import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Security review 4, I2: a provider whose request URIs live 1 s must not get a push every 0.75 s
 /// while a login waits: the renewal waits at least ``LoopbackLogin/minimumRenewalDelay``.
-@Suite("Pushed authorization requests: the renewal's floor", .timeLimit(.minutes(1)))
+@Suite("Pushed authorization requests: the renewal's floor", .timeLimit(.scaledMinutes(1)))
 struct PushedAuthorizationRenewalTests {
     /// The delays the renewal asked to sleep; the sleep itself returns at once (no wall clock).
     actor Delays {

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Pushed authorization requests (RFC 9126) behind `RelyingParty.authorizationURL(for:)`, over real
 /// loopback HTTP against TestProvider.
-@Suite("Pushed authorization requests", .timeLimit(.minutes(1)))
+@Suite("Pushed authorization requests", .timeLimit(.scaledMinutes(1)))
 struct PushedAuthorizationTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
 
@@ -284,7 +285,7 @@ struct PushedAuthorizationTests {
 
     /// Opens the shown start URL as a browser would, once it is known.
     static func signIn(at shown: Shown) async throws -> Bool {
-        for _ in 0..<100 {
+        for _ in 0..<TestTime.scaled(100) {
             if let url = await shown.url {
                 _ = try await TestBrowser().open(url)
                 return true

@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The relying party's settings as one value given at creation (`RelyingParty.Configuration`), the
 /// security profile as a policy carried into its sessions, the front channel as a strategy, and the
 /// login flows' injected clock, over real loopback HTTP against TestProvider.
-@Suite("The relying party's configuration, policy and front channel", .timeLimit(.minutes(1)))
+@Suite("The relying party's configuration, policy and front channel", .timeLimit(.scaledMinutes(1)))
 struct RelyingPartyConfigurationTests {
     static let key = TokenStoreKey(service: "oidc", account: "test-client")
 

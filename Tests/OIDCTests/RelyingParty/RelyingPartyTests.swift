@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The facade over real loopback HTTP against TestProvider: discovery, the code flow a server runs,
 /// keeping a login, and a session over it.
-@Suite("Relying party", .timeLimit(.minutes(1)))
+@Suite("Relying party", .timeLimit(.scaledMinutes(1)))
 struct RelyingPartyTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
     static let key = TokenStoreKey(service: "rp-tests", account: "alice")

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Signed request objects (RFC 9101, JAR) behind `RelyingParty.authorizationURL(for:)`, by value and
 /// through pushed authorization requests, over real loopback HTTP against TestProvider.
-@Suite("Signed request objects", .timeLimit(.minutes(1)))
+@Suite("Signed request objects", .timeLimit(.scaledMinutes(1)))
 struct RequestObjectTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
 

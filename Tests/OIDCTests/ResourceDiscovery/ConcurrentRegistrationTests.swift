@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Registration under the store's lock: first logins that start at once (tasks, or processes
 /// sharing a directory) find no client, yet register only one.
-@Suite("First logins at once register one client", .timeLimit(.minutes(1)))
+@Suite("First logins at once register one client", .timeLimit(.scaledMinutes(1)))
 struct ConcurrentRegistrationTests {
     static func clientIDs(_ resource: URL, stores: [any RegistrationStore], count: Int) async throws -> [String] {
         try await withThrowingTaskGroup(of: String.self) { group in

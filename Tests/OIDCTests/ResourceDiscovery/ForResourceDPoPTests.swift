@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `RelyingParty.forResource` for a resource that takes only DPoP-bound tokens (RFC 9728
 /// `dpop_bound_access_tokens_required`): DPoP turned on by itself when the configuration has it
 /// off, a configured DPoP kept; over loopback HTTP against the test provider's resource.
-@Suite("A relying party for a resource that requires DPoP", .timeLimit(.minutes(1)))
+@Suite("A relying party for a resource that requires DPoP", .timeLimit(.scaledMinutes(1)))
 struct ForResourceDPoPTests {
     static func requiringDPoP(_ change: (inout TestProvider.Configuration) -> Void = { _ in }) -> TestProvider.Configuration {
         ForResourceTests.plainOAuth { configuration in

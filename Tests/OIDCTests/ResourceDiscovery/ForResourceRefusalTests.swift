@@ -6,7 +6,7 @@ import Testing
 
 /// The "Bad input" against the test provider: each refused with a typed error naming its
 /// rule, before any registration or token request is sent.
-@Suite("A relying party from a resource's URL: refusals", .timeLimit(.minutes(1)))
+@Suite("A relying party from a resource's URL: refusals", .timeLimit(.scaledMinutes(1)))
 struct ForResourceRefusalTests {
     /// Sends through the shared transport, then lets a test change the answer; records every URL.
     final class RewritingTransport: HTTPTransport, @unchecked Sendable {

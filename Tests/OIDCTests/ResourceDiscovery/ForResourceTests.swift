@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `RelyingParty.forResource` against the test provider's protected resource, over loopback HTTP:
 /// discovery, registration kept and reused, resource-bound logins at a plain OAuth server.
-@Suite("A relying party from a resource's URL", .timeLimit(.minutes(1)))
+@Suite("A relying party from a resource's URL", .timeLimit(.scaledMinutes(1)))
 struct ForResourceTests {
     /// Opens the URL in the background and signs in, as a system browser does.
     struct BackgroundBrowser: BrowserLauncher {

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `RelyingParty.confirmingKeptRegistration`: a kept registration read at its client configuration
 /// endpoint (RFC 7592 §2.1) before a login, made anew when the server forgot it; over loopback HTTP.
-@Suite("A kept registration confirmed before a login (RFC 7592)", .timeLimit(.minutes(1)))
+@Suite("A kept registration confirmed before a login (RFC 7592)", .timeLimit(.scaledMinutes(1)))
 struct KeptRegistrationTests {
     @Test("a registration the server knows: one read, the same client; one it forgot: registered anew on the same port, the store updated, the login works")
     func knownAndForgotten() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// `resource` (RFC 8707) on the grants without a browser: client credentials and the device flow.
-@Suite("Resource indicators on client credentials and the device flow", .timeLimit(.minutes(1)))
+@Suite("Resource indicators on client credentials and the device flow", .timeLimit(.scaledMinutes(1)))
 struct ResourceGrantsTests {
     @Test("client credentials carry the token client's resource; the token's aud is the resource")
     func clientCredentials() async throws {

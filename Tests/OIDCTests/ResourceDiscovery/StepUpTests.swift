@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Step-up (RFC 6750 §3.1): a 403 `insufficient_scope` from a session request is a typed error
 /// with the scopes asked for, without a refresh or a retry; a login for the union makes it work.
-@Suite("Step-up on insufficient_scope", .timeLimit(.minutes(1)))
+@Suite("Step-up on insufficient_scope", .timeLimit(.scaledMinutes(1)))
 struct StepUpTests {
     @Test("the session throws insufficientScope with the scopes, refreshes nothing, and a login for the union gets through")
     func stepUp() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// The authenticated session against ``TestProvider`` over real HTTP: its protected resource
 /// (`/api/me`) answers 200 to a valid access token and 401 otherwise.
-@Suite("Authenticated session", .timeLimit(.minutes(1)))
+@Suite("Authenticated session", .timeLimit(.scaledMinutes(1)))
 struct AuthenticatedSessionTests {
     static let key = TokenStoreKey(service: "oidc", account: "test-client")
 

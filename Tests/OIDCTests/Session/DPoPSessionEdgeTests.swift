@@ -1,13 +1,14 @@
 import Foundation
 @testable import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The DPoP edges of a session's refresh and of a resource's challenges: a refresh that meets a
 /// nonce challenge, a refresh answered with bearer tokens, and resources that challenge twice, give
 /// no nonce, or refuse the proof. The logins come from TestProvider over loopback; the odd
 /// resources are a raw loopback HTTP server that answers as such a resource would.
-@Suite("DPoP: refresh challenges and resource refusals", .timeLimit(.minutes(1)))
+@Suite("DPoP: refresh challenges and resource refusals", .timeLimit(.scaledMinutes(1)))
 struct DPoPSessionEdgeTests {
     static let storeKey = TokenStoreKey(service: "dpop-edge-tests", account: "user")
 

@@ -28,7 +28,7 @@ actor LosableLockStore: TokenStore {
     }
 }
 
-@Suite("Authenticated session: refreshes marked in flight, for stores whose lock can be lost", .timeLimit(.minutes(1)))
+@Suite("Authenticated session: refreshes marked in flight, for stores whose lock can be lost", .timeLimit(.scaledMinutes(1)))
 struct RefreshMarkTests {
     typealias Outer = AuthenticatedSessionTests
 
@@ -56,10 +56,10 @@ struct RefreshMarkTests {
             #expect(error?.code != .notLoggedIn)
             #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
 
-            let other = Self.session(fixture, store, wait: .seconds(30))
+            let other = Self.session(fixture, store, wait: .scaled(.seconds(30)))
             let started = ContinuousClock.now
             _ = try await other.validTokens()
-            #expect(ContinuousClock.now - started < .seconds(10))  // not the 30 s wait
+            #expect(ContinuousClock.now - started < .scaled(.seconds(10)))  // not the (scaled) 30 s wait
             #expect(await fixture.provider.requestCount(.token) == 2)
             #expect(await fixture.store.load(Outer.key)?.refreshMark == nil)
         }
@@ -70,7 +70,7 @@ struct RefreshMarkTests {
         try await Outer.withFixture { fixture in
             let store = LosableLockStore(fixture.store)
             try await fixture.logIn(expired: true)
-            let session = Self.session(fixture, store, wait: .seconds(30))
+            let session = Self.session(fixture, store, wait: .scaled(.seconds(30)))
             // The mark's save commits but reports a failure, and taking it back fails too.
             await store.script([.commitThenFail, .fail])
             let error = await #expect(throws: OIDCError.self) { try await session.validTokens() }
@@ -80,7 +80,7 @@ struct RefreshMarkTests {
 
             let started = ContinuousClock.now
             let tokens = try await session.validTokens()
-            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(ContinuousClock.now - started < .scaled(.seconds(10)))  // not the (scaled) 30 s wait
             #expect(await fixture.provider.grantCount("refresh_token") == 1)
             let stored = try #require(await fixture.store.load(Outer.key))
             #expect(stored.tokens.accessToken == tokens.accessToken && stored.refreshMark == nil)

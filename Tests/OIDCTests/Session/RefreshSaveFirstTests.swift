@@ -7,7 +7,7 @@ import Testing
 /// Security review 3, M2: a refresh spends the stored refresh token at the provider; its rotated
 /// replacement must reach the store before anything slow happens (the refreshed ID token's check,
 /// which may have to fetch the provider's keys), or a process killed meanwhile loses it.
-@Suite("Authenticated session: refreshed tokens are saved before the refreshed ID token is checked", .timeLimit(.minutes(1)))
+@Suite("Authenticated session: refreshed tokens are saved before the refreshed ID token is checked", .timeLimit(.scaledMinutes(1)))
 struct RefreshSaveFirstTests {
     typealias Outer = AuthenticatedSessionTests
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Security review 4, I3: FAPI 2.0's ID-token algorithms (PS256, ES256, EdDSA; §5.4.1) hold for the ID
 /// tokens that refreshes bring too, not only the one of the login.
-@Suite("Refreshed ID tokens under the relying party's security profile", .timeLimit(.minutes(1)))
+@Suite("Refreshed ID tokens under the relying party's security profile", .timeLimit(.scaledMinutes(1)))
 struct RefreshedIDTokenProfileTests {
     static let key = TokenStoreKey(service: "oidc", account: "test-client")
 

@@ -5,7 +5,7 @@ import OIDCTestSupport
 import Testing
 
 
-@Suite("Authenticated session: refreshed ID tokens", .timeLimit(.minutes(1)))
+@Suite("Authenticated session: refreshed ID tokens", .timeLimit(.scaledMinutes(1)))
 struct RefreshedIDTokenTests {
     typealias Outer = AuthenticatedSessionTests
 

@@ -15,7 +15,7 @@ import Darwin
 extension FileKeychainTests {
     // MARK: Locking
 
-    @Test("withLock excludes concurrent tasks of one process, across FileKeychain values", .timeLimit(.minutes(3)))
+    @Test("withLock excludes concurrent tasks of one process, across FileKeychain values", .timeLimit(.scaledMinutes(3)))
     func lockExcludesTasks() async throws {
         try await withStore { store, _ in
             let state = LockState()
@@ -43,7 +43,7 @@ extension FileKeychainTests {
         }
     }
 
-    @Test("a lock held too long gives a storageFailure; cancellation stops the wait; a throwing body releases", .timeLimit(.minutes(3)))
+    @Test("a lock held too long gives a storageFailure; cancellation stops the wait; a throwing body releases", .timeLimit(.scaledMinutes(3)))
     func lockTimeoutAndRelease() async throws {
         try await withStore { store, _ in
             let impatient = try FileKeychain(directory: store.directory, lockTimeout: .milliseconds(150))
@@ -77,7 +77,7 @@ extension FileKeychainTests {
         }
     }
 
-    @Test("withLock excludes another process, in both directions", .timeLimit(.minutes(3)))
+    @Test("withLock excludes another process, in both directions", .timeLimit(.scaledMinutes(3)))
     func lockExcludesProcesses() async throws {
         try await withStore { store, _ in
             let key = Self.key
@@ -103,7 +103,7 @@ extension FileKeychainTests {
     }
 
     @Test("a directory replaced or moved away while its lock is held: load, save and delete under the lock refuse and touch neither directory",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.scaledMinutes(3)))
     func directoryReplacedUnderLock() async throws {
         try await withStore { store, root in
             let other = try FileKeychain(directory: root.appendingPathComponent("other"))
@@ -141,7 +141,7 @@ extension FileKeychainTests {
     }
 
     @Test("a lock file removed while others wait: a waiter that then gets the old file's lock takes the new one instead",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.scaledMinutes(3)))
     func lockFileReplacedWhileWaiting() async throws {
         try await withStore { store, _ in
             let state = LockState()
@@ -184,7 +184,7 @@ extension FileKeychainTests {
     // MARK: Crashes
 
     @Test("a writer killed at any moment leaves the old or the new login, never a mix; modes hold under umask 0",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.scaledMinutes(3)))
     func killedWriters() async throws {
         try await withStore(subpath: "nested/store") { store, root in
             let key = TokenStoreKey(service: "com.schibsted.account", account: "kill-test")
@@ -260,7 +260,7 @@ typealias WriterProcess = HelperProcess
 
 extension HelperProcess {
     fileprivate convenience init(_ arguments: [String]) throws {
-        try self.init("oidc-store-writer", arguments, watchdog: .seconds(30))
+        try self.init("oidc-store-writer", arguments, watchdog: .scaled(.seconds(30)))
     }
 }
 

@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// OIDCTesting's `TokenStoreConformance` against the library's stores, and against broken stores
 /// it must catch.
-@Suite("TokenStore conformance", .timeLimit(.minutes(2)))
+@Suite("TokenStore conformance", .timeLimit(.scaledMinutes(2)))
 struct TokenStoreConformanceTests {
     @Test("FileKeychain keeps every promise of TokenStore, across FileKeychain values of one directory")
     func fileKeychain() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// Log lines and messages cannot be forged or hidden by what a provider or a file name holds, a
 /// key's account is logged whole, and logging off builds no metadata (the issue 14 review).
-@Suite("Log safety: forged lines, long accounts, cost when off", .timeLimit(.minutes(1)))
+@Suite("Log safety: forged lines, long accounts, cost when off", .timeLimit(.scaledMinutes(1)))
 struct LogSafetyTests {
     /// A line feed, NEL, the line and paragraph separators, bidi overrides and isolates, zero-width
     /// characters and the BOM: each can split a line for some reader or make it show something else.

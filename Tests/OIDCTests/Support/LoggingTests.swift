@@ -7,7 +7,7 @@ import Testing
 
 /// The library's logging against TestProvider over real loopback HTTP, every component at `trace`:
 /// each line a handler could print is checked for every secret the run produced.
-@Suite("Logging", .timeLimit(.minutes(2)))
+@Suite("Logging", .timeLimit(.scaledMinutes(2)))
 struct LoggingTests {
     static let clientID = "log-client"
 
@@ -43,7 +43,7 @@ struct LoggingTests {
                 let forged = try await transport.send(HTTPRequest(url: URL(string: "\(listener.redirectURI)?code=\(forgedCode)&state=wrong-state")!))
                 #expect(forged.status == 400)
                 let browsing = Task { try await TestBrowser().open(listener.startURL) }
-                let response = try await listener.waitForAuthorization(request, timeout: .seconds(30))
+                let response = try await listener.waitForAuthorization(request, timeout: .scaled(.seconds(30)))
                 _ = try await browsing.value
                 secrets += [response.code.revealedValue, request.state, forgedCode, String(listener.startURL.path.dropFirst())]
                 secrets += [try #require(request.pkce).verifier.revealedValue, try #require(request.nonce)]

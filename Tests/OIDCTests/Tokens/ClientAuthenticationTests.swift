@@ -1,12 +1,13 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// JWT client authentication (RFC 7523, OIDC Core §9) against TestProvider over loopback HTTP: the
 /// provider verifies each assertion with the client's registered key, its audience, its expiry, and
 /// refuses a jti it has seen.
-@Suite("Client authentication with assertions", .timeLimit(.minutes(1)))
+@Suite("Client authentication with assertions", .timeLimit(.scaledMinutes(1)))
 struct ClientAuthenticationTests {
     static let redirectURI = "http://127.0.0.1:9/callback"
 

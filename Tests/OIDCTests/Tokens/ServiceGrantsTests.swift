@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// Client credentials, introspection and token exchange against TestProvider over loopback HTTP.
-@Suite("Grants without a person: client credentials, introspection, token exchange", .timeLimit(.minutes(1)))
+@Suite("Grants without a person: client credentials, introspection, token exchange", .timeLimit(.scaledMinutes(1)))
 struct ServiceGrantsTests {
     static let daemon = TestProvider.Client.confidential(id: "daemon", secret: "daemon-secret-daemon-secret-32-b")
     static var configuration: TestProvider.Configuration {

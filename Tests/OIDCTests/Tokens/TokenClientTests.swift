@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 /// The token endpoint, userinfo and revocation against ``TestProvider`` over real HTTP
 /// on loopback, through the production transport.
-@Suite("Token client and discovery", .timeLimit(.minutes(1)))
+@Suite("Token client and discovery", .timeLimit(.scaledMinutes(1)))
 struct TokenClientTests {
     static let redirectURI = "http://127.0.0.1:53682/callback"
 
@@ -282,7 +283,7 @@ struct TokenClientTests {
             configuration.tokenEndpoint = URL(string: provider.tokenEndpoint)!
             var client = Self.client(configuration, transport)
             // Generous for the answers (the whole suite runs in parallel on two cores), short for the delay.
-            if case .delay = fault { client.requestOptions.timeout = .seconds(1) } else { client.requestOptions.timeout = .seconds(20) }
+            if case .delay = fault { client.requestOptions.timeout = .seconds(1) } else { client.requestOptions.timeout = .scaled(.seconds(20)) }
             await provider.failNextTokenRequests(1, with: fault)
             let error = await #expect(throws: OIDCError.self) { try await client.refresh(Secret("refresh-secret-value")) }
             #expect(error?.code == code, "\(error?.description ?? "")")
@@ -330,7 +331,7 @@ actor RecordingTransport: HTTPTransport {
     }
 }
 
-@Suite("Token client: encodings and secrets", .timeLimit(.minutes(1)))
+@Suite("Token client: encodings and secrets", .timeLimit(.scaledMinutes(1)))
 struct TokenClientEncodingTests {
     @Test("client_secret_basic encodes id and secret as forms before Base64 (RFC 6749 §2.3.1): a known answer")
     func basicKnownAnswer() async throws {
@@ -366,7 +367,7 @@ struct TokenClientEncodingTests {
 
 /// Security review 4, L2: a token with terminal escapes in it is refused when it is read, so that
 /// `oidc token` and `oidc exchange` can never print it.
-@Suite("Token responses: tokens are VSCHAR", .timeLimit(.minutes(1)))
+@Suite("Token responses: tokens are VSCHAR", .timeLimit(.scaledMinutes(1)))
 struct TokenCharacterTests {
     static let escapes = "AT\u{1B}]0;owned-title\u{07}\u{1B}[2Jlooks-like-a-token"
 

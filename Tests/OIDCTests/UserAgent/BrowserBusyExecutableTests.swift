@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// A browser program written a moment ago may still be open for writing somewhere (in the child of a
 /// spawn another thread started meanwhile): exec refuses it with ETXTBSY until that copy closes. The
 /// launch tries again for a short, bounded while, and says the system's reason when it gives up.
-@Suite("System browser: a program still open for writing", .timeLimit(.minutes(1)))
+@Suite("System browser: a program still open for writing", .timeLimit(.scaledMinutes(1)))
 struct BrowserBusyExecutableTests {
     #if os(Linux)
     /// A directory with `browser`, a script that records it ran, and the descriptor it was written
@@ -47,7 +48,7 @@ struct BrowserBusyExecutableTests {
             let closer = Thread { usleep(5_000); close(descriptor) }
             closer.start()
             try await SystemBrowser(command: script).open(URL(string: "http://127.0.0.1:1/")!)
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .scaled(.seconds(10))
             while !FileManager.default.fileExists(atPath: ran), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

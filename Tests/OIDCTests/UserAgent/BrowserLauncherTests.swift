@@ -1,11 +1,12 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// Command templates, `$BROWSER` lists and failures. These hand the command the URL itself
 /// (`handoff: .url`) to see exactly what each word gets; the default private page is
 /// BrowserRedirectPageTests'.
-@Suite("System browser launcher", .timeLimit(.minutes(1)))
+@Suite("System browser launcher", .timeLimit(.scaledMinutes(1)))
 struct BrowserLauncherTests {
     static let url = URL(string: "http://127.0.0.1:4321/?a=1&b=%20x")!
 

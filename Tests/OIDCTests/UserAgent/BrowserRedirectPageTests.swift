@@ -1,10 +1,11 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 /// The system browser never gets an http(s) URL on its command line, where other local users read
 /// it (`/proc/PID/cmdline`; security review 3, M1): it gets a private page that redirects there.
-@Suite("System browser: the private redirect page", .timeLimit(.minutes(1)))
+@Suite("System browser: the private redirect page", .timeLimit(.scaledMinutes(1)))
 struct BrowserRedirectPageTests {
     static let url = URL(string: "http://127.0.0.1:4321/AbCdEfGhIjKlMnOpQrStUv")!
 

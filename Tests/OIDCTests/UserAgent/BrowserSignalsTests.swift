@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// A browser started while the caller ignores SIGINT (as `oidc login` does while it waits for Ctrl-C)
 /// and from a thread that blocks signals still gets default dispositions and an empty mask: it can be
 /// stopped like any program and does not outlive a closed terminal by accident.
-@Suite("System browser: signals", .timeLimit(.minutes(1)))
+@Suite("System browser: signals", .timeLimit(.scaledMinutes(1)))
 struct BrowserSignalsTests {
     #if os(Linux)
     @Test("the browser starts with no blocked and no ignored signals")

@@ -1,6 +1,7 @@
 import Foundation
 @testable import OIDC
 import OIDCTesting
+import OIDCTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ import Darwin
 /// Security review 4, M1: the private page's directory is made only where no other local user can
 /// rename entries (else that user moves it aside and puts a page of their own at its name), and it
 /// is removed through its descriptor, never through a name someone else may have taken.
-@Suite("System browser: where the private page may be made", .timeLimit(.minutes(1)))
+@Suite("System browser: where the private page may be made", .timeLimit(.scaledMinutes(1)))
 struct RedirectPageDirectoryTests {
     static let url = URL(string: "http://127.0.0.1:4321/AbCdEfGhIjKlMnOpQrStUv")!
 
