@@ -13,10 +13,18 @@ actor HTTPServer {
     typealias Handler = @Sendable (ProviderRequest) async -> ProviderResponse
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
+    /// An accepted connection: served, or (over the connection limit) closed at once.
+    struct Accepted: Sendable {
+        var channel: any Channel
+        var connection: Connection?
+    }
+
     struct Limits: Sendable {
         var maximumBodySize: Int
         /// Sum of header names and values; NIO's parser has its own, larger bound too.
         var maximumHeaderSize = 16 * 1024
+        /// How many connections, and how long each may wait for a whole request.
+        var connections = HTTPConnectionLimits()
     }
 
     nonisolated let port: Int
@@ -38,8 +46,10 @@ actor HTTPServer {
         handler: @escaping Handler
     ) async throws -> HTTPServer {
         let sslContext = try tls.map { tls throws(OIDCError) in try makeSSLContext(tls, requestsClientCertificates: requestsClientCertificates) }
+        try limits.connections.validate()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server: NIOAsyncChannel<Connection, Never>
+        let server: NIOAsyncChannel<Accepted, Never>
+        let count = HTTPConnectionCount(maximum: limits.connections.maximumConnections)
         do {
             server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 64)
@@ -47,6 +57,8 @@ actor HTTPServer {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // Over the limit: closed by the serving loop, unread. (A failed set-up would end the listener.)
+                        guard count.admit(channel) else { return Accepted(channel: channel, connection: nil) }
                         if let sslContext, requestsClientCertificates {
                             // Any certificate passes the handshake (which still proves its key is held):
                             // the endpoints decide what it is worth, as RFC 8705 §2.2 needs for self-signed ones.
@@ -55,8 +67,11 @@ actor HTTPServer {
                         } else if let sslContext {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
+                        let watchers = HTTPConnectionDeadlines(channel: channel, limits: limits.connections).handlers
+                        try channel.pipeline.syncOperations.addHandler(watchers.bytes)
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        return try Connection(wrappingChannelSynchronously: channel)
+                        try channel.pipeline.syncOperations.addHandler(watchers.parts)
+                        return Accepted(channel: channel, connection: try Connection(wrappingChannelSynchronously: channel))
                     }
                 }
         } catch {
@@ -104,12 +119,22 @@ actor HTTPServer {
         try await group.shutdownGracefully()
     }
 
-    private static func serve(_ server: NIOAsyncChannel<Connection, Never>, limits: Limits, handler: @escaping Handler) async {
+    private static func serve(_ server: NIOAsyncChannel<Accepted, Never>, limits: Limits, handler: @escaping Handler) async {
         try? await server.executeThenClose { connections in
             await withDiscardingTaskGroup { group in
                 do {
-                    for try await connection in connections {
-                        group.addTask { await serve(connection, limits: limits, handler: handler) }
+                    for try await accepted in connections {
+                        guard let connection = accepted.connection else {
+                            accepted.channel.close(promise: nil)
+                            continue
+                        }
+                        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                            group.addTask(executorPreference: EventLoopTaskExecutor(connection.channel.eventLoop)) {
+                                await serve(connection, limits: limits, handler: handler)
+                            }
+                        } else {
+                            group.addTask { await serve(connection, limits: limits, handler: handler) }
+                        }
                     }
                 } catch {
                     // The listener closed or the task was cancelled: stop accepting.
@@ -183,10 +208,11 @@ actor HTTPServer {
         let head = HTTPResponseHead(
             version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers
         )
-        try await outbound.write(.head(head))
-        if !response.body.isEmpty {
-            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+        // One write, so one hop to the event loop and one flush per response.
+        if response.body.isEmpty {
+            try await outbound.write(contentsOf: [.head(head), .end(nil)])
+        } else {
+            try await outbound.write(contentsOf: [.head(head), .body(.byteBuffer(ByteBuffer(bytes: response.body))), .end(nil)])
         }
-        try await outbound.write(.end(nil))
     }
 }

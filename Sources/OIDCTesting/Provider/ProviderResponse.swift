@@ -17,12 +17,11 @@ struct ProviderResponse: Sendable {
 
     static let noStore: [(name: String, value: String)] = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
 
-    /// A JSON object from `JSONSerialization` (sorted keys, for stable output).
+    /// A JSON object (sorted keys, for stable output; ``JSONBytes``).
     static func json(_ object: [String: Any], status: Int = 200, noStore: Bool = false, extraHeaders: [(name: String, value: String)] = []) -> ProviderResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         if noStore { headers += Self.noStore }
-        return ProviderResponse(status: status, headers: headers + extraHeaders, body: Array(data))
+        return ProviderResponse(status: status, headers: headers + extraHeaders, body: JSONBytes.object(object))
     }
 
     /// An RFC 6749 §5.2 error body: `{"error": …, "error_description": …}`, never cached.

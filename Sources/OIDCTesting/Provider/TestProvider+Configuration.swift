@@ -41,6 +41,9 @@ extension TestProvider {
         public var clockOffset: TimeInterval
         /// Largest request body accepted; larger ones get `413`. 64 KiB by default.
         public var maximumRequestBodySize: Int
+        /// Connections open at once, and how long one may wait for a whole request (idle and
+        /// request-head timeouts); see ``HTTPConnectionLimits`` for the defaults.
+        public var connectionLimits = HTTPConnectionLimits()
         /// Serve https with this certificate and key; `nil` (default) serves plain http.
         public var tls: TLS?
         /// Which `aud` a client assertion may carry: the issuer or the endpoint by default.

@@ -46,7 +46,7 @@ public final class TestProvider: Sendable {
         let router = Router(configuration: configuration, state: state)
         let server = try await HTTPServer.start(
             host: configuration.host, port: configuration.port,
-            limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize), tls: configuration.tls,
+            limits: HTTPServer.Limits(maximumBodySize: configuration.maximumRequestBodySize, connections: configuration.connectionLimits), tls: configuration.tls,
             requestsClientCertificates: configuration.mutualTLS != nil,
             handler: { request in await router.handle(request) }
         )

@@ -42,12 +42,15 @@ package final class LoopbackHTTPService: Sendable {
     ///   - host: a loopback IP literal (`127.0.0.1` or `::1`); the caller checks it.
     ///   - maximumBodySize: larger bodies are answered `413` and the connection closed.
     ///   - maximumHeaderSize: header names and values together; larger ones are answered `431`.
-    /// - Throws: ``OIDC/OIDCError`` naming the address when it cannot be bound (in use, privileged).
+    ///   - connections: how many connections at once, and how long each may wait for a whole request.
+    /// - Throws: ``OIDC/OIDCError`` naming the address when it cannot be bound (in use, privileged),
+    ///   or (`invalidArgument`) for `connections` that ``HTTPConnectionLimits/validate()`` refuses.
     package static func start(
         host: String, port: Int, maximumBodySize: Int, maximumHeaderSize: Int = 16 * 1024,
+        connections: HTTPConnectionLimits = HTTPConnectionLimits(),
         handler: @escaping @Sendable (Request) async -> Response
     ) async throws -> LoopbackHTTPService {
-        let limits = HTTPServer.Limits(maximumBodySize: maximumBodySize, maximumHeaderSize: maximumHeaderSize)
+        let limits = HTTPServer.Limits(maximumBodySize: maximumBodySize, maximumHeaderSize: maximumHeaderSize, connections: connections)
         let server = try await HTTPServer.start(host: host, port: port, limits: limits) { request in
             let answer = await handler(Request(method: request.method, path: request.path, query: request.query, headers: request.headers))
             return ProviderResponse(status: answer.status, headers: answer.headers, body: answer.body)

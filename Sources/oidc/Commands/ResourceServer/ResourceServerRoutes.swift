@@ -80,7 +80,6 @@ extension LoopbackHTTPService.Response {
 
     /// A JSON object with sorted members, `Cache-Control: no-store`.
     static func json(_ object: [String: Any], status: Int = 200, extraHeaders: [(name: String, value: String)] = []) -> Self {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Self(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + extraHeaders, body: Array(data))
+        Self(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + extraHeaders, body: JSONBytes.object(object))
     }
 }
