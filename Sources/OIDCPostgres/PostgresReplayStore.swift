@@ -26,7 +26,7 @@ internal import Synchronization
 /// CREATE INDEX IF NOT EXISTS oidc_<hash> ON oidc_replay (expires_at);
 /// ```
 ///
-/// - **One statement per claim.** ``claim(_:until:)`` is one
+/// - **One statement per claim.** ``claim(_:until:now:)`` is one
 ///   `INSERT … ON CONFLICT (id) DO UPDATE … WHERE expires_at <= now RETURNING 1`: a new identifier,
 ///   or one whose record has expired, is recorded and answered `true`; a live one is left as it is
 ///   and answered `false`. PostgreSQL's unique index decides between two instances claiming the
@@ -34,12 +34,19 @@ internal import Synchronization
 /// - **Hashed identifiers.** The table holds SHA-256 of each identifier, never the identifier: a
 ///   fixed 32 bytes whatever the caller scopes it with, and no proof or token material at rest.
 /// - **Bounded.** At most once per ``purgeInterval`` per instance, a claim is followed by one
-///   `DELETE` of at most ``purgeLimit`` expired rows (the oldest first; rows another instance is
-///   deleting are skipped), so the table holds about the identifiers still live. ``purgeExpired()``
-///   does the same on demand, from a job of your own.
+///   `DELETE` of at most ``purgeLimit`` rows expired for longer than ``purgeMargin`` (the oldest
+///   first; rows another instance is deleting are skipped), so the table holds about the
+///   identifiers of the last few minutes. ``purgeExpired()`` does the same on demand, from a job
+///   of your own.
 /// - **Whose clock.** Expiries are the callers' (each instance's clock, like the identifiers'
-///   `iat` windows); the store compares them with ``now``, the instance's clock, never the
-///   server's, so the fleet's clocks must agree within the accepted age of a proof.
+///   `iat` windows), never the database server's. A claim compares a held record's expiry with
+///   the clock of the caller that judged the identifier's age (``claim(_:until:now:)``; ``now``
+///   for ``claim(_:until:)``), so each instance agrees with itself. A purge deletes a record only
+///   once it has been expired for ``purgeMargin`` by ``now``: an instance whose clock runs up to
+///   ``purgeMargin`` ahead of another's never deletes a record the other would still refuse a
+///   replay with. **The fleet's clocks must agree within ``purgeMargin``** (5 minutes by
+///   default); beyond it, a purge by the instance ahead can let a replay through at the one
+///   behind. Give ``now`` the same clock as the callers (`ResourceServer.Configuration.now`).
 /// - **Failures refuse.** Every failure (an unreachable server, a missing table, a call longer
 ///   than ``operationTimeout``) is a `ReplayStoreError` with `.unavailable`, which names the
 ///   table and the SQLSTATE, never an identifier; the resource server then refuses the request.
@@ -54,6 +61,9 @@ public struct PostgresReplayStore: ReplayStore {
     public let purgeLimit: Int
     /// The least time between two purges made by this store value (and its copies).
     public let purgeInterval: Duration
+    /// How long after its expiry (by ``now``) a record is kept before a purge may delete it: the
+    /// largest clock difference between the fleet's instances that cannot let a replay through.
+    public let purgeMargin: Duration
     /// The clock expiries are compared with.
     public let now: @Sendable () -> Date
     /// Where the store's events go (nowhere by default): claims and purges at `trace`, failures at
@@ -70,13 +80,18 @@ public struct PostgresReplayStore: ReplayStore {
     ///     waits for it).
     ///   - purgeLimit: The most expired rows one purge deletes (1000 by default).
     ///   - purgeInterval: The least time between two purges by this store (10 s by default).
-    ///   - now: The clock expiries are compared with; the system's by default, a test's own in tests.
+    ///   - purgeMargin: How long a record is kept after its expiry before a purge deletes it (5
+    ///     minutes by default): at least the largest difference between the fleet's clocks.
+    ///   - now: The clock purges (and ``claim(_:until:)``) compare expiries with; the system's by
+    ///     default, a test's own in tests. The same as the callers' clock.
     ///   - logger: Where the store's events go; nowhere by default.
     /// - Throws: `OIDCError.Code.invalidArgument` when `table` is not one or two lower-case SQL
-    ///   identifiers (`[a-z_][a-z0-9_]*`, at most 63 bytes each), or a limit is not positive.
+    ///   identifiers (`[a-z_][a-z0-9_]*`, at most 63 bytes each), a limit is not positive, or the
+    ///   purge interval or margin is negative.
     public init(
         client: PostgresClient, table: String = "oidc_replay", operationTimeout: Duration = .seconds(5),
-        purgeLimit: Int = 1000, purgeInterval: Duration = .seconds(10), now: @escaping @Sendable () -> Date = { Date() },
+        purgeLimit: Int = 1000, purgeInterval: Duration = .seconds(10), purgeMargin: Duration = .seconds(300),
+        now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "oidc.replay", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(OIDCError) {
         guard PostgresTokenStore.isValidTableName(table) else {
@@ -85,14 +100,16 @@ public struct PostgresReplayStore: ReplayStore {
                 "The table name must be one or two lower-case SQL identifiers joined by a dot ([a-z_][a-z0-9_]*, at most 63 bytes each), not \(table.prefix(80).debugDescription)."
             )
         }
-        guard operationTimeout > .zero, purgeLimit > 0, purgeInterval >= .zero else {
-            throw OIDCError(.invalidArgument, "The replay store's time limit and purge limit must be positive.")
+        guard operationTimeout > .zero, purgeLimit > 0, purgeInterval >= .zero, purgeMargin >= .zero else {
+            throw OIDCError(
+                .invalidArgument, "The replay store's time limit and purge limit must be positive, its purge interval and margin not negative.")
         }
         self.client = client
         self.table = table
         self.operationTimeout = operationTimeout
         self.purgeLimit = purgeLimit
         self.purgeInterval = purgeInterval
+        self.purgeMargin = purgeMargin
         self.now = now
         self.logger = logger
         self.lastPurge = PurgeClock()
@@ -130,13 +147,23 @@ public struct PostgresReplayStore: ReplayStore {
     }
 
     /// Records `identifier` until `expiry` across every instance that shares the table; `true` on
-    /// its first use (or when its record had expired), `false` for a replay.
+    /// its first use (or when its record had expired by ``now``), `false` for a replay.
     ///
     /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails, does not answer
     ///   within ``operationTimeout``, or the table is missing (run ``migrate()``).
     public func claim(_ identifier: String, until expiry: Date) async throws -> Bool {
+        try await claim(identifier, until: expiry, now: now())
+    }
+
+    /// Records `identifier` until `expiry` across every instance that shares the table; `true` on
+    /// its first use (or when its record had expired by `now`, the caller's clock, by which it
+    /// judged the identifier's age), `false` for a replay.
+    ///
+    /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails, does not answer
+    ///   within ``operationTimeout``, or the table is missing (run ``migrate()``).
+    public func claim(_ identifier: String, until expiry: Date, now: Date) async throws -> Bool {
         let id = try Self.hash(identifier)
-        let client = client, table = quotedTable, logger = logger, now = now(), limit = operationTimeout
+        let client = client, table = quotedTable, logger = logger, limit = operationTimeout
         let claimed = try await run("claiming an identifier in") {
             let rows = try await ConnectionEnd.rows(
                 """
@@ -167,20 +194,22 @@ public struct PostgresReplayStore: ReplayStore {
         }
     }
 
-    /// Deletes at most ``purgeLimit`` expired identifiers (the oldest first) in one statement, and
-    /// returns how many it deleted. Claims call it at most once per ``purgeInterval``; call it from
-    /// a job of your own to keep a quiet table small.
+    /// Deletes at most ``purgeLimit`` identifiers expired for longer than ``purgeMargin`` by ``now``
+    /// (the oldest first) in one statement, and returns how many it deleted. Claims call it at most
+    /// once per ``purgeInterval``; call it from a job of your own to keep a quiet table small.
     ///
     /// - Throws: `ReplayStoreError` with `.unavailable` when PostgreSQL fails or does not answer.
     @discardableResult
     public func purgeExpired() async throws(ReplayStoreError) -> Int {
-        let client = client, table = quotedTable, logger = logger, now = now(), limit = purgeLimit, settle = operationTimeout
+        let client = client, table = quotedTable, logger = logger, limit = purgeLimit, settle = operationTimeout
+        // Only what no instance whose clock is up to the margin behind this one's can still accept.
+        let cutoff = now().addingTimeInterval(-Self.seconds(purgeMargin))
         let deleted = try await run("purging") {
             let rows = try await ConnectionEnd.rows(
                 """
                 WITH removed AS (
                     DELETE FROM \(unescaped: table) WHERE id IN (
-                        SELECT id FROM \(unescaped: table) WHERE expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)
+                        SELECT id FROM \(unescaped: table) WHERE expires_at <= \(cutoff) ORDER BY expires_at LIMIT \(limit)
                         FOR UPDATE SKIP LOCKED)
                     RETURNING 1)
                 SELECT count(*) FROM removed
@@ -189,6 +218,11 @@ public struct PostgresReplayStore: ReplayStore {
         }
         logger.trace("expired identifiers purged", metadata: ["table": .string(table), "deleted": .stringConvertible(deleted)])
         return deleted
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 
     /// SHA-256 of the identifier's UTF-8 bytes.

@@ -35,7 +35,10 @@ extension ResourceServer {
         /// all tokens when ``issuers`` is empty, are introspected.
         public var introspection: IntrospectionSettings?
         /// Where accepted proofs' `jti`s are remembered: in memory by default; give a fleet of
-        /// instances one shared store (such as `PostgresReplayStore`).
+        /// instances one shared store (such as `PostgresReplayStore`). Each claim passes ``now``
+        /// (``ReplayStore/claim(_:until:now:)``), so the store judges expiries by this
+        /// configuration's clock; a store with a clock of its own (for its purges) should be given
+        /// the same one.
         public var replayStore: any ReplayStore = InMemoryReplayStore()
         /// The URL of this resource's RFC 9728 metadata, named in every challenge's
         /// `resource_metadata` (RFC 9728 §5.1); by default the well-known URL derived from the

@@ -220,7 +220,10 @@ public final class ResourceServer: Sendable {
             }
         }
         let firstUse: Bool
-        do { firstUse = try await configuration.replayStore.claim(proof.replayIdentifier, until: proof.rememberUntil) } catch {
+        do { firstUse = try await configuration.replayStore.claim(proof.replayIdentifier, until: proof.rememberUntil, now: now) } catch {
+            if let error = error as? ReplayStoreError, case .keyQuota = error.reason {
+                throw .unavailable(.replayQuotaExceeded, "This client's DPoP key has sent more proofs than this resource remembers for one key; try again later.")
+            }
             throw .unavailable(.replayStoreUnavailable, "The DPoP proof could not be checked for replay; try again later.")
         }
         guard firstUse else {

@@ -31,20 +31,44 @@ struct TokenFacts: Sendable {
         }
     }
 
-    /// `cnf` (RFC 7800 §3.1): an object whose `jkt` and `x5t#S256`, when present, are strings.
-    static func confirmation(_ value: JSONValue?) -> (jkt: String?, x5t: String?)? {
-        guard let value else { return (nil, nil) }
-        guard case .object(let members) = value else { return nil }
+    /// A token's `cnf` (RFC 7800 §3.1), read.
+    enum Confirmation {
+        /// No binding, or one this resource checks: `jkt` (RFC 9449 §6), `x5t#S256` (RFC 8705 §3.1).
+        case checked(jkt: String?, x5t: String?)
+        /// `jkt` or `x5t#S256` is not a non-empty string.
+        case malformed
+        /// A binding this resource cannot check: a member other than those two, or a `cnf` that
+        /// is not an object. Never taken as a bearer token.
+        case unsupported(String)
+    }
+
+    /// The members of `cnf` this resource checks; any other is a proof-of-possession method it
+    /// does not implement (RFC 7800 §3.2–3.5 `jwk`, `jwe`, `kid`, `jku`; the SHA-1 `x5t`; …).
+    static let checkedConfirmationMembers: Set<String> = ["jkt", "x5t#S256"]
+
+    /// `cnf` (RFC 7800 §3.1): absent, or an object whose members are `jkt` and `x5t#S256` only,
+    /// each a non-empty string.
+    static func confirmation(_ value: JSONValue?) -> Confirmation {
+        guard let value else { return .checked(jkt: nil, x5t: nil) }
+        guard case .object(let members) = value else {
+            return .unsupported("its cnf claim is not a JSON object, so its binding cannot be checked")
+        }
+        let others = members.keys.filter { !checkedConfirmationMembers.contains($0) }.sorted()
+        guard others.isEmpty else {
+            let names = others.prefix(4).map { UntrustedText.sanitized($0, limit: 24) }.joined(separator: ", ")
+            return .unsupported(
+                "it is bound (cnf: \(names)\(others.count > 4 ? ", ..." : "")) by a method this resource cannot check (it checks jkt and x5t#S256 only)")
+        }
         var jkt: String?, x5t: String?
         if let member = members["jkt"] {
-            guard case .string(let text) = member, !text.isEmpty else { return nil }
+            guard case .string(let text) = member, !text.isEmpty else { return .malformed }
             jkt = text
         }
         if let member = members["x5t#S256"] {
-            guard case .string(let text) = member, !text.isEmpty else { return nil }
+            guard case .string(let text) = member, !text.isEmpty else { return .malformed }
             x5t = text
         }
-        return (jkt, x5t)
+        return .checked(jkt: jkt, x5t: x5t)
     }
 
     /// `scope` as a space-separated string (RFC 9068 §2.2.3), or, from providers that use it,

@@ -27,6 +27,15 @@ public struct DPoPProof: Sendable {
     /// identical `jti`s never collide (RFC 9449 §11.1).
     public var replayIdentifier: String { "dpop:\(thumbprint):\(identifier)" }
 
+    /// The key thumbprint of an identifier of the form ``replayIdentifier`` (a thumbprint is
+    /// base64url, without `:`); `nil` for any other identifier (a logout token's).
+    static func keyThumbprint(ofReplayIdentifier identifier: String) -> Substring? {
+        guard identifier.hasPrefix("dpop:") else { return nil }
+        let rest = identifier.dropFirst(5)
+        guard let colon = rest.firstIndex(of: ":"), colon > rest.startIndex else { return nil }
+        return rest[..<colon]
+    }
+
     /// Checks that the proof was made for `accessToken`: its `ath` is the token's SHA-256
     /// (RFC 9449 §4.3 step 11, §7.1), compared in constant time.
     ///

@@ -35,8 +35,11 @@ enum Introspected {
         if let notBefore = answer.notBefore, notBefore.timeIntervalSince1970 > clock + configuration.leeway {
             throw .invalidToken(.tokenNotYetValid, "The access token is not valid yet (nbf).")
         }
-        guard let binding = TokenFacts.confirmation(answer.raw["cnf"]) else {
-            throw .invalidToken(.invalidClaim, "The introspection answer's cnf is not an object of string members.")
+        let binding: (jkt: String?, x5t: String?)
+        switch TokenFacts.confirmation(answer.raw["cnf"]) {
+        case .checked(let jkt, let x5t): binding = (jkt, x5t)
+        case .malformed: throw .invalidToken(.invalidClaim, "The introspection answer's cnf members jkt and x5t#S256 must be non-empty strings.")
+        case .unsupported(let why): throw .invalidToken(.unsupportedConfirmation, "The access token is refused: the introspection answer says \(why).")
         }
         // A DPoP token whose key the answer does not name cannot be checked: never taken as a bearer token.
         if let type = answer.tokenType, type.lowercased() == "dpop", binding.jkt == nil {

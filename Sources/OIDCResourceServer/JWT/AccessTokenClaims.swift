@@ -76,13 +76,17 @@ struct AccessTokenClaims: Sendable {
         guard let audience else { throw invalid("aud", "is missing") }
         guard let expiresAt else { throw invalid("exp", "is missing") }
         guard let scopes = TokenFacts.scopes(scope: scope, scp: scp) else { throw invalid("scope", "must be a space-separated string") }
-        guard let binding = TokenFacts.confirmation(confirmation) else { throw invalid("cnf", "must be an object of string members") }
+        switch TokenFacts.confirmation(confirmation) {
+        case .checked(let jkt, let x5t):
+            keyThumbprint = jkt
+            certificateThumbprint = x5t
+        case .malformed: throw invalid("cnf", "must have non-empty string members jkt and x5t#S256")
+        case .unsupported(let why): throw .invalidToken(.unsupportedConfirmation, "The access token is refused: \(why).")
+        }
         self.issuer = issuer
         self.audience = audience
         self.expiresAt = expiresAt
         self.scopes = scopes
-        self.keyThumbprint = binding.jkt
-        self.certificateThumbprint = binding.x5t
     }
 
     /// Whether the claim `name` is present (not `null`).

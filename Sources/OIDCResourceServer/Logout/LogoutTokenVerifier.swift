@@ -58,7 +58,7 @@ public struct LogoutTokenVerifier: Sendable {
     /// - Throws: ``LogoutTokenError`` naming the rule that failed.
     public func verify(_ token: String, keys: JWKSet, now: Date = Date()) async throws(LogoutTokenError) -> LogoutToken {
         let verified = try verifyWithoutReplayCheck(token, keys: keys, now: now)
-        try await claim(verified)
+        try await claim(verified, now: now)
         return verified
     }
 
@@ -76,7 +76,7 @@ public struct LogoutTokenVerifier: Sendable {
         } catch {
             throw Self.uncarried(error)
         }
-        try await claim(verified)
+        try await claim(verified, now: now)
         return verified
     }
 
@@ -121,17 +121,26 @@ public struct LogoutTokenVerifier: Sendable {
         )
     }
 
-    /// Records the token's `jti` under its issuer until it would be refused for its age anyway.
-    private func claim(_ token: LogoutToken) async throws(LogoutTokenError) {
-        var until = token.issuedAt.addingTimeInterval(maximumAge + leeway)
-        if let expiresAt = token.expiresAt { until = max(until, expiresAt.addingTimeInterval(leeway)) }
+    /// Records the token's `jti` under its issuer until it would be refused for its age anyway,
+    /// with one more ``leeway`` of margin (as a DPoP proof's record has): the token is accepted up
+    /// to `iat + maximumAge + leeway` (or `exp + leeway`) inclusive by the clock `now`, which the
+    /// store compares the record's expiry with.
+    private func claim(_ token: LogoutToken, now: Date) async throws(LogoutTokenError) {
         let first: Bool
-        do { first = try await replayStore.claim(Self.replayIdentifier(of: token), until: until) } catch {
+        do { first = try await replayStore.claim(Self.replayIdentifier(of: token), until: rememberUntil(token), now: now) } catch {
             throw LogoutTokenError(.unavailable, "The replay store could not record the token's jti (\(error)); it was refused, not let through.")
         }
         guard first else {
             throw LogoutTokenError(.replayed, "A logout token with this jti from this issuer was accepted before: a replay.")
         }
+    }
+
+    /// Until when the replay store remembers `token`'s `jti`: a leeway after the last moment it
+    /// is accepted, `iat + maximumAge + 2 × leeway` (or `exp + 2 × leeway`, when later).
+    func rememberUntil(_ token: LogoutToken) -> Date {
+        var until = token.issuedAt.addingTimeInterval(maximumAge + 2 * leeway)
+        if let expiresAt = token.expiresAt { until = max(until, expiresAt.addingTimeInterval(2 * leeway)) }
+        return until
     }
 
     /// Forgets that `token` was accepted, so that the provider's retry of it is taken: for a

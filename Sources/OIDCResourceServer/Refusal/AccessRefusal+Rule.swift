@@ -79,6 +79,10 @@ extension AccessRefusal {
 
         /// A DPoP-bound token (`cnf.jkt`) came as a bearer token.
         public static let boundTokenAsBearer = Rule("bound_token_as_bearer")
+        /// The token is bound (`cnf`, RFC 7800) by a method this resource cannot check: a member
+        /// other than `jkt` (RFC 9449) and `x5t#S256` (RFC 8705), such as `jwk`, `kid`, `jku` or
+        /// `x5t`, or a `cnf` that is not an object. Refused, never taken as a bearer token.
+        public static let unsupportedConfirmation = Rule("unsupported_cnf")
         /// A token without `cnf.jkt` came under the `DPoP` scheme.
         public static let unboundTokenAsDPoP = Rule("unbound_token_as_dpop")
         /// This resource takes DPoP-bound tokens only, and a bearer token came.
@@ -111,5 +115,9 @@ extension AccessRefusal {
         public static let introspectionUnavailable = Rule("introspection_unavailable")
         /// The replay store could not answer.
         public static let replayStoreUnavailable = Rule("replay_store_unavailable")
+        /// The replay store holds its quota of proofs for the proof's key (one client sends
+        /// proofs faster than ``InMemoryReplayStore/perKeyLimit`` allows); other keys' proofs are
+        /// still taken.
+        public static let replayQuotaExceeded = Rule("replay_quota_exceeded")
     }
 }

@@ -8,8 +8,11 @@ public import Foundation
 /// one store they all share, such as `PostgresReplayStore` in `OIDCPostgres`: otherwise a proof
 /// replayed at another instance is accepted there.
 ///
-/// Write your own (Redis, memcached) by implementing ``claim(_:until:)``; it must be atomic across
-/// every instance that shares the store.
+/// Write your own (Redis, memcached) by implementing ``claim(_:until:)`` (and
+/// ``claim(_:until:now:)``, to compare expiries with the caller's clock); it must be atomic across
+/// every instance that shares the store. Delete a record only well after its expiry (a few
+/// minutes, at least the largest difference between the instances' clocks): an instance whose
+/// clock runs ahead must not forget an identifier another instance would still accept.
 public protocol ReplayStore: Sendable {
     /// Records `identifier` as used until `expiry`, and says whether this was its first use.
     ///
@@ -25,6 +28,17 @@ public protocol ReplayStore: Sendable {
     ///   then: a replay store that fails never lets a replay through.
     func claim(_ identifier: String, until expiry: Date) async throws -> Bool
 
+    /// Records `identifier` as used until `expiry`, and says whether this was its first use, with
+    /// `now` the caller's clock, by which it judged the identifier's age: a record whose expiry is
+    /// not after `now` counts as gone. ``ResourceServer`` and ``LogoutTokenVerifier`` call this one
+    /// with their own clock, so that a store and its caller never disagree on what has expired.
+    ///
+    /// The default calls ``claim(_:until:)``: the store's own clock decides.
+    ///
+    /// - Returns: as ``claim(_:until:)``.
+    /// - Throws: ``ReplayStoreError`` when the store cannot answer.
+    func claim(_ identifier: String, until expiry: Date, now: Date) async throws -> Bool
+
     /// Forgets `identifier`, claimed by this caller, so that it can be claimed again: for work
     /// that failed after its claim (a back-channel logout whose logins could not be deleted, so
     /// that the provider's retry of the same token is not refused as a replay).
@@ -36,14 +50,22 @@ public protocol ReplayStore: Sendable {
 
 extension ReplayStore {
     public func release(_ identifier: String) async throws {}
+
+    public func claim(_ identifier: String, until expiry: Date, now: Date) async throws -> Bool {
+        try await claim(identifier, until: expiry)
+    }
 }
 
 /// A replay store could not answer: the request that needed it is refused, never let through.
 public struct ReplayStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why the store could not answer.
     public enum Reason: Sendable, Equatable {
-        /// The in-memory store holds its maximum of live identifiers; older ones expire soon.
+        /// The in-memory store holds its maximum of identifiers; older ones expire soon.
         case full(capacity: Int)
+        /// The in-memory store holds its maximum of identifiers for one DPoP proof key (one
+        /// client): that key's next proofs are refused until its older ones expire, while other
+        /// keys' proofs are still taken.
+        case keyQuota(perKey: Int)
         /// The shared store (a database) failed or could not be reached.
         case unavailable(String)
     }
@@ -58,8 +80,11 @@ public struct ReplayStoreError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String {
         switch reason {
         case .full(let capacity):
-            "The replay store holds its maximum of \(capacity) live identifiers; "
+            "The replay store holds its maximum of \(capacity) identifiers; "
                 + "raise its capacity or shorten the accepted age of proofs."
+        case .keyQuota(let perKey):
+            "The replay store holds its maximum of \(perKey) identifiers for one proof key; "
+                + "that client sends proofs faster than the store's per-key quota allows (raise it if that is expected)."
         case .unavailable(let why):
             "The replay store could not be reached (\(why)); the request was refused."
         }

@@ -70,6 +70,9 @@ struct ResourceServerSources: Sendable {
         configuration.introspection = introspection
         configuration.scopesSupported = scopes
         configuration.now = CLIClock.now
+        // The store on the same clock (OIDC_TEST_CLOCK_OFFSET): it compares the proofs' records
+        // with the caller's clock anyway, and with its own for the rest.
+        configuration.replayStore = InMemoryReplayStore(now: CLIClock.now)
         configuration.dpop = ResourceServer.DPoPSettings(mode: command.dpop.kitMode)
         if command.nonce { configuration.dpop.nonces = try DPoPServerNonces() }
         return configuration
