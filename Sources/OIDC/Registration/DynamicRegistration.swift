@@ -16,8 +16,10 @@ enum DynamicRegistration {
     /// members they do not know (RFC 7591 §2), so it changes nothing elsewhere.
     ///
     /// - Throws: ``OIDCError/Code/providerError`` for the server's refusal (RFC 7591 §3.2.2);
-    ///   ``OIDCError/Code/malformedResponse`` for an answer without `client_id` (§3.2.1) or that is
-    ///   no JSON object; transport errors. Nothing of the answer appears in an error or a log
+    ///   ``OIDCError/Code/malformedResponse`` for an answer without `client_id` (§3.2.1), with a
+    ///   `client_id` outside RFC 6749's VSCHAR (Appendix A.1, named by its code point), or that is
+    ///   no JSON object; transport errors. A `registration_client_uri` on another origin than the
+    ///   registration endpoint's and the issuer's is left out (``ClientConfigurationURI``). Nothing of the answer appears in an error or a log
     ///   line but its error code.
     static func register(
         at endpoint: URL, issuer: String, redirectURI: String, clientName: String, deviceGrant: Bool = false, transport: any HTTPTransport,
@@ -48,13 +50,23 @@ enum DynamicRegistration {
                 .malformedResponse, "The client registration answer has no client_id (RFC 7591 §3.2.1); nothing can log in with it.",
                 context: ["rule": "RFC 7591 §3.2.1 client_id"])
         }
+        // RFC 6749 Appendix A.1: client-id = *VSCHAR (printable ASCII). Stored and printed by
+        // every later `oidc status`, another character could drive the terminal.
+        if let bad = clientID.unicodeScalars.first(where: { $0.value < 0x20 || $0.value > 0x7E }) {
+            throw OIDCError(
+                .malformedResponse,
+                "The client registration answer's client_id holds a character outside RFC 6749's VSCHAR (U+\(String(format: "%04X", bad.value)); only printable ASCII is allowed, Appendix A.1): the server's answer is refused.",
+                context: ["rule": "RFC 6749 Appendix A.1 client_id", "parameter": "client_id"])
+        }
         let redirects = try members.strings("redirect_uris") ?? [redirectURI]
+        let configurationURI = try ClientConfigurationURI.accepted(
+            try members.endpoint("registration_client_uri"), registrationEndpoint: endpoint, issuer: issuer, logger: logger)
         let expiry = try members.seconds("client_secret_expires_at")
         let registration = ClientRegistration(
             issuer: issuer, clientID: clientID, clientSecret: try members.nonEmptyString("client_secret").map(Secret.init),
             clientSecretExpiresAt: expiry.flatMap { $0 > 0 ? Date(timeIntervalSince1970: $0) : nil },
             registrationAccessToken: try members.nonEmptyString("registration_access_token").map(Secret.init),
-            registrationClientURI: try members.endpoint("registration_client_uri"), redirectURIs: redirects)
+            registrationClientURI: configurationURI, redirectURIs: redirects)
         logger.info(
             "client registered", metadata: ["issuer": .issuer(issuer), "client_id": .untrusted(clientID), "redirect_uri": .string(redirectURI)])
         return registration

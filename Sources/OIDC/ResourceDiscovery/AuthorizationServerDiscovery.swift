@@ -40,6 +40,14 @@ enum AuthorizationServerDiscovery {
 
     /// The locations, in order.
     static func documentURLs(for issuer: String) throws(OIDCError) -> [URL] {
+        // An issuer is a URL (RFC 8414 §2): printable ASCII, which Foundation would otherwise
+        // percent-encode for the request while the text, stored and printed, keeps it raw.
+        if let bad = AuthorizationServerPolicy.firstNonPrintable(issuer) {
+            throw OIDCError(
+                .invalidArgument,
+                "The issuer '\(UntrustedText.sanitized(issuer))' holds a character outside printable ASCII (\(AuthorizationServerPolicy.codePoint(bad))); an issuer is a URL (RFC 8414 §2).",
+                context: ["rule": "RFC 8414 §2 issuer printable ASCII"])
+        }
         guard let url = URL(string: issuer), var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.query == nil, components.fragment == nil, components.host != nil
         else { throw .invalidArgument("The issuer '\(UntrustedText.sanitized(issuer))' must be an absolute https URL without query or fragment.") }

@@ -80,6 +80,7 @@ extension RelyingParty {
         let issuer = try found.chooseServer(authorizationServer)
         let (metadata, isOpenID) = try await AuthorizationServerDiscovery.metadata(
             for: issuer, transport: transport, options: requestOptions, logger: log)
+        try AuthorizationServerPolicy.checkEndpoints(of: metadata, issuer: issuer)
         guard metadata.codeChallengeMethodsSupported?.contains("S256") == true else {
             throw OIDCError(
                 .pkceNotSupported,

@@ -4,6 +4,8 @@ internal import Logging
 /// Steps 1 and 2 of discovery from a resource: the unauthenticated request and its challenge,
 /// the metadata document's location and the document, whose `resource` must be the identifier.
 struct ResourceMetadataLookup {
+    /// The resource whose metadata this is.
+    var identifier: ResourceIdentifier
     var url: URL
     var document: ProtectedResourceMetadata
     var challenge: ResourceChallenge?
@@ -49,7 +51,7 @@ struct ResourceMetadataLookup {
                     context: ["resource": identifier.value, "rule": "RFC 9728 §2 authorization_servers"])
             }
             logger.debug("protected resource metadata loaded", metadata: ["url": .endpoint(location), "challenge": .bool(challenge != nil)])
-            return ResourceMetadataLookup(url: location, document: document, challenge: challenge)
+            return ResourceMetadataLookup(identifier: identifier, url: location, document: document, challenge: challenge)
         }
         throw OIDCError(.malformedResponse, "The resource \(identifier.value) publishes no metadata (RFC 9728 §3).", context: ["rule": "RFC 9728 §3"])
     }
@@ -83,14 +85,24 @@ struct ResourceMetadataLookup {
             context: ["expected": identifier.value, "found": UntrustedText.sanitized(found), "rule": "RFC 9728 §3.3 resource"])
     }
 
-    /// The issuer to use: `requested` when the document lists it, else the first listed.
+    /// The issuer to use: `requested` when the document lists it, else the first listed; held to
+    /// ``AuthorizationServerPolicy/check(issuer:namedBy:)`` (printable ASCII; plain http only
+    /// from a plain-http resource at the same host) before any request goes to it.
     func chooseServer(_ requested: String?) throws(OIDCError) -> String {
-        guard let requested else { return document.authorizationServers[0] }
-        guard document.authorizationServers.contains(requested) else {
-            throw OIDCError(
-                .resourceMismatch, "The protected resource metadata does not list the authorization server \(requested).",
-                context: ["issuer": requested, "rule": "RFC 9728 §2 authorization_servers"])
+        guard let requested else {
+            let first = document.authorizationServers[0]
+            try AuthorizationServerPolicy.check(issuer: first, namedBy: identifier)
+            return first
         }
+        guard document.authorizationServers.contains(requested) else {
+            // The ones listed, for a caller that explains the change (a profile that remembers its server).
+            let listed = document.authorizationServers.prefix(8).map { UntrustedText.sanitized($0) }.joined(separator: " ")
+            throw OIDCError(
+                .resourceMismatch,
+                "The protected resource metadata does not list the authorization server \(UntrustedText.sanitized(requested)).",
+                context: ["issuer": UntrustedText.sanitized(requested), "listed": listed, "rule": "RFC 9728 §2 authorization_servers"])
+        }
+        try AuthorizationServerPolicy.check(issuer: requested, namedBy: identifier)
         return requested
     }
 }
