@@ -65,7 +65,7 @@ enum FastPath {
                 seen.append(name)
                 switch name {
                 case "--profile":
-                    guard value.utf8.count <= 100 else { return nil }
+                    guard ProfileName.refusal(value, from: "--profile") == nil else { return nil }
                     selection.profile = value
                 case "--store": selection.store = value
                 case "--output":
@@ -78,6 +78,8 @@ enum FastPath {
                 }
             }
             if tokenType != nil, output != .execCredential { return nil }
+            // A refused OIDC_PROFILE is the parser's to explain (StoreOptions).
+            if selection.profile == nil, ProfileName.environmentRefusal() != nil { return nil }
         }
 
         /// Prints the token when the store holds a fresh one; `nil` when a refresh (or the parser) is needed.

@@ -1,11 +1,14 @@
 /// Values that are opaque and may start with a dash: a server's DPoP nonce, a state, a PKCE
 /// verifier, a client secret, a token, a kid, a registered client id (random base64url starts
-/// with `-` one time in 64).
+/// with `-` one time in 64), and a profile name (`--profile -dash` is a name like any other).
 /// `--nonce -Qv9h` is rewritten to `--nonce=-Qv9h` before the argument parser sees it, which
 /// would otherwise read `-Qv9h` as a group of short flags (`-v`, and `-h`: help on stdout), or
 /// report the option's value as missing. As getopt does, the word after such an option is its
 /// value, unless it is a long option (`--no-nonce`) or `-` (standard input), which stay as they are.
 enum OpaqueValueArguments {
+    /// The subcommands that take `--profile` (``StoreOptions``).
+    static let profileCommands = ["login", "token", "refresh", "status", "request", "proof", "logout", "introspect", "exchange", "inject"]
+
     /// The options of each subcommand whose value is opaque.
     static let options: [String: Set<String>] = [
         "proof": ["--nonce"],
@@ -15,7 +18,7 @@ enum OpaqueValueArguments {
         "provider": ["--client-secret", "--client-id"],
         "inject": ["--access-token", "--refresh-token", "--id-token", "--expires-in", "--client-id"],
         "resource-server": ["--client-id"],
-    ]
+    ].merging(profileCommands.map { ($0, ["--profile"]) }) { $0.union($1) }
 
     /// `arguments` (without the program name) with each such option joined to a value that starts with a dash.
     static func joined(_ arguments: [String]) -> [String] {

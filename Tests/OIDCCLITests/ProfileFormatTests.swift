@@ -155,6 +155,7 @@ struct ProfileFormatTests {
         // Each property set in `full` (and the settings added since 0.x's file) shows in the file: none is missing a row.
         var everything = Self.full
         everything.resource = "https://mcp.example.com/mcp"
+        everything.resourceIssuer = "https://as.example.com"
         let written = try #require(try JSONSerialization.jsonObject(with: Data(try everything.serialized())) as? [String: Any])
         #expect(Set(written.keys) == Set(keys + ["version"]))
         #expect(Mirror(reflecting: everything).children.count == keys.count)

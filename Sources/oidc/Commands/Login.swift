@@ -198,10 +198,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
                 return (stored, note)
             }
         }
-        var kept = profile
-        // DPoP turned on for a resource that takes only bound tokens: remembered, as --dpop is.
-        if profile.resource != nil, stored.isDPoPBound { kept.dpop = true }
-        try profiles.save(kept, as: storeOptions.profileName)
+        // A resource's issuer (trust on first use), and DPoP turned on for a resource that takes
+        // only bound tokens: remembered, as --dpop is.
+        try profiles.save(profile.remembering(stored), as: storeOptions.profileName)
         if let replaced { Console.error("oidc: \(replaced)") }
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
     }

@@ -70,21 +70,28 @@ extension LoginFlow {
         try profile.configure(&configuration, provider: ProviderConfiguration(issuer: profile.issuer ?? resource, authorizationEndpoint: nil))
         let kept = try ResourceLogin.registrations(in: keychain)
         let registrations: any RegistrationStore = newRegistration ? NewRegistrationStore(base: kept) : kept
+        // --issuer when given (remembered), else the issuer of the profile's first login (trust on first use).
+        let requested = profile.issuer ?? profile.resourceIssuer
         var port = try fixedListenPort()
-        if newRegistration, port == nil, try !listensOnAnyPort() {
-            // The new registration keeps the port of the one it replaces: the one kept for the issuer
-            // this login uses (found from the resource first), whichever profile or login made it;
-            // unless --listen asks for any port (the old one may be taken).
-            let issuer = try await RelyingParty.authorizationServer(
-                forResource: url, requested: profile.issuer, transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)),
-                logger: CLILog.logger(.discovery))
-            port = try await kept.registration(for: issuer)?.callbackPort
+        let rp: RelyingParty
+        do {
+            if newRegistration, port == nil, try !listensOnAnyPort() {
+                // The new registration keeps the port of the one it replaces: the one kept for the issuer
+                // this login uses (found from the resource first), whichever profile or login made it;
+                // unless --listen asks for any port (the old one may be taken).
+                let issuer = try await RelyingParty.authorizationServer(
+                    forResource: url, requested: requested, transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)),
+                    logger: CLILog.logger(.discovery))
+                port = try await kept.registration(for: issuer)?.callbackPort
+            }
+            rp = try await RelyingParty.forResource(
+                url, clientID: profile.clientID, authorizationServer: requested, registrations: registrations,
+                clientName: ResourceLogin.clientName, callbackPort: port, transport: transport,
+                requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
+            )
+        } catch let error as OIDCError {
+            throw switchedServer(error, resource: resource) ?? error
         }
-        let rp = try await RelyingParty.forResource(
-            url, clientID: profile.clientID, authorizationServer: profile.issuer, registrations: registrations,
-            clientName: ResourceLogin.clientName, callbackPort: port, transport: transport,
-            requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery), configuration: configuration
-        )
         // A resource that takes only DPoP-bound tokens: the library turned DPoP on (a new key kept
         // with the login, as --dpop); the profile remembers it. An explicit --no-dpop would get
         // bearer tokens the resource refuses: said before anyone signs in.
@@ -97,6 +104,22 @@ extension LoginFlow {
                 "oidc: \(UntrustedText.sanitized(resource, limit: 200)) takes only DPoP-bound tokens (dpop_bound_access_tokens_required, RFC 9728): DPoP on, as --dpop (a new key kept with the login; remembered)")
         }
         return rp
+    }
+
+    /// A resource that no longer lists the issuer this profile signed in at first (``Profile/resourceIssuer``,
+    /// trust on first use): refused, naming both servers and how to accept the new one. `nil` for
+    /// any other `error`, and when `--issuer` names the server (the library's refusal says it).
+    func switchedServer(_ error: OIDCError, resource: String) -> OIDCError? {
+        guard profile.issuer == nil, let remembered = profile.resourceIssuer, error.code == .resourceMismatch,
+            error.context["issuer"] == remembered, let listed = error.context["listed"]
+        else { return nil }
+        let shownResource = UntrustedText.sanitized(resource, limit: 200)
+        let newServer = listed.split(separator: " ").first.map(String.init) ?? "NEW-ISSUER"
+        let name = ProfileName.shown(profileName)
+        return OIDCError(
+            .resourceMismatch,
+            "The resource \(shownResource) now names the authorization server \(listed), no longer \(remembered), where profile '\(name)' signed in first (oidc remembers it). The login is refused: a resource that changes its server may have been taken over, and you would sign in at the new one. If the change is expected, accept the new server with: oidc login --profile \(name) --resource \(shownResource) --issuer \(newServer) (or log in with a new profile).",
+            context: ["resource": shownResource, "issuer": remembered, "listed": listed, "rule": "the profile's authorization server (trust on first use)"])
     }
 
     /// A taken callback port of a registered client, said with why it is fixed (the registration

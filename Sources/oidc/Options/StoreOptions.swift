@@ -30,8 +30,8 @@ struct StoreOptions: ParsableArguments {
     var explicitStore: String? { selection.explicitStore }
 
     func validate() throws {
-        if let profile, profile.isEmpty { throw ValidationError("--profile must not be empty") }
-        if let profile, profile.utf8.count > 100 { throw ValidationError("--profile must be at most 100 bytes") }
+        if let profile { try ProfileName.validate(profile, from: "--profile") }
+        if profile == nil, let reason = ProfileName.environmentRefusal() { throw ValidationError(reason) }
         if let store, store.isEmpty { throw ValidationError("--store must not be empty") }
     }
 

@@ -23,9 +23,14 @@ struct Profile: Equatable {
     /// The Schibsted environment's name or base URL.
     var environment: String?
     var clientID: String?
-    /// `--resource`: the protected resource (RFC 8707, RFC 9728) the logins are for; the issuer and,
-    /// without `--client-id`, the client are found from it at each login.
+    /// `--resource`: the protected resource (RFC 8707, RFC 9728) the logins are for; the issuer (at
+    /// the first login, then held to ``resourceIssuer``) and, without `--client-id`, the client are
+    /// found from it at each login.
     var resource: String?
+    /// The issuer a `--resource` profile signed in at first (trust on first use, security review 5,
+    /// I5): later logins use it, and refuse a resource that no longer lists it, until
+    /// `--resource URL --issuer NEW` accepts another. Set by the login, not by a flag.
+    var resourceIssuer: String?
     var clientSecretFile: String?
     var scopes: [String] = []
     var parameters: [OAuthParameter] = []
@@ -84,6 +89,17 @@ struct Profile: Equatable {
         for setting in Self.settings {
             for group in groups { try setting.lay(&self, group) }
         }
+    }
+
+    /// The profile to save after `login`: a `--resource` profile remembers the issuer it signed in
+    /// at (when it has none yet, or `--issuer` chose another), and DPoP when the resource turned
+    /// it on (a resource that takes only bound tokens), as `--dpop` is remembered.
+    func remembering(_ login: StoredLogin) -> Profile {
+        var kept = self
+        guard resource != nil else { return kept }
+        kept.resourceIssuer = login.issuer
+        if login.isDPoPBound { kept.dpop = true }
+        return kept
     }
 
     /// The file's bytes: sorted keys, indented, settings at their defaults left out (the format of
