@@ -62,12 +62,14 @@ extension RelyingParty {
     ///     DPoP is turned on for a resource that requires it (above).
     /// - Throws: ``OIDCError/Code/invalidArgument`` or ``OIDCError/Code/insecureEndpoint`` for a URL
     ///   that is no resource identifier; ``OIDCError/Code/insecureEndpoint`` for a
-    ///   `resource_metadata` on another origin over plain http (not loopback);
+    ///   `resource_metadata` on another origin over plain http, a plain-http authorization server
+    ///   named by a resource that is not plain http at the same host, or a plain-http endpoint in
+    ///   an https server's metadata;
     ///   ``OIDCError/Code/resourceMismatch`` for a document naming another resource, or an
     ///   `authorizationServer` it does not list; ``OIDCError/Code/noAuthorizationServer``;
     ///   ``OIDCError/Code/issuerMismatch``; ``OIDCError/Code/pkceNotSupported``;
-    ///   ``OIDCError/Code/malformedResponse`` for a document that is not JSON, or a registration
-    ///   answer without `client_id`; ``OIDCError/Code/missingParameter`` when no client id is
+    ///   ``OIDCError/Code/malformedResponse`` for a document that is not JSON, an issuer outside
+    ///   printable ASCII, or a registration answer without `client_id` or with one outside VSCHAR; ``OIDCError/Code/missingParameter`` when no client id is
     ///   given and the server offers no registration; the store's and the transport's errors.
     public static func forResource(
         _ resource: URL, clientID: String? = nil, authorizationServer: String? = nil, registrations: (any RegistrationStore)? = nil,
