@@ -8,11 +8,13 @@ internal import Logging
 /// registration is kept without it, so its token is never sent, and a server that later forgets
 /// the client is found as without RFC 7592 (`oidc login --new-registration`).
 enum ClientConfigurationURI {
-    /// `uri` when it is on the origin of `registrationEndpoint` or `issuer`; `nil` otherwise.
-    static func accepted(_ uri: URL?, registrationEndpoint: URL, issuer: String, logger: Logger) -> URL? {
+    /// `uri` when it is on the origin of `registrationEndpoint` or `issuer`; `nil` otherwise. Applied
+    /// to a registration's answer, and again to a kept registration before it is used (one kept by
+    /// an earlier version, which took any origin).
+    static func accepted(_ uri: URL?, registrationEndpoint: URL?, issuer: String, logger: Logger) -> URL? {
         guard let uri else { return nil }
         let origin = origin(of: uri)
-        if origin != nil, origin == self.origin(of: registrationEndpoint) || origin == URL(string: issuer).flatMap(self.origin(of:)) {
+        if origin != nil, origin == registrationEndpoint.flatMap(self.origin(of:)) || origin == URL(string: issuer).flatMap(self.origin(of:)) {
             return uri
         }
         logger.notice(

@@ -51,8 +51,11 @@ struct ResourceClient {
         issuer: String, metadata: ProviderMetadata, registrations: any RegistrationStore, clientName: String,
         callbackPort: Int?, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
     ) async throws(OIDCError) -> ResourceClient {
-        if let stored = try await registrations.registration(for: issuer), !stored.isExpired(at: Date()) {
+        if var stored = try await registrations.registration(for: issuer), !stored.isExpired(at: Date()) {
             logger.debug("reusing the client registered earlier", metadata: ["issuer": .issuer(issuer)])
+            // A configuration endpoint an earlier version kept on another origin gets no RFC 7592 read.
+            stored.registrationClientURI = ClientConfigurationURI.accepted(
+                stored.registrationClientURI, registrationEndpoint: metadata.registrationEndpoint, issuer: issuer, logger: logger)
             return ResourceClient(id: stored.clientID, source: .storedRegistration, registration: stored)
         }
         guard let endpoint = metadata.registrationEndpoint else {

@@ -143,7 +143,7 @@ struct HostileResourceDiscoveryTests {
         }
     }
 
-    @Test("I2: a registration_client_uri on another origin is left out (no RFC 7592 read goes there); on the registration endpoint's origin it is kept and read")
+    @Test("I2: a registration_client_uri on another origin is left out (no RFC 7592 read goes there), also one kept earlier; on the registration endpoint's origin it is kept and read")
     func registrationClientURIOrigin() async throws {
         try await HostileResource.with(HostileResource.Script()) { elsewhere in
             var script = HostileResource.Script()
@@ -156,6 +156,14 @@ struct HostileResourceDiscoveryTests {
                 let again = try await Self.forResource(server.resourceURL, registrations: store)
                 #expect(again.protectedResource?.clientSource == .storedRegistration)
                 _ = try await again.confirmingKeptRegistration(registrations: store)
+                // A registration kept by an earlier version, which took any origin: not read there either.
+                var older = kept
+                older.registrationClientURI = URL(string: "\(elsewhere.origin)/elsewhere/regclient")
+                older.registrationAccessToken = Secret("older-registration-access-token")
+                try await store.save(older)
+                let fromOlder = try await Self.forResource(server.resourceURL, registrations: store)
+                #expect(fromOlder.protectedResource?.registration?.registrationClientURI == nil)
+                _ = try await fromOlder.confirmingKeptRegistration(registrations: store)
             }
             #expect(elsewhere.requests.isEmpty, "\(elsewhere.requests)")
         }
