@@ -188,7 +188,10 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.countdown = logging.level == nil && DevicePrompt.stderrIsTerminal
         flow.environment = BrowserEnvironment(browserCommand: noBrowser ? nil : profile.browser, noBrowser: noBrowser)
         let login = flow
-        let transportConfiguration = try profile.transportConfiguration()
+        var bounded = try profile.transportConfiguration()
+        // Each request (discovery, the token endpoint): OIDC_HTTP_TIMEOUT, else 15 s, within --timeout.
+        bounded.maximumRequestTimeout = try NetworkTimeout.login(loginTimeout: timeout)
+        let transportConfiguration = bounded
         let selection = storeOptions.selection, store = keychain, savedProfiles = [profile, saved].compactMap { $0 }
         let (stored, replaced) = try await Interrupt.run {
             try await withNIOHTTPTransport(configuration: transportConfiguration, logger: CLILog.logger(.transport)) { transport in

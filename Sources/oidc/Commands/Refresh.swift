@@ -21,6 +21,11 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var tls: TLSOptions
 
+    @Option(help: "Seconds to wait for the token endpoint (default: $OIDC_HTTP_TIMEOUT, else 10).")
+    var timeout: Int?
+
+    func validate() throws { _ = try NetworkTimeout.seconds(flag: timeout, default: Token.defaultTimeout) }
+
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
         try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
@@ -30,7 +35,8 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
                 context: ["profile": storeOptions.profileName]
             )
         }
-        let configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        var configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        configuration.maximumRequestTimeout = .seconds(try NetworkTimeout.seconds(flag: timeout, default: Token.defaultTimeout))
         let (login, problem) = try await withNIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport)) { transport in
             let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))
             let tokens = try await session.validTokens(forceRefresh: true)

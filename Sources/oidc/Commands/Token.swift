@@ -54,10 +54,17 @@ struct Token: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var tls: TLSOptions
 
+    @Option(help: "Seconds to wait for the token endpoint when a refresh is needed (default: $OIDC_HTTP_TIMEOUT, else 10).")
+    var timeout: Int?
+
+    /// kubectl and scripts wait on `oidc token`: a hung provider is said in 10 s, not 30.
+    static let defaultTimeout = 10
+
     static let margin: TimeInterval = 60
 
     func validate() throws {
         if tokenType != nil, output != .execCredential { throw ValidationError("--token-type goes with --output exec-credential") }
+        _ = try NetworkTimeout.seconds(flag: timeout, default: Self.defaultTimeout)
     }
 
     func run() async throws {
@@ -73,7 +80,9 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         // Before a refresh spends the refresh token for a credential that would be refused anyway.
         if output == .execCredential, !wantsIDToken { try Self.refuseBoundTokenForKubectl(stored.login.tokens, profile: storeOptions.profileName) }
         try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
-        let transport = NIOHTTPTransport(configuration: try tls.transportConfiguration(over: stored.boundProfile), logger: CLILog.logger(.transport))
+        var configuration = try tls.transportConfiguration(over: stored.boundProfile)
+        configuration.maximumRequestTimeout = .seconds(try NetworkTimeout.seconds(flag: timeout, default: Self.defaultTimeout))
+        let transport = NIOHTTPTransport(configuration: configuration, logger: CLILog.logger(.transport))
         let outcome: Result<(StoredLogin, OIDCError?), any Error>
         do {
             let session = try stored.session(transport: transport, clientSecretFile: credentials.clientSecretFile, allowlist: HostAllowlist([]))

@@ -1,0 +1,214 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import OIDCTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a person at the terminal meets first (user trial 5): a mistyped command, a usage error,
+/// a server that never answers, a resource that says why it refused, a step-up login.
+@Suite("oidc at the terminal: commands, usage, timeouts, refusals, step-up", .timeLimit(.scaledMinutes(3)))
+struct TerminalEdgeTests {
+    // MARK: F7: mistyped subcommands
+
+    @Test("a mistyped command is named with the nearest one, not blamed on the next option (exit 2)")
+    func mistypedCommands() async throws {
+        for (typed, meant) in [
+            (["tokn", "--profile", "work"], "token"), (["stauts", "--all"], "status"), (["log-in", "--issuer", "https://x.example"], "login"),
+            (["tokn"], "token"), (["help", "tokn"], "token"), (["-v", "refersh"], "refresh"),
+        ] {
+            let result = try await OIDCBinary.run(typed)
+            #expect(result.status == 2, "\(typed): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("oidc: error: unknown command '\(typed.first { !$0.hasPrefix("-") && $0 != "help" }!)'; did you mean '\(meant)'?"), "\(typed): \(result.stderr)")
+            #expect(!result.stderr.contains("Unknown option"), "\(result.stderr)")
+        }
+        let unknown = try await OIDCBinary.run(["xyzzy"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown command 'xyzzy'; the commands are: login, token,"), "\(unknown.stderr)")
+        // A command's own help, and a known command, are untouched.
+        let help = try await OIDCBinary.run(["help", "token"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("oidc token"))
+    }
+
+    // MARK: F18: usage errors in oidc's voice, with the command's own usage
+
+    @Test("usage errors say 'oidc: error:' and show the typed command's usage, not the root's")
+    func usageErrors() async throws {
+        let sandbox = LoginSandbox()
+        let bare = try await sandbox.run(["login"])
+        #expect(bare.status == 2)
+        #expect(bare.stderr.hasPrefix("oidc: error: profile 'default' is unknown"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("Usage: oidc login"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("See 'oidc login --help'"), "\(bare.stderr)")
+        #expect(!bare.stderr.contains("<subcommand>"), "\(bare.stderr)")
+        let noClient = try await sandbox.run(["login", "--issuer", "https://login.example.com"])
+        #expect(noClient.status == 2)
+        #expect(noClient.stderr.hasPrefix("oidc: error: --client-id is required"), "\(noClient.stderr)")
+        #expect(noClient.stderr.contains("Usage: oidc login"), "\(noClient.stderr)")
+        // The parser's own errors too: one prefix, and its suggestion kept.
+        let typo = try await sandbox.run(["login", "--isuer", "https://login.example.com"])
+        #expect(typo.status == 2)
+        #expect(typo.stderr.hasPrefix("oidc: error: Unknown option '--isuer'"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("Did you mean '--issuer'?"), "\(typo.stderr)")
+        #expect(!typo.stderr.contains("Error: "), "\(typo.stderr)")
+    }
+
+    // MARK: F5: a server that never answers
+
+    /// A port that accepts connections (the kernel completes them into the listen backlog) and
+    /// never answers: what a hung provider looks like to a client.
+    final class SilentServer {
+        let descriptor: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 64) == 0 else {
+                close(fd)
+                throw POSIXError(.EADDRNOTAVAIL)
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            descriptor = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+
+        deinit { close(descriptor) }
+    }
+
+    @Test("a provider that never answers: the message names the time waited and how to wait longer, by flag and by OIDC_HTTP_TIMEOUT")
+    func silentProvider() async throws {
+        let silent = try SilentServer()
+        let sandbox = LoginSandbox()
+        let discover = try await sandbox.run(["discover", silent.url, "--timeout", "1"])
+        #expect(discover.status == 5, "\(discover.stderr)")
+        #expect(discover.stderr.contains("did not answer within 1 s"), "\(discover.stderr)")
+        #expect(discover.stderr.contains("--timeout SECONDS or OIDC_HTTP_TIMEOUT=SECONDS"), "\(discover.stderr)")
+        // The login's discovery: bounded by OIDC_HTTP_TIMEOUT, and by the login's own --timeout.
+        let byEnvironment = try await sandbox.run(
+            ["login", "--issuer", silent.url, "--client-id", "c", "--no-browser", "--profile", "hang"], extra: ["OIDC_HTTP_TIMEOUT": "1"])
+        #expect(byEnvironment.status == 5, "\(byEnvironment.stderr)")
+        #expect(byEnvironment.stderr.contains("did not answer within 1 s"), "\(byEnvironment.stderr)")
+        #expect(byEnvironment.stderr.contains("give OIDC_HTTP_TIMEOUT=SECONDS"), "\(byEnvironment.stderr)")
+        let byLoginTimeout = try await sandbox.run(["login", "--issuer", silent.url, "--client-id", "c", "--no-browser", "--timeout", "2", "--profile", "hang"])
+        #expect(byLoginTimeout.status == 5, "\(byLoginTimeout.stderr)")
+        #expect(byLoginTimeout.stderr.contains("did not answer within 2 s"), "\(byLoginTimeout.stderr)")
+        let request = try await sandbox.run(["request", silent.url + "/x", "--allow-host", "127.0.0.1"])
+        #expect(request.status == 4, "no login: \(request.stderr)")
+        let bad = try await sandbox.run(["discover", silent.url], extra: ["OIDC_HTTP_TIMEOUT": "soon"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("OIDC_HTTP_TIMEOUT must be whole seconds"), "\(bad.stderr)")
+    }
+
+    @Test("oidc token at a token endpoint that never answers: 10 s by default is stated; --timeout and OIDC_HTTP_TIMEOUT shorten it")
+    func silentTokenEndpoint() async throws {
+        let silent = try SilentServer()
+        let sandbox = LoginSandbox()
+        let injected = try await sandbox.run(
+            ["inject", "--issuer", "https://login.example.com", "--client-id", "c", "--token-endpoint", silent.url + "/token",
+             "--access-token", "AT-old", "--refresh-token", "RT-old", "--expires-in=-10", "--profile", "hang"])
+        #expect(injected.status == 0, "\(injected.stderr)")
+        let flag = try await sandbox.run(["token", "--profile", "hang", "--timeout", "1"])
+        #expect(flag.status == 5, "\(flag.stderr)")
+        #expect(flag.stderr.contains("did not answer within 1 s"), "\(flag.stderr)")
+        #expect(flag.stderr.contains("--timeout SECONDS or OIDC_HTTP_TIMEOUT"), "\(flag.stderr)")
+        let environment = try await sandbox.run(["token", "--profile", "hang"], extra: ["OIDC_HTTP_TIMEOUT": "1"])
+        #expect(environment.status == 5, "\(environment.stderr)")
+        #expect(environment.stderr.contains("did not answer within 1 s"), "\(environment.stderr)")
+        // The unreachable provider keeps the login.
+        #expect(try sandbox.storedLogin("hang") != nil)
+        let help = try await sandbox.run(["token", "--help"])
+        #expect(help.stdout.contains("default: $OIDC_HTTP_TIMEOUT, else 10"), "\(help.stdout)")
+    }
+
+    // MARK: F2: the resource's reason
+
+    @Test("a 401 a fresh token does not cure quotes the resource's reason and names the --resource login its metadata points to")
+    func refusedTokenSaysWhy() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "work"])
+            #expect(login.status == 0, "\(login.stderr)")
+            // The provider's /resource takes only tokens issued for it (RFC 8707): a plain login's is not.
+            let refused = try await sandbox.run(["request", provider.issuer + "/resource", "--profile", "work"])
+            #expect(refused.status == 4, "\(refused.stderr)")
+            #expect(refused.stderr.contains("HTTP 401"))
+            #expect(refused.stderr.contains("401: invalid_token (\"The access token was not issued for this resource (RFC 8707).\")"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("oidc login --profile work --resource '\(provider.issuer)/resource'"), "\(refused.stderr)")
+            let stored = try #require(try sandbox.storedLogin("work"))
+            #expect(!refused.stderr.contains(stored.tokens.accessToken.revealedValue))
+        }
+    }
+
+    @Test("a 403 that is not a step-up has its reason quoted (here from the JSON body, the challenge having none); control characters show as '?'")
+    func forbiddenSaysWhy() async throws {
+        try await withTestProvider { provider in
+            let api = try await LoopbackHTTPService.start(host: "127.0.0.1", port: 0, maximumBodySize: 1024) { _ in
+                LoopbackHTTPService.Response(
+                    status: 403,
+                    headers: [("WWW-Authenticate", "Bearer error=\"insufficient_user_authentication\""), ("Content-Type", "application/json")],
+                    body: Array(#"{"error":"insufficient_user_authentication","error_description":"A stronger login is needed\u001b[2J."}"#.utf8))
+            }
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "work"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let refused = try await sandbox.run(["request", "http://127.0.0.1:\(api.port)/x", "--allow-host", "127.0.0.1", "--profile", "work"])
+            try await api.shutdown()
+            #expect(refused.status == 4, "\(refused.stderr)")
+            #expect(refused.stdout.hasPrefix(#"{"error":"insufficient_user_authentication""#))
+            #expect(refused.stderr.contains("refused the request (403: insufficient_user_authentication (\"A stronger login is needed?[2J.\"))"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("\u{1B}"))
+        }
+    }
+
+    // MARK: Step-up: the union of the kept and the new scopes
+
+    @Test("oidc login --profile P --scope X on a profile that asks for Y asks for Y and X; --reset for X alone")
+    func stepUpUnion() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            let first = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--scope", "openid profile", "--profile", "work"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let more = try await sandbox.run(["login", "--profile", "work", "--scope", "email"])
+            #expect(more.status == 0, "\(more.stderr)")
+            let profile = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sandbox.profileDirectory + "/work.json"))) as? [String: Any])
+            #expect(profile["scopes"] as? [String] == ["openid", "profile", "email"])
+            let granted = try #require(try sandbox.storedLogin("work")).tokens.scopes
+            #expect(Set(granted).isSuperset(of: ["openid", "profile", "email"]), "\(granted)")
+            let reset = try await sandbox.run(["login", "--profile", "work", "--reset", "--issuer", provider.issuer, "--client-id", "test-client", "--scope", "openid"])
+            #expect(reset.status == 0, "\(reset.stderr)")
+            let narrowed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sandbox.profileDirectory + "/work.json"))) as? [String: Any])
+            #expect(narrowed["scopes"] as? [String] == ["openid"])
+        }
+    }
+
+    // MARK: The nearest command
+
+    @Test("the nearest command: dashes and case folded, a transposition counts one, a beginning, nothing far offered")
+    func nearest() async throws {
+        for (typed, meant) in [("LOG_IN", "login"), ("stauts", "status"), ("disc", "discover"), ("banana", nil as String?)] {
+            let result = try await OIDCBinary.run([typed])
+            #expect(result.status == 2)
+            let suggested = result.stderr.range(of: "did you mean '").map { String(result.stderr[$0.upperBound...].prefix { $0 != "'" }) }
+            #expect(suggested == meant, "\(typed): \(result.stderr)")
+        }
+    }
+}
