@@ -35,10 +35,11 @@ struct TokenFacts: Sendable {
     enum Confirmation {
         /// No binding, or one this resource checks: `jkt` (RFC 9449 §6), `x5t#S256` (RFC 8705 §3.1).
         case checked(jkt: String?, x5t: String?)
-        /// `jkt` or `x5t#S256` is not a non-empty string.
+        /// `cnf` is not a JSON object (RFC 7800 §3.1), or its `jkt` or `x5t#S256` is not a
+        /// non-empty string.
         case malformed
-        /// A binding this resource cannot check: a member other than those two, or a `cnf` that
-        /// is not an object. Never taken as a bearer token.
+        /// A binding this resource cannot check: a member other than those two. Never taken as a
+        /// bearer token.
         case unsupported(String)
     }
 
@@ -50,9 +51,7 @@ struct TokenFacts: Sendable {
     /// each a non-empty string.
     static func confirmation(_ value: JSONValue?) -> Confirmation {
         guard let value else { return .checked(jkt: nil, x5t: nil) }
-        guard case .object(let members) = value else {
-            return .unsupported("its cnf claim is not a JSON object, so its binding cannot be checked")
-        }
+        guard case .object(let members) = value else { return .malformed }
         let others = members.keys.filter { !checkedConfirmationMembers.contains($0) }.sorted()
         guard others.isEmpty else {
             let names = others.prefix(4).map { UntrustedText.sanitized($0, limit: 24) }.joined(separator: ", ")

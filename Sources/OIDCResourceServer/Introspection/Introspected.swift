@@ -38,7 +38,7 @@ enum Introspected {
         let binding: (jkt: String?, x5t: String?)
         switch TokenFacts.confirmation(answer.raw["cnf"]) {
         case .checked(let jkt, let x5t): binding = (jkt, x5t)
-        case .malformed: throw .invalidToken(.invalidClaim, "The introspection answer's cnf members jkt and x5t#S256 must be non-empty strings.")
+        case .malformed: throw .invalidToken(.invalidClaim, "The introspection answer's cnf must be an object whose jkt and x5t#S256 are non-empty strings.")
         case .unsupported(let why): throw .invalidToken(.unsupportedConfirmation, "The access token is refused: the introspection answer says \(why).")
         }
         // A DPoP token whose key the answer does not name cannot be checked: never taken as a bearer token.

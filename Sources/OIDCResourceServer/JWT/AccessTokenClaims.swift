@@ -80,7 +80,7 @@ struct AccessTokenClaims: Sendable {
         case .checked(let jkt, let x5t):
             keyThumbprint = jkt
             certificateThumbprint = x5t
-        case .malformed: throw invalid("cnf", "must have non-empty string members jkt and x5t#S256")
+        case .malformed: throw invalid("cnf", "must be an object whose jkt and x5t#S256 are non-empty strings")
         case .unsupported(let why): throw .invalidToken(.unsupportedConfirmation, "The access token is refused: \(why).")
         }
         self.issuer = issuer

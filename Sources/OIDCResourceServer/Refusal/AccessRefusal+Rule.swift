@@ -81,7 +81,8 @@ extension AccessRefusal {
         public static let boundTokenAsBearer = Rule("bound_token_as_bearer")
         /// The token is bound (`cnf`, RFC 7800) by a method this resource cannot check: a member
         /// other than `jkt` (RFC 9449) and `x5t#S256` (RFC 8705), such as `jwk`, `kid`, `jku` or
-        /// `x5t`, or a `cnf` that is not an object. Refused, never taken as a bearer token.
+        /// `x5t`. Refused, never taken as a bearer token. (A `cnf` that is not an object is
+        /// ``invalidClaim``.)
         public static let unsupportedConfirmation = Rule("unsupported_cnf")
         /// A token without `cnf.jkt` came under the `DPoP` scheme.
         public static let unboundTokenAsDPoP = Rule("unbound_token_as_dpop")

@@ -39,7 +39,7 @@ struct UnsupportedConfirmationTests {
         }
     }
 
-    @Test("the controls: no cnf and an empty cnf are bearer tokens; cnf.jkt sent as Bearer is bound_token_as_bearer; cnf not an object, or jkt beside an unknown member (even with a good proof), is unsupported_cnf")
+    @Test("the controls: no cnf and an empty cnf are bearer tokens; cnf.jkt sent as Bearer is bound_token_as_bearer; a cnf that is not an object is invalid_claim; jkt beside an unknown member (even with a good proof) is unsupported_cnf")
     func controlsAndMixtures() async throws {
         try await ResourceFixture.run { fixture in
             let plain = try await fixture.server.verify(ResourceFixture.bearer(try await fixture.token()))
@@ -52,7 +52,8 @@ struct UnsupportedConfirmationTests {
             #expect(try await fixture.refusal(ResourceFixture.bearer(bound)).rule == .boundTokenAsBearer)
 
             let notObject = try await fixture.token(extra: ["cnf": "jkt"])
-            #expect(try await fixture.refusal(ResourceFixture.bearer(notObject)).rule == .unsupportedConfirmation)
+            let malformed = try await fixture.refusal(ResourceFixture.bearer(notObject))
+            #expect(malformed.rule == .invalidClaim && malformed.error == "invalid_token")
 
             let mixed = try await fixture.token(extra: ["cnf": ["jkt": key.thumbprint, "kid": "k"]])
             let refusal = try await fixture.refusal(try fixture.dpop(mixed, key: key))
