@@ -3,6 +3,7 @@ import OIDC
 import OIDCTesting
 import OIDCTestSupport
 import Testing
+@testable import oidc
 
 /// Profile names (user trial 5, F16 and F17): a name that starts with a dash binds to `--profile`
 /// in every command that takes one; a name with a control or format character is refused (exit 2)
@@ -41,6 +42,17 @@ struct ProfileNameCommandTests {
             let login = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "my work/émoji😀"])
             #expect(login.status == 0, "\(login.stderr)")
         }
+    }
+
+    @Test("F17: a stored name with control or format characters is shown with ? for each (listings of names left by older versions); other names as they are")
+    func shownNames() {
+        #expect(ProfileName.shown("esc\u{1B}[31mRED\nline2") == "esc?[31mRED?line2")
+        #expect(ProfileName.shown("c1\u{9B}x\u{7F}bidi\u{202E}") == "c1?x?bidi?")
+        #expect(ProfileName.shown("my work/émoji😀 -x") == "my work/émoji😀 -x")
+        for (name, _) in Self.refusedNames { #expect(ProfileName.refusal(name, from: "--profile") != nil) }
+        #expect(ProfileName.refusal("-dash", from: "--profile") == nil)
+        #expect(ProfileName.refusal("", from: "--profile") == "--profile must not be empty")
+        #expect(ProfileName.refusal(String(repeating: "é", count: 51), from: "OIDC_PROFILE") == "OIDC_PROFILE must be at most 100 bytes")
     }
 
     @Test("F16: --profile -dash binds as a name in every command that takes --profile (login, token, status, refresh, request, proof, logout, introspect, exchange, inject)")
