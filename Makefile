@@ -1,10 +1,17 @@
 # The two entry points of the README: `make demo` (the main job) and `make test` (the whole suite).
 SWIFT ?= swift
 PREFIX ?= /usr/local
-# Swift Testing starts every test at once: the tests wait on events, not on the clock, so none is
-# held past its time limit by the others. They then hold a few thousand descriptors together (test
-# providers, listeners, connections), more than the usual soft limit of 1024: the test runs raise it
-# (to at most the hard limit). Set SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH to bound them anyway.
+# Swift Testing starts every test at once unless told otherwise. On two cores that starves Swift's
+# cooperative pool (one thread a core) for tens of seconds: with two busy loops beside, 28 tests of
+# 825 failed, and 25 with every bound 4 times longer (PostgreSQL migrations and loopback logins
+# still unanswered after 20 s); 12 at a time, none failed on a bound and the run took 173 s instead
+# of 253. So 12 at a time: set SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH to change it. The
+# time bounds the tests have left come from one scale, OIDC_TEST_TIME_SCALE (4 by default;
+# CONTRIBUTING.md). The tests hold a few thousand descriptors together (test providers, listeners,
+# connections), more than the usual soft limit of 1024: the test runs raise it (to at most the
+# hard limit).
+SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH
 FILES = ulimit -n 16384 2> /dev/null || ulimit -n "$$(ulimit -Hn)";
 # The suite is meant to be run as an ordinary user (CONTRIBUTING.md; .ci/run runs it as one). Run by
 # root, its tests run as root in a default container does: without CAP_NET_ADMIN (setpriv), so a

@@ -170,6 +170,8 @@ start() {
         --encoding=UTF8 --locale=C.UTF-8 >"$state/initdb.log" 2>&1 || { rm -f "$data/password"; die "initdb failed: $(tail -5 "$state/initdb.log")"; }
     rm -f "$data/password"
     local port attempt
+    # max_connections: the package suite peaked at 53 client sessions with every test at once, 27 at
+    # the Makefile's 12 tests at a time (pg_stat_activity, sampled every 0.5 s); 200 leaves room.
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
         if as_owner "$bin/pg_ctl" -D "$data/cluster" -l "$data/server.log" -w -t 60 \
