@@ -312,7 +312,7 @@ public final class LoopbackRedirectListener: Sendable {
         let message = startOpened
             ? "No sign-in came back to \(redirectURI) within \(Self.seconds(timeout)) s; run the login again (and finish it in the browser in time), or give it more time."
             : byHand
-            ? "Nobody opened the sign-in link within \(Self.seconds(timeout)) s: run the login again and open the URL it prints in a browser on this machine (the sign-in comes back to \(redirectURI), which a browser elsewhere cannot reach), or give it more time; where no browser runs here, sign in with the device flow (oidc login --flow device) if the provider offers it."
+            ? "Nobody opened the sign-in link within \(Self.seconds(timeout)) s: run the login again and open the URL it prints in a browser on this machine (the sign-in comes back to \(redirectURI), which a browser elsewhere cannot reach), or give it more time; where no browser runs here, sign in from another device with oidc login --flow device, if the provider offers it."
             : "No browser opened the sign-in link within \(Self.seconds(timeout)) s: open the URL printed above in a browser on this machine, or, for a browser that cannot open local files (a snap or flatpak browser, a $BROWSER that forwards URLs), set OIDC_BROWSER_HANDOFF=url and run the login again."
         return OIDCError(.loginTimedOut, message, context: ["timeout": "\(Self.seconds(timeout)) s", "startOpened": String(startOpened)])
     }
