@@ -55,6 +55,8 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A private file (chmod 600) holding the secret of --client-id.")
     var clientSecretFile: String?
 
+    @OptionGroup(title: "Connections") var connections: ServerLimitOptions
+
     enum DPoPMode: String, ExpressibleByArgument, CaseIterable {
         case off, allowed, required
     }
@@ -134,7 +136,7 @@ extension ResourceServerCommand {
         let routes = ResourceServerRoutes(requiredScopes: scopes)
         let service: LoopbackHTTPService
         do {
-            service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024) { request in
+            service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024, connections: connections.limits) { request in
                 await routes.answer(request)
             }
         } catch let error as OIDCError {

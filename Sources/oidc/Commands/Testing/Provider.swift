@@ -82,6 +82,8 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "The protected resource at /resource takes only DPoP-bound tokens (its metadata says dpop_bound_access_tokens_required).")
     var resourceRequiresDpop = false
 
+    @OptionGroup(title: "Connections") var connections: ServerLimitOptions
+
     enum PushedAuthorizationMode: String, ExpressibleByArgument, CaseIterable {
         case offered, required, off
         var configuration: TestProvider.PushedAuthorizationRequests {
@@ -121,6 +123,7 @@ struct Provider: AsyncParsableCommand, LoggingCommand {
         }
         if plainOauth { configuration.metadataDocuments = .oauthOnly }
         configuration.protectedResource.requiresDPoP = resourceRequiresDpop
+        configuration.connectionLimits = connections.limits
         // Least privilege for `oidc login --resource`, which asks for the 401's scope before the
         // metadata's scopes_supported (the MCP order): read, with admin a step-up away.
         configuration.protectedResource.challengeScope = "read"
