@@ -94,11 +94,15 @@ demo: release
 	@scripts/demo.sh
 
 # Start-up of `oidc token` (cached) against a minimal static Swift program: medians, peak memory, ratios;
-# then OIDCResourceServer: DPoP requests against bare OpenSSL, two tasks against one (oidc-bench), and
-# access tokens against jwt-kit (Benchmarks/access-token-bench, its own package, built in .build).
+# then OIDCResourceServer: DPoP requests against bare OpenSSL, two tasks against one (oidc-bench);
+# `oidc resource-server` over HTTP (wrk) beside the in-process verification of the same token, and
+# `oidc provider`'s discovery (scripts/bench-http.sh); and access tokens against jwt-kit
+# (Benchmarks/access-token-bench, its own package, built in .build).
 bench: release
+	@scripts/install-deps.sh bench
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
 	@$(SWIFT) run -c release oidc-bench --resource-server
+	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-http.sh
 	@cd Benchmarks/access-token-bench && $(SWIFT) run -c release --scratch-path $(CURDIR)/.build access-token-bench
 
 # Every package under Examples/: built, tested, and each README's command run (one shared build);

@@ -5,12 +5,15 @@
 # throw-away cluster for OIDCPostgres, see scripts/postgres.sh), PgBouncer (in front of it, for the
 # tests of the store behind a connection pooler), glewlwyd (the second independent OpenID provider of
 # the interop tests, see docs/glewlwyd.md), zbar-tools (`zbarimg` decodes the CLI's QR codes) and
-# python3-venv (the virtualenvs of the PyPI peers: scripts/mock-provider.sh, scripts/dot-provider.sh).
+# python3-venv (the virtualenvs of the PyPI peers: scripts/mock-provider.sh, scripts/dot-provider.sh);
+# `scripts/install-deps.sh bench` adds the benchmarks' tools (hyperfine, time, wrk).
 # Elsewhere it only says what to install.
 set -euo pipefail
 
 packages=(libssl-dev libjwt-dev libqrencode-dev pkg-config curl jq)
 [ "${1:-}" = test ] && packages+=(postgresql pgbouncer glewlwyd zbar-tools python3-venv)
+# `scripts/install-deps.sh bench` (make bench): hyperfine and time (start-up), wrk (the HTTP servers).
+[ "${1:-}" = bench ] && packages+=(hyperfine time wrk)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: not a Debian system; make sure OpenSSL 3, libjwt, libqrencode 4 and pkg-config are installed" >&2

@@ -8,6 +8,8 @@
 //     swift run -c release oidc-bench --resource-server [--requests N] [--rounds R]
 //         (OIDCResourceServer: a DPoP request vs two bare verifications; two tasks vs one)
 //     swift run -c release oidc-bench --profile-resource-server PASSES [--bearer]   (the kit's DPoP or ES256 bearer path alone, for perf)
+//     oidc-bench --in-process-verify --issuer I --audience A --resource URL --jwks FILE --token-file FILE [--seconds S]
+//         (one bearer token verified in process on one task, as `oidc resource-server` does it: scripts/bench-http.sh)
 
 import COpenSSL
 import Foundation
@@ -107,6 +109,8 @@ var dpop = false
 var resourceServer = false
 var profilePasses = 0
 var profileBearer = false
+var inProcess = false
+var inProcessOptions: [String: String] = [:]
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -119,10 +123,19 @@ while let argument = arguments.next() {
     case "--profile-resource-server": profilePasses = Int(arguments.next() ?? "") ?? 20
     case "--bearer": profileBearer = true
     case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
+    case "--in-process-verify": inProcess = true
+    case "--issuer", "--audience", "--resource", "--jwks", "--token-file": inProcessOptions[argument] = arguments.next() ?? ""
     default:
         print("usage: oidc-bench [--seconds S] [--rounds R] | --session|--dpop|--resource-server [--requests N] [--rounds R]")
         exit(2)
     }
+}
+if inProcess {
+    try await InProcessVerification.run(
+        issuer: inProcessOptions["--issuer"] ?? "", audience: inProcessOptions["--audience"] ?? "", resource: inProcessOptions["--resource"] ?? "",
+        jwksFile: inProcessOptions["--jwks"] ?? "", tokenFile: inProcessOptions["--token-file"] ?? "", seconds: seconds
+    )
+    exit(0)
 }
 if profilePasses > 0 {
     try await ResourceServerBenchmark.profile(passes: profilePasses, requests: sessionRequests > 0 ? sessionRequests : 2000, bearer: profileBearer)
