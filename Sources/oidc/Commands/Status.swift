@@ -98,7 +98,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             entry["can_give_token"] = false
             entry["issuer"] = profile?.issuer.map { UntrustedText.sanitized($0) }
             entry["client_id"] = profile?.clientID.map { UntrustedText.sanitized($0) }
-            entry["log_in_again"] = LoginAgain.command(profile: options.profileName, saved: profile, login: nil)
+            entry["log_in_again"] = LoginAgain.command(profile: options.profileName, saved: profile, login: nil, store: options.store)
             return entry
         }
         entry["logged_in"] = true

@@ -5,11 +5,13 @@ import OIDC
 /// by `oidc inject` has no profile to log in again from), and the sentence every command says
 /// when an error of its ended the login (F6).
 enum LoginAgain {
-    /// `oidc login --profile NAME`, plus `--issuer`/`--client-id` (or `--resource`) from `login`
-    /// when `profile` cannot log in again by itself. The default profile needs no `--profile`.
-    static func command(profile name: String, saved profile: Profile?, login: StoredLogin?) -> String {
+    /// `oidc login --profile NAME`, plus `--store DIR` when this command's `--store` is not the
+    /// profile's, and `--issuer`/`--client-id` (or `--resource`) from `login` when `profile` cannot
+    /// log in again by itself. The default profile needs no `--profile`.
+    static func command(profile name: String, saved profile: Profile?, login: StoredLogin?, store: String? = nil) -> String {
         var words = ["oidc", "login"]
         if name != "default" { words += ["--profile", word(name)] }
+        if let store, store != profile?.store { words += ["--store", word(store)] }
         let knowsProvider = profile.map { $0.issuer != nil || $0.resource != nil || $0.provider != .generic } ?? false
         let knowsClient = profile.map { $0.clientID != nil || $0.resource != nil } ?? false
         if !knowsProvider || !knowsClient {

@@ -38,7 +38,7 @@ struct ProfileLogin {
 
     static func notLoggedIn(_ options: StoreSelection, profile: Profile?) -> OIDCError {
         let name = options.profileName
-        let command = LoginAgain.command(profile: name, saved: profile, login: nil)
+        let command = LoginAgain.command(profile: name, saved: profile, login: nil, store: options.store)
         if profile != nil {
             return OIDCError(.notLoggedIn, "Profile '\(name)' is logged out; log in again with: \(command)", context: ["profile": name])
         }
@@ -49,7 +49,7 @@ struct ProfileLogin {
     }
 
     /// The command that logs this profile in again, with the flags its settings lack.
-    var loginAgain: String { LoginAgain.command(profile: options.profileName, saved: profile, login: login) }
+    var loginAgain: String { LoginAgain.command(profile: options.profileName, saved: profile, login: login, store: options.store) }
 
     /// The client secret for refreshes and revocation: `--client-secret-file` of this command, else
     /// the profile's when the profile was configured for this login's issuer and client
