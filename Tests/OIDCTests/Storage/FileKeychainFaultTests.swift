@@ -139,6 +139,25 @@ struct FileKeychainFaultTests {
         #expect(seen == ["access-1", "access-rotated"])
     }
 
+    @Test("a complete temporary file whose writer still runs (this process, named in the file's name) is not adopted; one whose writer is gone is")
+    func writerStillRunning() throws {
+        let (store, path) = try Self.store()
+        try store.save(FileKeychainTests.login("access-1"), for: Self.key)
+        let data = try Self.dataFile(path)
+        let live = data + ".tmp-\(getpid())-0000000000000004"
+        #expect(FileManager.default.createFile(atPath: live, contents: try Self.bytes(of: FileKeychainTests.login("access-live")), attributes: [.posixPermissions: 0o600]))
+        #expect(try store.load(Self.key)?.tokens.accessToken == Secret("access-1"))
+        #expect(FileManager.default.fileExists(atPath: live))
+        // A process that has ended: its id names no running writer.
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let gone = data + ".tmp-\(ended.processIdentifier)-0000000000000005"
+        #expect(FileManager.default.createFile(atPath: gone, contents: try Self.bytes(of: FileKeychainTests.login("access-gone")), attributes: [.posixPermissions: 0o600]))
+        #expect(try store.load(Self.key)?.tokens.accessToken == Secret("access-gone"))
+    }
+
     @Test("replacedLogins records the readable login each save replaced, under its key")
     func replacedLoginsRecorded() throws {
         var (store, _) = try Self.store()

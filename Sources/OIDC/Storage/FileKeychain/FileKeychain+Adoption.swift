@@ -14,8 +14,8 @@ internal import Darwin
 /// the next read adopts it instead of the login it was to replace.
 extension FileKeychain {
     /// Renames over the data file the newest temporary file of `key` that is complete, when it is
-    /// newer than the data file (or there is none) and no other writer holds the key's lock (a
-    /// writer that holds it may be about to rename its own file). Complete: a regular file of the
+    /// newer than the data file (or there is none), its writer (named in the file's name) no longer
+    /// runs, and no other writer holds the key's lock (a writer may be about to rename its own file). Complete: a regular file of the
     /// user's that no one else can read, that reads as this key's login (it parses; a sealed one
     /// opens with the ring and is bound to this key). Best effort: anything in the way (a lock
     /// held, a file refused) leaves everything as it is.
@@ -35,7 +35,7 @@ extension FileKeychain {
         defer { if let probe { KeychainIO.closeQuietly(probe) } }
         let current = (try? directory.linkStatus(names.data)).flatMap { $0 }.map(KeychainIO.modified)
         var candidates: [(name: String, modified: timespec)] = []
-        for entry in entries where entry.hasPrefix(names.temporaryPrefix) {
+        for entry in entries where entry.hasPrefix(names.temporaryPrefix) && !Self.writerIsAlive(entry.dropFirst(names.temporaryPrefix.count)) {
             guard let info = try? directory.linkStatus(entry), KeychainIO.isRegularFile(info) else { continue }
             let modified = KeychainIO.modified(info)
             if let current, KeychainIO.isBefore(modified, current) { continue }
@@ -62,6 +62,19 @@ extension FileKeychain {
                 metadata: metadata(key, ["path": .untrusted(path, limit: 256)]))
             return
         }
+    }
+}
+
+extension FileKeychain {
+    /// Whether the process that is writing the temporary file whose name ends in `suffix`
+    /// (`<pid>-<16 hex digits>`) still runs: this process (another task may be about to rename
+    /// it), or another that `kill(pid, 0)` finds. A name without a process id (an older writer's)
+    /// says nothing: `false`.
+    static func writerIsAlive(_ suffix: Substring) -> Bool {
+        let parts = suffix.split(separator: "-")
+        guard parts.count == 2, parts[1].count == 16, let pid = pid_t(parts[0]), pid > 0 else { return false }
+        if pid == getpid() { return true }
+        return kill(pid, 0) == 0 || errno == EPERM
     }
 }
 

@@ -170,7 +170,9 @@ final class StoreDirectory {
     /// written, fsynced, renamed over `name`, then the directory fsynced. A crash at any moment
     /// leaves the old or the new content, never a mix.
     func replace(_ name: String, with bytes: [UInt8]) throws(OIDCError) {
-        let temporary = name + ".tmp-" + KeychainIO.randomSuffix()
+        // The writer's process id in the name: a reader adopts a complete temporary file only once
+        // its writer is gone (FileKeychain+Adoption.swift).
+        let temporary = name + ".tmp-" + String(getpid()) + "-" + KeychainIO.randomSuffix()
         let temporaryPath = path(temporary)
         let file = try openFile(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode: 0o600, "creating a temporary file")
         var isOpen = true
