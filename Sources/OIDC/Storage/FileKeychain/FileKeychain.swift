@@ -33,8 +33,9 @@ internal import Darwin
 ///   moment leaves the old or the new login, never a mix. A writer killed after its temporary
 ///   file was complete, before the rename, loses nothing: the next ``load(_:)`` adopts a
 ///   `*.json.tmp-*` file newer than the login that reads as this key's login (it parses, and a
-///   sealed one opens), once no other writer holds the key's lock. Incomplete ones are never read
-///   as a login; a later save of the key removes those older than ten minutes.
+///   sealed one opens), once its writer (whose process id its name carries) is gone and no
+///   other writer holds the key's lock. Incomplete ones are never read as a login; a later save
+///   of the key removes those older than ten minutes.
 /// - **Room before a refresh.** ``reserveSpace(toReplace:for:)`` writes and flushes the space a
 ///   refresh's answer will take before the refresh is sent, so that a full disk stops a refresh
 ///   that would spend a rotating refresh token the store could not then keep.
