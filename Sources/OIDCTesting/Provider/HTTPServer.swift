@@ -128,13 +128,7 @@ actor HTTPServer {
                             accepted.channel.close(promise: nil)
                             continue
                         }
-                        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-                            group.addTask(executorPreference: EventLoopTaskExecutor(connection.channel.eventLoop)) {
-                                await serve(connection, limits: limits, handler: handler)
-                            }
-                        } else {
-                            group.addTask { await serve(connection, limits: limits, handler: handler) }
-                        }
+                        group.addTask { await serve(connection, limits: limits, handler: handler) }
                     }
                 } catch {
                     // The listener closed or the task was cancelled: stop accepting.
