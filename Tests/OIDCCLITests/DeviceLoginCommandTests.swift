@@ -159,15 +159,16 @@ struct DeviceLoginCommandTests {
             #expect(denied.stderr.contains("access_denied"))
             #expect(try sandbox.storedLogin("tv") == nil)
         }
-        try await Self.deviceProvider(expiresIn: 3) { provider in
+        // Codes that expire after the --timeout below, both on the one scale.
+        try await Self.deviceProvider(expiresIn: TestTime.scaled(3)) { provider in
             let sandbox = LoginSandbox()
             let device = Self.arguments(provider, ["--flow", "device"])
             let expired = try await sandbox.run(device, extra: Self.headless)
             #expect(expired.status == 3, "\(expired.stderr)")
 
-            let timedOut = try await sandbox.run(device + ["--timeout", "1"], extra: Self.headless)
+            let timedOut = try await sandbox.run(device + ["--timeout", "\(TestTime.scaled(1))"], extra: Self.headless)
             #expect(timedOut.status == 3, "\(timedOut.stderr)")
-            #expect(timedOut.stderr.contains("--timeout 1 s"))
+            #expect(timedOut.stderr.contains("--timeout \(TestTime.scaled(1)) s"))
 
             #expect(try sandbox.storedLogin("tv") == nil)
         }
@@ -199,7 +200,7 @@ struct DeviceLoginCommandTests {
             #expect(none.status == 2, "\(none.stderr)")
             #expect(none.stderr.contains("--device-authorization-endpoint"))
             // auto, with no device endpoint known: the browser flow (which has none to open here: timed out).
-            let auto = try await sandbox.run(Self.arguments(provider, ["--timeout", "1"]), extra: Self.headless)
+            let auto = try await sandbox.run(Self.arguments(provider, ["--timeout", "\(TestTime.scaled(1))"]), extra: Self.headless)
             #expect(auto.status == 3 && auto.stderr.contains("no browser to open here"), "\(auto.stderr)")
             // Given by hand, it is used, and remembered.
             async let approved = Self.decide(provider)

@@ -28,7 +28,7 @@ struct DeviceLoginConsoleTests {
         try await DeviceLoginCommandTests.deviceProvider { provider in
             let sandbox = LoginSandbox()
             let login = try await sandbox.run(
-                DeviceLoginCommandTests.arguments(provider, ["--no-browser", "--timeout", "1"]), extra: DeviceLoginCommandTests.headless)
+                DeviceLoginCommandTests.arguments(provider, ["--no-browser", "--timeout", "\(TestTime.scaled(1))"]), extra: DeviceLoginCommandTests.headless)
             #expect(login.status == 3, "\(login.stderr)")
             #expect(login.stderr.contains("in your browser: http://127.0.0.1:"), "\(login.stderr)")
             #expect(!login.stderr.contains("enter the code") && !login.stderr.contains("device flow"), "\(login.stderr)")

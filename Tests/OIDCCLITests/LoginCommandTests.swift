@@ -180,14 +180,14 @@ struct LoginCommandTests {
     func timeout() async throws {
         try await withTestProvider { provider in
             let sandbox = LoginSandbox()
-            let login = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "1"])
+            let login = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "\(TestTime.scaled(1))"])
             #expect(login.status == 3, "\(login.stderr)")
             #expect(login.stderr.contains("http://127.0.0.1:"))
             #expect(sandbox.log.isEmpty)
             #expect(try sandbox.storedLogin("work") == nil)
             // The listener's port is free again: nothing was left listening.
             let port = try #require(login.stderr.firstMatch(of: /in your browser: http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) })
-            let again = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "1", "--listen", "127.0.0.1:\(port)"])
+            let again = try await sandbox.run(Self.loginArguments(provider) + ["--no-browser", "--timeout", "\(TestTime.scaled(1))", "--listen", "127.0.0.1:\(port)"])
             #expect(again.status == 3, "\(again.stderr)")
         }
     }

@@ -8,7 +8,7 @@ import Testing
 /// Profile names (user trial 5, F16 and F17): a name that starts with a dash binds to `--profile`
 /// in every command that takes one; a name with a control or format character is refused (exit 2)
 /// from `--profile` and from `OIDC_PROFILE`, before anything is written or printed.
-@Suite("Profile names: a leading dash, control characters", .timeLimit(.minutes(3)))
+@Suite("Profile names: a leading dash, control characters", .timeLimit(.scaledMinutes(3)))
 struct ProfileNameCommandTests {
     static let refusedNames = [
         ("esc\u{1B}[31mRED\nline2", "U+001B"), ("new\nline", "U+000A"), ("del\u{7F}", "U+007F"), ("csi\u{9B}31m", "U+009B"),

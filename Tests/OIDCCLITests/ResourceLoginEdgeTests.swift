@@ -77,7 +77,7 @@ struct ResourceLoginEdgeTests {
             let first = try await sandbox.run(["login", "--resource", provider.resourceURL, "--profile", "mcp"])
             #expect(first.status == 0, "\(first.stderr)")
             await provider.forgetRegistrations()
-            let login = try await sandbox.run(["login", "--profile", "mcp", "--timeout", "2"])
+            let login = try await sandbox.run(["login", "--profile", "mcp", "--timeout", "\(TestTime.scaled(2))"])
             #expect(login.status == 3, "\(login.stderr)")
             #expect(login.stderr.contains("may have forgotten the client"), "\(login.stderr)")
             let line = try #require(login.stderr.split(separator: "\n").first { $0.contains("oidc: error:") })
@@ -90,7 +90,7 @@ struct ResourceLoginEdgeTests {
             #expect(fixed.status == 0, "\(fixed.stderr)")
             #expect(await provider.registrationCount() == 2)
             // A login with a given client id that times out says nothing of registrations.
-            let given = try await sandbox.run(["login", "--resource", provider.resourceURL, "--client-id", "test-client", "--no-browser", "--timeout", "1", "--profile", "given"])
+            let given = try await sandbox.run(["login", "--resource", provider.resourceURL, "--client-id", "test-client", "--no-browser", "--timeout", "\(TestTime.scaled(1))", "--profile", "given"])
             #expect(given.status == 3, "\(given.stderr)")
             #expect(!given.stderr.contains("--new-registration"), "\(given.stderr)")
         }

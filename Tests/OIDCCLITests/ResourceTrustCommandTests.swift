@@ -8,7 +8,7 @@ import Testing
 /// sequences in the issuer or the registered client id (L1), a remote resource naming a local
 /// service (L3), a remembered resource that names another authorization server later (I5); the
 /// built binary against a small hostile server and the test provider.
-@Suite("oidc login --resource: hostile issuers and client ids, local services, a changed authorization server", .timeLimit(.minutes(3)))
+@Suite("oidc login --resource: hostile issuers and client ids, local services, a changed authorization server", .timeLimit(.scaledMinutes(3)))
 struct ResourceTrustCommandTests {
     static let certificates = Task { try await TestCertificates.make() }
 

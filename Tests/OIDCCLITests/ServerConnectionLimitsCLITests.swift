@@ -6,7 +6,7 @@ import Testing
 /// `oidc resource-server`'s and `oidc provider`'s connection flags (issue 35: an unfinished request
 /// was never timed out, and 3,000 idle connections were all held). Each test waits for the
 /// server's close of a connection (end of stream), never for a span of time.
-@Suite("oidc resource-server and oidc provider: connection limits", .timeLimit(.minutes(2)))
+@Suite("oidc resource-server and oidc provider: connection limits", .timeLimit(.scaledMinutes(2)))
 struct ServerConnectionLimitsCLITests {
     /// Everything `socket` receives until the server closes it, read on a thread of its own.
     static func untilClosed(_ socket: RawHTTPClient.Socket) async throws -> String {

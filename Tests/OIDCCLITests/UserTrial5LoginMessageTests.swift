@@ -27,13 +27,13 @@ struct UserTrial5LoginMessageTests {
         try await withTestProvider { provider in
             let sandbox = LoginSandbox()
             let login = try await sandbox.run(
-                ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "f23", "--timeout", "2",
+                ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "f23", "--timeout", "\(TestTime.scaled(2))",
                  "--browser", try Self.walkAwayBrowser(sandbox)],
                 extra: ["OIDC_BROWSER_HANDOFF": "url"])
             #expect(login.status == 3, "\(login.stderr)")
             #expect(login.stderr.contains("No sign-in came back to http://127.0.0.1:"), "\(login.stderr)")
-            #expect(login.stderr.contains("within 2 s"), "\(login.stderr)")
-            #expect(!login.stderr.contains("startOpened") && !login.stderr.contains("timeout: 2 s"), "\(login.stderr)")
+            #expect(login.stderr.contains("within \(TestTime.scaled(2)) s"), "\(login.stderr)")
+            #expect(!login.stderr.contains("startOpened") && !login.stderr.contains("timeout: \(TestTime.scaled(2)) s"), "\(login.stderr)")
             #expect(try sandbox.storedLogin("f23") == nil)
         }
     }
@@ -42,9 +42,9 @@ struct UserTrial5LoginMessageTests {
     func noBrowserTimeoutAdvice() async throws {
         try await withTestProvider { provider in
             let sandbox = LoginSandbox()
-            let login = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "f23", "--no-browser", "--timeout", "1"])
+            let login = try await sandbox.run(["login", "--issuer", provider.issuer, "--client-id", "test-client", "--profile", "f23", "--no-browser", "--timeout", "\(TestTime.scaled(1))"])
             #expect(login.status == 3, "\(login.stderr)")
-            #expect(login.stderr.contains("Nobody opened the sign-in link within 1 s"), "\(login.stderr)")
+            #expect(login.stderr.contains("Nobody opened the sign-in link within \(TestTime.scaled(1)) s"), "\(login.stderr)")
             #expect(login.stderr.contains("open the URL it prints in a browser on this machine"), "\(login.stderr)")
             #expect(login.stderr.contains("--flow device"), "\(login.stderr)")
             for unfit in ["OIDC_BROWSER_HANDOFF", "snap", "flatpak", "startOpened"] {
@@ -58,11 +58,12 @@ struct UserTrial5LoginMessageTests {
         try await DeviceLoginCommandTests.deviceProvider(expiresIn: 600) { provider in
             let sandbox = LoginSandbox()
             let waited = try await sandbox.run(
-                DeviceLoginCommandTests.arguments(provider, ["--flow", "device", "--timeout", "2"]), extra: DeviceLoginCommandTests.headless)
+                DeviceLoginCommandTests.arguments(provider, ["--flow", "device", "--timeout", "\(TestTime.scaled(2))"]), extra: DeviceLoginCommandTests.headless)
             #expect(waited.status == 3, "\(waited.stderr)")
             let time = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/
             let line = try #require(waited.stderr.split(separator: "\n").first { $0.contains("waiting for you to approve") }.map(String.init))
-            #expect(line.contains(/until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, --timeout 2 s; the code itself expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/), "\(line)")
+            let stamp = #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"#
+            #expect(line.contains(try Regex("until \(stamp), --timeout \(TestTime.scaled(2)) s; the code itself expires at \(stamp)")), "\(line)")
             #expect(line.matches(of: time).count == 2, "\(line)")
         }
         // Approved without --timeout (a provider of its own: the code above is still pending there):

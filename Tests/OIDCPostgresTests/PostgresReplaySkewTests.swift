@@ -5,6 +5,7 @@ import OIDCResourceServer
 import OIDCTesting
 import PostgresNIO
 import Synchronization
+import OIDCTestSupport
 import Testing
 
 /// Security review 5, M1: instances sharing a `PostgresReplayStore` whose clocks disagree. A purge
@@ -60,8 +61,8 @@ struct PostgresReplaySkewTests {
         try await withTestProvider { provider in
             try await TestDatabase.withClient { client in try await Self.withTable(client) { table in
                 let timeline = Timeline()
-                let storeA = try PostgresReplayStore(client: client, table: table, purgeInterval: .seconds(3600), purgeMargin: margin, now: timeline.clock(offset: 0))
-                let storeC = try PostgresReplayStore(client: client, table: table, purgeInterval: .seconds(3600), purgeMargin: margin, now: timeline.clock(offset: 30))
+                let storeA = try PostgresReplayStore(client: client, table: table, operationTimeout: .scaled(.seconds(5)), purgeInterval: .seconds(3600), purgeMargin: margin, now: timeline.clock(offset: 0))
+                let storeC = try PostgresReplayStore(client: client, table: table, operationTimeout: .scaled(.seconds(5)), purgeInterval: .seconds(3600), purgeMargin: margin, now: timeline.clock(offset: 30))
                 try await storeA.migrate()
                 let serverA = try Self.instance(provider, clock: timeline.clock(offset: 0), store: storeA)
 
@@ -96,7 +97,7 @@ struct PostgresReplaySkewTests {
     func claimUsesCallersClock() async throws {
         try await TestDatabase.withClient { client in try await Self.withTable(client) { table in
             let timeline = Timeline()
-            let store = try PostgresReplayStore(client: client, table: table, purgeInterval: .seconds(3600), now: timeline.clock(offset: 200))
+            let store = try PostgresReplayStore(client: client, table: table, operationTimeout: .scaled(.seconds(5)), purgeInterval: .seconds(3600), now: timeline.clock(offset: 200))
             try await store.migrate()
             let now = timeline.clock(offset: 0)()
             #expect(try await store.claim("dpop:k:j", until: now.addingTimeInterval(70), now: now))

@@ -10,7 +10,7 @@ import Testing
 /// (issue 35: 3,000 idle connections held 3,000 descriptors). Each test waits for the server's close
 /// (end of stream on the socket); the timer that must not fire is set to five minutes, so a close
 /// can only come from the one under test.
-@Suite("HTTP servers: connection limits and timeouts", .timeLimit(.minutes(1)))
+@Suite("HTTP servers: connection limits and timeouts", .timeLimit(.scaledMinutes(1)))
 struct HTTPConnectionLimitsTests {
     static let never = Duration.seconds(300)
 

@@ -7,7 +7,7 @@ import Testing
 /// Security review 5, L1, L3 and I2: what a hostile resource (or its authorization server) names
 /// is held to rules before any request goes there; against a small hostile server over loopback
 /// and the test provider over TLS.
-@Suite("A relying party from a hostile resource: issuer text, local services, the client configuration endpoint", .timeLimit(.minutes(2)))
+@Suite("A relying party from a hostile resource: issuer text, local services, the client configuration endpoint", .timeLimit(.scaledMinutes(2)))
 struct HostileResourceDiscoveryTests {
     static let certificates = Task { try await TestCertificates.make() }
     static let escape = "\u{1B}]0;owned-title\u{07}\u{1B}[2J\u{1B}[1;32mverified by your IT department\u{1B}[0m"
