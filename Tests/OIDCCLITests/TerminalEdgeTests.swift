@@ -200,6 +200,26 @@ struct TerminalEdgeTests {
         }
     }
 
+    // MARK: F17: names stored by an older version
+
+    @Test("F17: a login stored under a name with an escape sequence (an older version took any name) is listed with '?' by status --all and logout --all")
+    func storedEscapeName() async throws {
+        let sandbox = LoginSandbox()
+        let injected = try await sandbox.run(
+            ["inject", "--issuer", "https://login.example.com", "--client-id", "c", "--access-token", "AT-1", "--expires-in", "3600", "--profile", "plain"])
+        #expect(injected.status == 0, "\(injected.stderr)")
+        // The file an older version wrote for the name "esc<ESC>[2Jx": the name percent-encoded byte by byte.
+        let store = URL(fileURLWithPath: sandbox.store)
+        try FileManager.default.copyItem(at: store.appendingPathComponent("oidc@plain.json"), to: store.appendingPathComponent("oidc@esc%1B%5B2%4Ax.json"))
+        let status = try await sandbox.run(["status", "--all"])
+        #expect(status.stdout.contains("profile esc?[2Jx:"), "\(status.stdout)")
+        #expect(!status.stdout.contains("\u{1B}") && !status.stderr.contains("\u{1B}"))
+        let logout = try await sandbox.run(["logout", "--all"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stderr.contains("logged out profile 'esc?[2Jx'"), "\(logout.stderr)")
+        #expect(!logout.stderr.contains("\u{1B}"))
+    }
+
     // MARK: The nearest command
 
     @Test("the nearest command: dashes and case folded, a transposition counts one, a beginning, nothing far offered")

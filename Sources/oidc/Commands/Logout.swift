@@ -60,7 +60,7 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         let profile: Profile?
         if let store {
             do { profile = try options.savedProfile() } catch let error as OIDCError {
-                Console.error("oidc: warning: \(error.message) Logging profile '\(options.profileName)' out of \(store.directory.path) without it.")
+                Console.error("oidc: warning: \(error.message) Logging profile '\(ProfileName.shown(options.profileName))' out of \(store.directory.path) without it.")
                 profile = nil
             }
         } else {
@@ -100,10 +100,10 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         }
         guard let outcome else {
             // Already out is what was asked for (F12): cleanup scripts run logout unconditionally.
-            if !all { Console.error("oidc: profile '\(options.profileName)' was not logged in; nothing to do") }
+            if !all { Console.error("oidc: profile '\(ProfileName.shown(options.profileName))' was not logged in; nothing to do") }
             return
         }
-        Console.error("oidc: logged out profile '\(options.profileName)'; \(outcome)")
+        Console.error("oidc: logged out profile '\(ProfileName.shown(options.profileName))'; \(outcome)")
     }
 
     /// Revokes the refresh token (or the access token when there is none); says what happened.

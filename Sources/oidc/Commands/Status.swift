@@ -145,7 +145,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
     }
 
     static func text(_ entry: [String: Any]) -> String {
-        let name = entry["profile"] as? String ?? "default"
+        // A name stored by an older version may hold a control character: shown as `?` (F17).
+        let name = ProfileName.shown(entry["profile"] as? String ?? "default")
         if let error = entry["error"] as? String { return "profile \(name): unreadable: \(error)" }
         guard entry["logged_in"] as? Bool == true else {
             return "profile \(name): not logged in\(entry["issuer"].map { " (issuer \($0))" } ?? "")"
