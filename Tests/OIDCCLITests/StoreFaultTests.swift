@@ -110,27 +110,4 @@ struct StoreFaultTests {
             #expect(try await TokenCommandTests.resourceStatus(provider, token: next.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 200)
         }
     }
-
-    @Test("16 oidc token at an expiry, rotating refresh tokens: one refresh, one token for all, nobody logged out")
-    func sixteenProcesses() async throws {
-        try await withTestProvider { provider in
-            let store = TokenCommandTests.temporaryStore()
-            let old = try await TokenCommandTests.inject(provider, store: store)
-            // A start barrier: another process holds the store's lock while the 16 start, so all of
-            // them find the expired token and wait for the lock together.
-            let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [store, "oidc", "work", "block", "1500"])
-            #expect(await barrier.output().contains("locked"))
-            let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
-                for _ in 0..<16 { group.addTask { try await OIDCBinary.run(["token", "--store", store, "--profile", "work"], timeout: .scaled(.seconds(90))) } }
-                return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
-            }
-            _ = await barrier.exitStatus()
-            #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
-            let tokens = Set(results.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) })
-            #expect(tokens.count == 1)
-            #expect(!tokens.contains(old.accessToken.revealedValue))
-            #expect(await provider.grantCount("refresh_token") == 1)
-            for token in tokens { #expect(try await TokenCommandTests.resourceStatus(provider, token: token) == 200) }
-        }
-    }
 }

@@ -4,12 +4,6 @@ import OIDCTesting
 import OIDCTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What a person at the terminal meets first (user trial 5): a mistyped command, a usage error,
 /// a server that never answers, a resource that says why it refused, a step-up login.
 @Suite("oidc at the terminal: commands, usage, timeouts, refusals, step-up", .timeLimit(.scaledMinutes(3)))
@@ -63,57 +57,30 @@ struct TerminalEdgeTests {
     // MARK: F5: a server that never answers
 
     /// A port that accepts connections (the kernel completes them into the listen backlog) and
-    /// never answers: what a hung provider looks like to a client.
-    final class SilentServer {
-        let descriptor: Int32
-        let port: Int
-
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(fd, 64) == 0 else {
-                close(fd)
-                throw POSIXError(.EADDRNOTAVAIL)
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            descriptor = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        var url: String { "http://127.0.0.1:\(port)" }
-
-        deinit { close(descriptor) }
-    }
+    /// never answers: what a hung provider looks like to a client (`RefreshKillTests.Tarpit`).
+    typealias SilentServer = RefreshKillTests.Tarpit
 
     @Test("a provider that never answers: the message names the time waited and how to wait longer, by flag and by OIDC_HTTP_TIMEOUT")
     func silentProvider() async throws {
         let silent = try SilentServer()
+        let silentURL = "http://127.0.0.1:\(silent.port)"
         let sandbox = LoginSandbox()
-        let discover = try await sandbox.run(["discover", silent.url, "--timeout", "1"])
+        let discover = try await sandbox.run(["discover", silentURL, "--timeout", "1"])
         #expect(discover.status == 5, "\(discover.stderr)")
         #expect(discover.stderr.contains("did not answer within 1 s"), "\(discover.stderr)")
         #expect(discover.stderr.contains("--timeout SECONDS or OIDC_HTTP_TIMEOUT=SECONDS"), "\(discover.stderr)")
         // The login's discovery: bounded by OIDC_HTTP_TIMEOUT, and by the login's own --timeout.
         let byEnvironment = try await sandbox.run(
-            ["login", "--issuer", silent.url, "--client-id", "c", "--no-browser", "--profile", "hang"], extra: ["OIDC_HTTP_TIMEOUT": "1"])
+            ["login", "--issuer", silentURL, "--client-id", "c", "--no-browser", "--profile", "hang"], extra: ["OIDC_HTTP_TIMEOUT": "1"])
         #expect(byEnvironment.status == 5, "\(byEnvironment.stderr)")
         #expect(byEnvironment.stderr.contains("did not answer within 1 s"), "\(byEnvironment.stderr)")
         #expect(byEnvironment.stderr.contains("give OIDC_HTTP_TIMEOUT=SECONDS"), "\(byEnvironment.stderr)")
-        let byLoginTimeout = try await sandbox.run(["login", "--issuer", silent.url, "--client-id", "c", "--no-browser", "--timeout", "2", "--profile", "hang"])
+        let byLoginTimeout = try await sandbox.run(["login", "--issuer", silentURL, "--client-id", "c", "--no-browser", "--timeout", "2", "--profile", "hang"])
         #expect(byLoginTimeout.status == 5, "\(byLoginTimeout.stderr)")
         #expect(byLoginTimeout.stderr.contains("did not answer within 2 s"), "\(byLoginTimeout.stderr)")
-        let request = try await sandbox.run(["request", silent.url + "/x", "--allow-host", "127.0.0.1"])
+        let request = try await sandbox.run(["request", silentURL + "/x", "--allow-host", "127.0.0.1"])
         #expect(request.status == 4, "no login: \(request.stderr)")
-        let bad = try await sandbox.run(["discover", silent.url], extra: ["OIDC_HTTP_TIMEOUT": "soon"])
+        let bad = try await sandbox.run(["discover", silentURL], extra: ["OIDC_HTTP_TIMEOUT": "soon"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("OIDC_HTTP_TIMEOUT must be whole seconds"), "\(bad.stderr)")
     }
@@ -121,9 +88,10 @@ struct TerminalEdgeTests {
     @Test("oidc token at a token endpoint that never answers: 10 s by default is stated; --timeout and OIDC_HTTP_TIMEOUT shorten it")
     func silentTokenEndpoint() async throws {
         let silent = try SilentServer()
+        let silentURL = "http://127.0.0.1:\(silent.port)"
         let sandbox = LoginSandbox()
         let injected = try await sandbox.run(
-            ["inject", "--issuer", "https://login.example.com", "--client-id", "c", "--token-endpoint", silent.url + "/token",
+            ["inject", "--issuer", "https://login.example.com", "--client-id", "c", "--token-endpoint", silentURL + "/token",
              "--access-token", "AT-old", "--refresh-token", "RT-old", "--expires-in=-10", "--profile", "hang"])
         #expect(injected.status == 0, "\(injected.stderr)")
         let flag = try await sandbox.run(["token", "--profile", "hang", "--timeout", "1"])

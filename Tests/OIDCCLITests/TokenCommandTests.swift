@@ -31,18 +31,18 @@ struct TokenCommandTests {
         }
     }
 
-    @Test("8 processes asking at the same moment with rotating refresh tokens: exactly one refresh, all get a valid token, nobody is logged out")
-    func eightProcesses() async throws {
+    @Test("16 processes asking at the same moment with rotating refresh tokens: exactly one refresh, all get a valid token, nobody is logged out")
+    func sixteenProcesses() async throws {
         try await withTestProvider { provider in
             let store = Self.temporaryStore()
             let old = try await Self.inject(provider, store: store)
-            // A start barrier: another process holds the store's lock while the 8 start, so all of
+            // A start barrier: another process holds the store's lock while the 16 start, so all of
             // them find the expired token and wait for the lock at the same moment.
             let barrier = try ChildProcess(OIDCBinary.sibling("oidc-store-writer"), [store, "oidc", "work", "block", "1500"])
             let locked = await barrier.output()
             #expect(locked.contains("locked"))
             let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
-                for _ in 0..<8 { group.addTask { try await OIDCBinary.run(["token", "--store", store, "--profile", "work"]) } }
+                for _ in 0..<16 { group.addTask { try await OIDCBinary.run(["token", "--store", store, "--profile", "work"], timeout: .scaled(.seconds(90))) } }
                 return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
             }
             _ = await barrier.exitStatus()
