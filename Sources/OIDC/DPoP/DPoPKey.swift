@@ -21,6 +21,8 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
     let signingKey: JWSSigningKey
     /// The base64url JWS header, the same for every proof: `typ`, `alg`, `jwk`.
     private let encodedHeader: [UInt8]
+    /// The last access token's `ath`, shared by copies of this key.
+    private let accessTokenHash = DPoPAccessTokenHash()
 
     /// The key of a `JWSSigningKey` (RSA, EC or Ed25519, with the algorithm it signs).
     ///
@@ -79,7 +81,7 @@ public struct DPoPKey: Sendable, Equatable, CustomStringConvertible {
         claims.add("htu", try Self.target(of: url))
         claims.add("iat", Int64(issuedAt))
         if let accessToken {
-            claims.add("ath", Base64URLEncoding.encode(try LibCrypto.sha256(Array(accessToken.revealedValue.utf8))))
+            claims.add("ath", try accessTokenHash.hash(of: accessToken.revealedValue))
         }
         if let nonce {
             guard DPoPNonces.isValid(nonce) else {

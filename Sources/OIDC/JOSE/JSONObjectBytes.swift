@@ -35,6 +35,7 @@ struct JSONObjectBytes {
         empty = false
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 }

@@ -13,25 +13,39 @@ package enum JSONString {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `text` as a JSON string, its quotation marks included, to `bytes`.
+    /// Appends `text` as a JSON string, its quotation marks included, to `bytes`: runs of bytes
+    /// that need no escape are copied whole (a DPoP proof writes its claims this way for every request).
     package static func append(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { append(utf8: $0, to: &bytes) }
+    }
+
+    /// Appends the UTF-8 `utf8` as a JSON string, its quotation marks included, to `bytes`.
+    package static func append(utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        var runStart = 0
+        for index in utf8.indices {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+            runStart = index + 1
+            bytes.append(0x5C)
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
-            default: bytes.append(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            default:
+                bytes.append(UInt8(ascii: "u")); bytes.append(0x30); bytes.append(0x30)
+                bytes.append(hexDigit(byte >> 4)); bytes.append(hexDigit(byte & 15))
             }
         }
+        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// `0`–`9`, `a`–`f`.
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x61 + value - 10 }
 }
