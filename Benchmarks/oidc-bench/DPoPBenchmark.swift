@@ -52,6 +52,25 @@ enum DPoPBenchmark {
         try await sessions(rounds: rounds, requests: requests)
     }
 
+    /// `count` proofs (or, with `bare`, `count` bare signatures of a proof's input) and nothing else,
+    /// for `valgrind --tool=callgrind`: the difference of two counts' totals is the cost of one.
+    static func profile(count: Int, bare: Bool) throws {
+        let key = try DPoPKey.generate(.es256)
+        let url = URL(string: "https://api.example.com/v1/accounts?limit=10")!
+        let token = Secret(String(repeating: "a", count: 800))
+        let nonce = "eyJ7S_zG.eyJH0-Z.HX4w-7v"
+        let sample = try key.proof(method: "GET", url: url, accessToken: token, nonce: nonce)
+        let input = Array(sample.split(separator: ".").prefix(2).joined(separator: ".").utf8)
+        let signer = try BareSigner(pem: try key.privateKeyPEM())
+        for _ in 0..<count {
+            if bare {
+                guard signer.sign(input) else { fatalError("bare signature failed") }
+            } else {
+                _ = try key.proof(method: "GET", url: url, accessToken: token, nonce: nonce)
+            }
+        }
+    }
+
     /// Two sessions over the same provider: one bearer login, one DPoP-bound login; the same GET /api/me.
     static func sessions(rounds: Int, requests: Int) async throws {
         try await withTestProvider { provider in

@@ -8,6 +8,7 @@
 //     swift run -c release oidc-bench --resource-server [--requests N] [--rounds R]
 //         (OIDCResourceServer: a DPoP request vs two bare verifications; two tasks vs one)
 //     swift run -c release oidc-bench --profile-resource-server PASSES [--bearer]   (the kit's DPoP or ES256 bearer path alone, for perf)
+//     swift run -c release oidc-bench --profile-dpop N [--bare]   (N DPoP proofs, or N bare ES256 signatures, for callgrind)
 //     oidc-bench --in-process-verify --issuer I --audience A --resource URL --jwks FILE --token-file FILE [--seconds S]
 //         (one bearer token verified in process on one task, as `oidc resource-server` does it: scripts/bench-http.sh)
 
@@ -109,6 +110,8 @@ var dpop = false
 var resourceServer = false
 var profilePasses = 0
 var profileBearer = false
+var profileDPoP = -1
+var profileBare = false
 var inProcess = false
 var inProcessOptions: [String: String] = [:]
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -122,6 +125,8 @@ while let argument = arguments.next() {
     case "--resource-server": resourceServer = true
     case "--profile-resource-server": profilePasses = Int(arguments.next() ?? "") ?? 20
     case "--bearer": profileBearer = true
+    case "--profile-dpop": profileDPoP = Int(arguments.next() ?? "") ?? 1000
+    case "--bare": profileBare = true
     case "--requests": sessionRequests = Int(arguments.next() ?? "") ?? 2000
     case "--in-process-verify": inProcess = true
     case "--issuer", "--audience", "--resource", "--jwks", "--token-file": inProcessOptions[argument] = arguments.next() ?? ""
@@ -135,6 +140,10 @@ if inProcess {
         issuer: inProcessOptions["--issuer"] ?? "", audience: inProcessOptions["--audience"] ?? "", resource: inProcessOptions["--resource"] ?? "",
         jwksFile: inProcessOptions["--jwks"] ?? "", tokenFile: inProcessOptions["--token-file"] ?? "", seconds: seconds
     )
+    exit(0)
+}
+if profileDPoP >= 0 {
+    try DPoPBenchmark.profile(count: profileDPoP, bare: profileBare)
     exit(0)
 }
 if profilePasses > 0 {
