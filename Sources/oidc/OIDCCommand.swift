@@ -67,7 +67,8 @@ enum Main {
             Console.error(UsageErrors.message(for: error, command: kind))
             exit(ExitCodes.usage)
         } catch let error as OIDCError {
-            guard let advice = NetworkTimeout.advice(for: error, command: kind._commandName) else { ExitCodes.exit(with: error) }
+            let loginTimeout = (command as? Login)?.timeout
+            guard let advice = NetworkTimeout.advice(for: error, command: kind._commandName, loginTimeout: loginTimeout) else { ExitCodes.exit(with: error) }
             Console.error("oidc: error: \(error.description)")
             Console.error(advice)
             exit(ExitCodes.code(for: error.category))

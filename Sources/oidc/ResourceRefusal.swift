@@ -14,15 +14,39 @@ enum ResourceRefusal {
     }
 
     /// The line after a 401 that a fresh token did not cure, when the resource published where its
-    /// metadata is: `oidc login --profile P --resource 'URL'`, URL the resource that metadata
-    /// describes (the well-known segment taken out, RFC 9728 §3.1), else the request's origin.
-    static func loginHint(for error: OIDCError, profile: String, url: URL) -> String? {
-        guard error.code == .unauthorized, let metadata = error.context["resource_metadata"] else { return nil }
-        let resource = Self.resource(describedAt: metadata) ?? Self.origin(of: url)
-        guard let resource else { return nil }
-        let quoted = "'" + resource.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-        return "oidc: the resource names its metadata (RFC 9728); to get a token for it, log in for this resource with: oidc login --profile \(profile) --resource \(quoted)"
+    /// metadata is: the login that gets a token for that resource (the well-known segment taken out
+    /// of the metadata's URL, RFC 9728 §3.1, else the request's origin), as a profile of its own
+    /// (`P-HOST-PORT`), so that the working login of `profile` is not replaced, with the profile's
+    /// client id. When the login already is for that resource, no login would help: it says so.
+    static func loginHint(for error: OIDCError, profile: String, login: ProfileLogin, url: URL) -> String? {
+        guard error.code == .unauthorized, let metadata = error.context["resource_metadata"],
+              let resource = Self.resource(describedAt: metadata) ?? Self.origin(of: url) else { return nil }
+        if let current = login.login.resource, Self.trimmed(current) == Self.trimmed(resource) {
+            return "oidc: the login of profile '\(ProfileName.shown(profile))' is for this resource already, and it refuses the login's tokens: it may take another audience than its URL, or trust another issuer (ask its operator)"
+        }
+        var command = "oidc login --profile \(Self.profileName(profile, for: resource)) --resource \(Self.quoted(resource))"
+        if let clientID = login.boundProfile?.clientID, clientID.unicodeScalars.allSatisfy({ !UntrustedText.isUnsafe($0) }) {
+            command += " --client-id \(Self.quoted(clientID))"
+        }
+        return "oidc: the resource names its metadata (RFC 9728); to get a token for it, log in for this resource as a profile of its own (so '\(ProfileName.shown(profile))' stays as it is): \(command)"
     }
+
+    /// `P-HOST-PORT` for the resource's URL: letters, digits, `.`, `_` and `-` kept, the rest `-`.
+    static func profileName(_ profile: String, for resource: String) -> String {
+        let components = URLComponents(string: resource)
+        let place = [components?.host, components?.port.map(String.init)].compactMap { $0 }.joined(separator: "-")
+        let safe = String(String.UnicodeScalarView(place.unicodeScalars.map { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-_".unicodeScalars.contains(scalar)) ? scalar : "-"
+        }))
+        let name = profile + "-" + (safe.isEmpty ? "resource" : safe)
+        let plain = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-_".unicodeScalars.contains($0)) }
+        return plain ? name : Self.quoted(name)
+    }
+
+    /// Quoted for a POSIX shell: single quotes, a quote written `'\''`.
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+
+    private static func trimmed(_ resource: String) -> String { resource.hasSuffix("/") ? String(resource.dropLast()) : resource }
 
     /// The resource whose metadata is at `metadata`: `https://host/.well-known/oauth-protected-resource/x`
     /// describes `https://host/x`; `nil` for any other form, or text a person could not copy.

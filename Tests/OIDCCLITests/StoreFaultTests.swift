@@ -81,6 +81,28 @@ struct StoreFaultTests {
         }
     }
 
+    @Test("a login into a full store: exit 7 before the browser opens, nothing asked of the provider; with room, the same login works")
+    func fullDiskBeforeTheLogin() async throws {
+        try await withTestProvider { provider in
+            let sandbox = LoginSandbox()
+            let small = SmallFileSystem()
+            let store = small.map { $0.path + "/store" } ?? TokenCommandTests.temporaryStore()
+            let filler = small?.fill()
+            let full = filler == nil ? ["OIDC_TEST_STORE_FULL": "1"] : [:]
+            let arguments = ["login", "--issuer", provider.issuer, "--client-id", "test-client", "--store", store, "--profile", "work"]
+            let refused = try await sandbox.run(arguments, extra: full)
+            #expect(refused.status == 7, "\(refused.stderr)")
+            #expect(refused.stderr.contains("Nothing was sent and no browser opened"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("--store DIR"), "\(refused.stderr)")
+            #expect(sandbox.log.isEmpty, "the browser was started")
+            #expect(await provider.grantCount("authorization_code") == 0)
+            if let filler { unlink(filler) }
+            let signedIn = try await sandbox.run(arguments)
+            #expect(signedIn.status == 0, "\(signedIn.stderr)")
+            #expect(try FileKeychain(directory: URL(fileURLWithPath: store)).load(Self.key) != nil)
+        }
+    }
+
     @Test("a save killed after its temporary file was complete, before the rename: the next oidc token adopts it and refreshes with the rotated token")
     func completeTemporaryFileAdopted() async throws {
         try await withTestProvider { provider in

@@ -78,6 +78,7 @@ struct TerminalEdgeTests {
         let byLoginTimeout = try await sandbox.run(["login", "--issuer", silentURL, "--client-id", "c", "--no-browser", "--timeout", "2", "--profile", "hang"])
         #expect(byLoginTimeout.status == 5, "\(byLoginTimeout.stderr)")
         #expect(byLoginTimeout.stderr.contains("did not answer within 2 s"), "\(byLoginTimeout.stderr)")
+        #expect(byLoginTimeout.stderr.contains("give a longer --timeout"), "\(byLoginTimeout.stderr)")
         let request = try await sandbox.run(["request", silentURL + "/x", "--allow-host", "127.0.0.1"])
         #expect(request.status == 4, "no login: \(request.stderr)")
         let bad = try await sandbox.run(["discover", silentURL], extra: ["OIDC_HTTP_TIMEOUT": "soon"])
@@ -120,9 +121,35 @@ struct TerminalEdgeTests {
             #expect(refused.status == 4, "\(refused.stderr)")
             #expect(refused.stderr.contains("HTTP 401"))
             #expect(refused.stderr.contains("401: invalid_token (\"The access token was not issued for this resource (RFC 8707).\")"), "\(refused.stderr)")
-            #expect(refused.stderr.contains("oidc login --profile work --resource '\(provider.issuer)/resource'"), "\(refused.stderr)")
+            let hinted = "oidc login --profile work-127.0.0.1-\(provider.port) --resource '\(provider.issuer)/resource' --client-id 'test-client'"
+            #expect(refused.stderr.contains(hinted), "\(refused.stderr)")
             let stored = try #require(try sandbox.storedLogin("work"))
             #expect(!refused.stderr.contains(stored.tokens.accessToken.revealedValue))
+            // The hint, run as printed, gets a token the resource takes; the first login stays.
+            var environment = sandbox.environment()
+            environment["PATH"] = OIDCBinary.url.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            let followed = try await CLIReferenceTests.shell(hinted, environment: environment)
+            #expect(followed.status == 0, "\(followed.stderr)")
+            let served = try await sandbox.run(["request", provider.issuer + "/resource", "--profile", "work-127.0.0.1-\(provider.port)"])
+            #expect(served.status == 0, "\(served.stderr)")
+            #expect(try sandbox.storedLogin("work")?.tokens.refreshToken == stored.tokens.refreshToken)
+        }
+    }
+
+    @Test("oidc resource-server whose --audience is not its URL says so at start; a --resource login refused there is told no login would help, not sent round again")
+    func audienceNotTheURL() async throws {
+        try await withTestProvider { provider in
+            let server = try await ResourceServerProcess.start(["--issuer", provider.issuer, "--audience", "https://api.example.com", "--port", "0"])
+            let sandbox = LoginSandbox()
+            let login = try await sandbox.run(["login", "--resource", server.base, "--client-id", "test-client", "--profile", "api"])
+            #expect(login.status == 0, "\(login.stderr)")
+            let refused = try await sandbox.run(["request", server.base + "/me", "--profile", "api"])
+            let stopped = await server.stop()
+            #expect(refused.status == 4, "\(refused.stderr)")
+            #expect(refused.stderr.contains("is for this resource already"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("oidc login --profile"), "\(refused.stderr)")
+            #expect(stopped.stderr.contains("the audience is not this server's URL"), "\(stopped.stderr)")
+            #expect(stopped.stderr.contains("--param resource=https://api.example.com"), "\(stopped.stderr)")
         }
     }
 

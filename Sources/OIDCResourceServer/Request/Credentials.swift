@@ -91,16 +91,18 @@ struct Credentials: Sendable {
     private static func isToken68(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = bytes.first, first != UInt8(ascii: "=") else { return false }
         var index = 0
-        // The token characters, then only padding: one bit test a byte (this runs over every token).
-        while index < bytes.count, Self.isToken68Character(bytes[index]) { index += 1 }
+        // The token characters, then only padding: one bit test a byte (this runs over every token),
+        // with the masks read once, not a lazy global's check a byte.
+        let low = token68Low, high = token68High
+        while index < bytes.count, Self.isToken68Character(bytes[index], low: low, high: high) { index += 1 }
         while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
         return index == bytes.count
     }
 
     /// `ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"` as bits of two 64-bit masks.
-    private static func isToken68Character(_ byte: UInt8) -> Bool {
-        if byte < 64 { return (token68Low >> UInt64(byte)) & 1 == 1 }
-        if byte < 128 { return (token68High >> UInt64(byte - 64)) & 1 == 1 }
+    private static func isToken68Character(_ byte: UInt8, low: UInt64, high: UInt64) -> Bool {
+        if byte < 64 { return (low >> UInt64(byte)) & 1 == 1 }
+        if byte < 128 { return (high >> UInt64(byte - 64)) & 1 == 1 }
         return false
     }
 

@@ -125,7 +125,7 @@ struct AuthorizeURL: AsyncParsableCommand, LoggingCommand {
         guard provider == .generic, authorizationEndpoint == nil, let issuer = authorization.issuer else { return nil }
         let metadata = try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in
             try await ProviderDiscovery(
-                transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery)
+                transport: transport, requestOptions: HTTPRequestOptions(timeout: .seconds(try NetworkTimeout.environment() ?? NetworkTimeout.loginDefault)), logger: CLILog.logger(.discovery)
             ).metadata(for: issuer)
         }
         guard let endpoint = metadata.authorizationEndpoint else {

@@ -114,7 +114,7 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         let (token, hint): (Secret, TokenClient.TokenTypeHint) =
             login.tokens.refreshToken.map { ($0, .refreshToken) } ?? (login.tokens.accessToken, .accessToken)
         // The store's lock is held meanwhile: a provider that hangs must not stall every oidc token for long.
-        client.requestOptions.timeout = .seconds(10)
+        client.requestOptions.timeout = .seconds((try? NetworkTimeout.environment()) ?? 10)
         do {
             try await client.revoke(token, hint: hint)
             return "the \(hint == .refreshToken ? "refresh" : "access") token was revoked at the provider"

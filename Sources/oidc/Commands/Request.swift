@@ -99,7 +99,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             // A 401 that a freshly refreshed token did not cure: the resource's reason is in the
             // message; where it names its metadata, the login that gets a token for it follows.
             Console.error("HTTP 401")
-            guard let hint = ResourceRefusal.loginHint(for: error, profile: storeOptions.profileName, url: target) else { throw error }
+            guard let hint = ResourceRefusal.loginHint(for: error, profile: storeOptions.profileName, login: stored, url: target) else { throw error }
             Console.error("oidc: error: \(error.description)")
             Console.error(hint)
             throw ExitCode(ExitCodes.code(for: error.category))

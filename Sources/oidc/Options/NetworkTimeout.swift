@@ -41,10 +41,19 @@ enum NetworkTimeout {
     /// Discovery and the token endpoint during a login, without `OIDC_HTTP_TIMEOUT`.
     static let loginDefault = 15
 
-    /// The line after a server that did not answer in time: how to give it longer, for `command`.
-    static func advice(for error: OIDCError, command: String) -> String? {
-        guard error.code == .timedOut, error.context["host"] != nil else { return nil }
-        let flag = ["token", "refresh", "request", "discover"].contains(command) ? "--timeout SECONDS or " : ""
+    /// The commands whose requests `OIDC_HTTP_TIMEOUT` bounds, and those of them with a `--timeout`
+    /// of their own for one request's wait.
+    static let honouring: Set = ["token", "refresh", "request", "discover", "login", "logout", "exchange", "introspect", "authorize-url"]
+    static let flagged: Set = ["token", "refresh", "request", "discover"]
+
+    /// The line after a server that did not answer in time: how to give it longer, for `command`
+    /// (its name); `loginTimeout`, `oidc login`'s `--timeout`, when that was the bound that ran out.
+    static func advice(for error: OIDCError, command: String, loginTimeout: Int? = nil) -> String? {
+        guard error.code == .timedOut, error.context["host"] != nil, honouring.contains(command) else { return nil }
+        if command == "login", let loginTimeout, loginTimeout <= ((try? environment()) ?? loginDefault) {
+            return "oidc: to wait longer for the server, give a longer --timeout: it bounds the whole login, its requests too"
+        }
+        let flag = flagged.contains(command) ? "--timeout SECONDS or " : ""
         return "oidc: to wait longer for the server, give \(flag)\(variable)=SECONDS (1 to 600)"
     }
 }

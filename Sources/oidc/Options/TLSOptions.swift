@@ -51,6 +51,11 @@ extension Profile {
                 throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: error.context)
             }
         }
+        // OIDC_HTTP_TIMEOUT bounds every request of every command (a command's --timeout, where it
+        // has one, is laid over it).
+        do { configuration.maximumRequestTimeout = try NetworkTimeout.environment().map { .seconds($0) } } catch {
+            throw OIDCError(.invalidArgument, (error as? ValidationError)?.message ?? "\(error)")
+        }
         do { try configuration.validate() } catch {
             let flag = caFile != nil && error.message.contains("trust root") ? "--ca-file" : "--client-certificate/--client-key"
             throw OIDCError(.invalidArgument, "\(flag): \(error.message)", context: error.context)

@@ -154,6 +154,13 @@ extension ResourceServerCommand {
         Console.error(
             "oidc: resource server listening at \(base) for audience \(UntrustedText.sanitized(audience)); tokens of \(issuer)\(introspect ? " (introspected)" : ""); "
                 + "DPoP \(dpop.rawValue)\(nonce ? " with nonces" : ""); stop with Ctrl-C")
+        if audience != base, audience != base + "/" {
+            // RFC 9728: the metadata names this server's URL as the resource, so a client that logs
+            // in for it (oidc login --resource BASE, RFC 8707) gets tokens for BASE, not the audience.
+            Console.error(
+                "oidc: note: the audience is not this server's URL, which its RFC 9728 metadata names: tokens got with oidc login --resource \(base) carry aud \(base) and are refused; "
+                    + "ask for the audience instead (oidc login … --param resource=\(UntrustedText.sanitized(audience))), or give --audience \(base) with a fixed --port")
+        }
         return service
     }
 }
