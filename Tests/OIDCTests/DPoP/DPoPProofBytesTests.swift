@@ -86,6 +86,11 @@ struct DPoPProofBytesTests {
             }
         }
         #expect(try DPoPKeyTests.parts(try key.proof(method: "GET", url: url)).claims["ath"] == nil)
+        // The kept token is never shown: not by the key's description, nor by a reflection of it.
+        _ = try key.proof(method: "GET", url: url, accessToken: Secret("kept-token-VALUE-7f3a"))
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(!dumped.contains("kept-token-VALUE-7f3a") && !"\(key)".contains("kept-token-VALUE-7f3a") && !String(reflecting: key).contains("kept-token-VALUE-7f3a"))
         let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
             for task in 0..<8 {
                 group.addTask {
