@@ -13,13 +13,13 @@ import Glibc
 @Suite("The login lifecycle: begun, replaced, ended, each said", .timeLimit(.scaledMinutes(3)))
 struct LoginLifecycleTests {
     /// `oidc inject` of a login at `provider` whose refresh token the provider does not know.
-    static func injectUnknownRefreshToken(_ provider: TestProvider, store: String) async throws {
+    static func injectUnknownRefreshToken(_ provider: TestProvider, store: String, environment: [String: String] = [:]) async throws {
         let tokens = try await provider.issueTokens()
         let response = #"{"access_token":"\#(tokens.accessToken.revealedValue)","token_type":"Bearer","refresh_token":"never-issued-refresh-token","scope":"openid offline_access"}"#
         let result = try await OIDCBinary.run(
             ["inject", "--store", store, "--profile", "work", "--issuer", provider.issuer, "--client-id", "test-client",
              "--token-endpoint", provider.tokenEndpoint, "--token-response", "-", "--expires-in=-10"],
-            stdin: response)
+            stdin: response, environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
     }
 
@@ -39,8 +39,10 @@ struct LoginLifecycleTests {
     func refusedRefreshSaysTheLoginEnded() async throws {
         try await withTestProvider { provider in
             let store = TokenCommandTests.temporaryStore()
-            try await Self.injectUnknownRefreshToken(provider, store: store)
-            let refused = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"])
+            // Profiles of its own: what "log in again" names depends on the profile (none here).
+            let isolated = LoginSandbox().environment()
+            try await Self.injectUnknownRefreshToken(provider, store: store, environment: isolated)
+            let refused = try await OIDCBinary.run(["token", "--store", store, "--profile", "work"], environment: isolated)
             #expect(refused.status == 4, "\(refused.stderr)")
             #expect(refused.stderr.contains("invalid_grant"))
             // An injected login has no profile to log in again from: the flags it needs are named.
@@ -48,7 +50,7 @@ struct LoginLifecycleTests {
                 refused.stderr.contains(
                     "oidc: the login of profile 'work' is over and was removed; log in again with: oidc login --profile work --store \(store) --issuer \(provider.issuer) --client-id test-client"),
                 "\(refused.stderr)")
-            let status = try await OIDCBinary.run(["status", "--store", store, "--profile", "work"])
+            let status = try await OIDCBinary.run(["status", "--store", store, "--profile", "work"], environment: isolated)
             #expect(status.status == 4)
             #expect(status.stdout.contains("not logged in"))
         }

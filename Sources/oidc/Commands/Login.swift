@@ -170,10 +170,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             Console.error("oidc: warning: --client-secret is visible to other users in ps, and is not remembered; later refreshes need --client-secret-file")
         }
         var keychain = try storeOptions.keychain(profile: profile)
-        #if DEBUG
-        // Tests of a full disk where no small file system can be mounted (an ordinary user).
+        // Tests of a full disk where no small file system can be mounted (an ordinary user, on the
+        // installed build too): it can only make the store's writes fail.
         if getenv("OIDC_TEST_STORE_FULL") != nil { keychain.simulatedFullDisk = true }
-        #endif
         // Before any grant or browser: tokens that cannot be kept are not asked for (F4).
         try LoginReplacement.requireWritable(keychain, profiles: profiles)
         let replacement = LoginReplacement()
