@@ -25,7 +25,7 @@ public struct HTTPConnectionLimits: Sendable, Equatable {
         self.requestHeadTimeout = requestHeadTimeout
     }
 
-    /// - Throws: ``OIDC/OIDCError`` (`invalidArgument`) for a connection limit below 1 or a timeout that is not positive.
+    /// - Throws: an `OIDCError` (`invalidArgument`) for a connection limit below 1 or a timeout that is not positive.
     public func validate() throws(OIDCError) {
         guard maximumConnections >= 1 else {
             throw OIDCError(.invalidArgument, "The connection limit must be at least 1, not \(maximumConnections).")
