@@ -100,7 +100,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The browser command (default: $BROWSER, then xdg-open, wslview under WSL, open on macOS); the URL is appended, or replaces %s.")
     var browser: String?
 
-    @Option(help: "Seconds to wait for the sign-in (default: 180 for the browser; until the code expires for the device flow).")
+    @Option(help: "Seconds to wait for the sign-in (default: 180 for the browser; until the code expires for the device flow). Each request (discovery, the token endpoint) waits at most OIDC_HTTP_TIMEOUT seconds (default 15), and never past this.")
     var timeout: Int?
 
     @Flag(help: "Forget the profile's remembered settings and use only the flags given now.")
@@ -170,9 +170,6 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             Console.error("oidc: warning: --client-secret is visible to other users in ps, and is not remembered; later refreshes need --client-secret-file")
         }
         var keychain = try storeOptions.keychain(profile: profile)
-        // Tests of a full disk where no small file system can be mounted (an ordinary user, on the
-        // installed build too): it can only make the store's writes fail.
-        if getenv("OIDC_TEST_STORE_FULL") != nil { keychain.simulatedFullDisk = true }
         // Before any grant or browser: tokens that cannot be kept are not asked for (F4).
         try LoginReplacement.requireWritable(keychain, profiles: profiles)
         let replacement = LoginReplacement()

@@ -66,9 +66,15 @@ struct StoreSelection {
     }
 
     /// The store; `logger` `nil` (the fast path, which runs before logging is set up) logs nothing.
+    ///
+    /// `OIDC_TEST_STORE_FULL` (any value) makes its writes fail as on a full disk: for tests where no
+    /// small file system can be mounted (an ordinary user; the installed build too, as
+    /// `OIDC_TEST_CLOCK_OFFSET`).
     func keychain(profile saved: Profile? = nil, logger: Logger? = nil) throws -> FileKeychain {
         let directory = store ?? saved?.store ?? Self.environment("OIDC_STORE")
-        return try FileKeychain(directory: directory.map { URL(fileURLWithPath: $0, isDirectory: true) }, logger: logger)
+        var keychain = try FileKeychain(directory: directory.map { URL(fileURLWithPath: $0, isDirectory: true) }, logger: logger)
+        if getenv("OIDC_TEST_STORE_FULL") != nil { keychain.simulatedFullDisk = true }
+        return keychain
     }
 
     private static func environment(_ name: String) -> String? {

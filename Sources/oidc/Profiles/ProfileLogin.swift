@@ -25,10 +25,7 @@ struct ProfileLogin {
     /// - Parameter logger: the store's; `nil` on the fast path, which runs before logging is set up.
     static func load(_ options: StoreSelection, logger: Logger? = nil) throws -> ProfileLogin {
         let profile = try options.savedProfile()
-        var keychain = try options.keychain(profile: profile, logger: logger)
-        // Tests of a full disk where no small file system can be mounted (an ordinary user, on the
-        // installed build too, as OIDC_TEST_CLOCK_OFFSET): it can only make the store's writes fail.
-        if getenv("OIDC_TEST_STORE_FULL") != nil { keychain.simulatedFullDisk = true }
+        let keychain = try options.keychain(profile: profile, logger: logger)
         guard let login = try keychain.load(options.key) else { throw notLoggedIn(options, profile: profile) }
         let loaded = ProfileLogin(options: options, profile: profile, keychain: keychain, login: login)
         LoginAgain.using(profile: options.profileName, command: loaded.loginAgain)
