@@ -122,6 +122,24 @@ struct FileKeychainFaultTests {
         #expect(try store.load(Self.key)?.tokens.accessToken == Secret("access-1"))
     }
 
+    @Test("a temporary file with the data file's time (whole-second timestamps) but older tokens is not adopted over a newer login")
+    func sameSecondOlderTemporaryFileNotAdopted() throws {
+        let (store, path) = try Self.store()
+        var newer = FileKeychainTests.login("access-new-login")
+        newer.tokens.receivedAt = Date(timeIntervalSince1970: 1_800_000_010)
+        try store.save(newer, for: Self.key)
+        let data = try Self.dataFile(path)
+        // A refresh killed before its rename, whose tokens came ten seconds before the login that landed.
+        let stale = data + ".tmp-00000000000000dd"
+        #expect(FileManager.default.createFile(atPath: stale, contents: try Self.bytes(of: FileKeychainTests.login("access-killed-refresh")), attributes: [.posixPermissions: 0o600]))
+        let second = time(nil) - 5
+        var same = [timeval(tv_sec: second, tv_usec: 0), timeval(tv_sec: second, tv_usec: 0)]
+        #expect(utimes(stale, &same) == 0)
+        #expect(utimes(data, &same) == 0)
+        #expect(try store.load(Self.key)?.tokens.accessToken == Secret("access-new-login"))
+        #expect(FileManager.default.fileExists(atPath: stale))
+    }
+
     @Test("a complete temporary file is not adopted while another task holds the key's lock (its writer may be renaming it); the holder's own load adopts it")
     func notAdoptedUnderAnotherHoldersLock() async throws {
         let (store, path) = try Self.store()

@@ -14,7 +14,7 @@ internal import Darwin
 /// the next read adopts it instead of the login it was to replace.
 extension FileKeychain {
     /// Renames over the data file the newest temporary file of `key` that is complete, when it is
-    /// newer than the data file (or there is none), its writer (named in the file's name) no longer
+    /// newer than the data file (or there is none) by its time and not older by its tokens' arrival, its writer (named in the file's name) no longer
     /// runs, and no other writer holds the key's lock (a writer may be about to rename its own file). Complete: a regular file of the
     /// user's that no one else can read, that reads as this key's login (it parses; a sealed one
     /// opens with the ring and is bound to this key). Best effort: anything in the way (a lock
@@ -43,11 +43,16 @@ extension FileKeychain {
         }
         // The newest first: the last save that got as far as a complete file.
         candidates.sort { KeychainIO.isBefore($1.modified, $0.modified) }
+        // Timestamps may be whole seconds (some file systems): a temporary file as old as the data
+        // file by its time may be older by its content (a refresh killed, then a new login in the
+        // same second). Tokens that arrived before the stored ones are never adopted over them.
+        let stored = (try? readDataFile(names.data, in: directory))?.bytes.flatMap { try? decode($0, for: key, path: directory.path(names.data)) }
         for candidate in candidates {
             let path = directory.path(candidate.name)
             // The checks of a data file: a regular file of the user's, 0600 or stricter, not too large.
             guard let file = try? readDataFile(candidate.name, in: directory), let bytes = file.bytes,
-                (try? decode(bytes, for: key, path: path)) != nil
+                let login = try? decode(bytes, for: key, path: path),
+                stored.map({ login.tokens.receivedAt >= $0.tokens.receivedAt }) ?? true
             else { continue }
             do throws(OIDCError) {
                 guard let now = try directory.linkStatus(candidate.name), FileIdentity(now) == file.identity else { continue }
