@@ -70,6 +70,12 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         let key = options.key
         let secretFile = credentials.clientSecretFile
         let revoke = !noRevoke
+        // Nothing stored and no lock file: nothing to lock either (a lock file would be left behind
+        // for a profile that never existed). A login written meanwhile is as if written after.
+        if try keychain.load(key) == nil, !keychain.hasLockFile(key) {
+            if !all { Console.error("oidc: profile '\(ProfileName.shown(options.profileName))' was not logged in; nothing to do") }
+            return
+        }
         let outcome: String? = try await keychain.withLock(key) {
             guard let login = try keychain.load(key) else { return nil }
             var note = "not revoked (--no-revoke)"
@@ -114,12 +120,16 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         let (token, hint): (Secret, TokenClient.TokenTypeHint) =
             login.tokens.refreshToken.map { ($0, .refreshToken) } ?? (login.tokens.accessToken, .accessToken)
         // The store's lock is held meanwhile: a provider that hangs must not stall every oidc token for long.
-        client.requestOptions.timeout = .seconds((try? NetworkTimeout.environment()) ?? 10)
+        let timeout = (try? NetworkTimeout.environment()) ?? 10
+        client.requestOptions.timeout = .seconds(timeout)
         do {
             try await client.revoke(token, hint: hint)
             return "the \(hint == .refreshToken ? "refresh" : "access") token was revoked at the provider"
         } catch {
-            return "the revocation failed (\(error.message)), so the tokens stay valid at the provider until they expire"
+            var reason = error.message
+            while reason.hasSuffix(".") { reason.removeLast() }
+            if error.code == .timedOut { reason += "; OIDC_HTTP_TIMEOUT sets the timeout (\(timeout) s here)" }
+            return "the revocation failed (\(reason)), so the tokens stay valid at the provider until they expire"
         }
     }
 }

@@ -71,8 +71,14 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         }
         if !usable {
             // A login that is there but cannot give a token says so where scripts look (F8).
-            if !all, output == .text, entries[0]["logged_in"] as? Bool == true, let again = entries[0]["log_in_again"] as? String {
-                Console.error("oidc: the login of profile '\(storeOptions.profileName)' has expired and cannot be refreshed; log in again with: \(again)")
+            if !all, output == .text, let again = entries[0]["log_in_again"] as? String {
+                let name = ProfileName.shown(storeOptions.profileName)
+                if entries[0]["logged_in"] as? Bool == true {
+                    Console.error("oidc: the login of profile '\(name)' has expired and cannot be refreshed; log in again with: \(again)")
+                } else {
+                    // Not logged in (never, or logged out): how to, as `oidc token` says it (review 5 of issue 35, N1).
+                    Console.error("oidc: profile '\(name)' is not logged in; log in with: \(again)")
+                }
             }
             throw ExitCode(ExitCodes.authenticationFailed)
         }

@@ -92,7 +92,6 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
         if kind == .logout { return try await verifyLogoutToken(token) }
         let keys = try await JWKSSource.load(jwks)
         var verifier = IDTokenVerifier(issuer: issuer, clientID: audience, nonce: nonce.map { .expected($0) } ?? .notChecked)
-        if nonce == nil { Console.error("oidc: note: no --nonce given; the nonce is not checked") }
         verifier.leeway = leeway
         verifier.maxAge = maxAge
         verifier.accessToken = try accessToken.map { Secret(try TokenInput.secret($0, flag: "--access-token")) }
@@ -107,6 +106,8 @@ struct Verify: AsyncParsableCommand, LoggingCommand {
             }
             throw Self.hintingAccessToken(failure, token: token)
         }
+        // Said of a token that passed, not before a refusal it has nothing to do with (an access token's).
+        if nonce == nil { Console.error("oidc: note: no --nonce given; the nonce is not checked") }
         Console.output(JSONOutput.safe(verified.claims.rawJSON))
     }
 

@@ -21,7 +21,7 @@ struct AuthorizationOptions: ParsableArguments {
     @Option(help: "The client id.")
     var clientId: String?
 
-    @Option(help: "Scope values, separated by spaces (\"openid profile\") or the option repeated (default: the provider's; login asks for openid, plus offline_access when the provider offers it).")
+    @Option(help: "Scope values, separated by spaces (\"openid profile\") or the option repeated (default: the provider's; login asks for openid, plus offline_access when the provider offers it). On a profile that keeps scopes, login asks for those and these together (a step-up; --reset asks for these alone).")
     var scope: [String] = []
 
     @Option(name: .customLong("param"), help: "An extra authorization parameter as name=value; repeat for several.")

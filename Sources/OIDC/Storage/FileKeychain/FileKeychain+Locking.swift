@@ -168,3 +168,13 @@ extension FileKeychain {
         }
     }
 }
+
+extension FileKeychain {
+    /// Whether `key`'s lock file exists: someone has taken (or is taking) its lock. A caller with
+    /// nothing to do for a key that has neither a login nor a lock file need not create one
+    /// (``withLock(_:_:)`` keeps lock files).
+    package func hasLockFile(_ key: TokenStoreKey) -> Bool {
+        guard let names = try? FileNames(key) else { return false }
+        return FileManager.default.fileExists(atPath: directory.appendingPathComponent(names.lock).path)
+    }
+}
