@@ -94,7 +94,8 @@ demo: release
 	@scripts/demo.sh
 
 # Start-up of `oidc token` (cached) against a minimal static Swift program: medians, peak memory, ratios;
-# then OIDCResourceServer: DPoP requests against bare OpenSSL, two tasks against one (oidc-bench);
+# then OIDCResourceServer: DPoP requests against bare OpenSSL, two tasks against one (oidc-bench); a
+# DPoP proof against a bare ES256 signature, and DPoP against bearer sessions (oidc-bench --dpop);
 # `oidc resource-server` over HTTP (wrk) beside the in-process verification of the same token, and
 # `oidc provider`'s discovery (scripts/bench-http.sh); and access tokens against jwt-kit
 # (Benchmarks/access-token-bench, its own package, built in .build).
@@ -102,6 +103,7 @@ bench: release
 	@scripts/install-deps.sh bench
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
 	@$(SWIFT) run -c release oidc-bench --resource-server
+	@$(SWIFT) run -c release oidc-bench --dpop
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-http.sh
 	@cd Benchmarks/access-token-bench && $(SWIFT) run -c release --scratch-path $(CURDIR)/.build access-token-bench
 
