@@ -183,6 +183,11 @@ public enum RawHTTPClient {
         return try await body()
     }
 
+    /// One connection whose receive buffer is `receiveBuffer` bytes (so its window stays small).
+    public static func connection(_ address: String, _ port: Int, receiveBuffer: Int) async throws -> Socket {
+        try await onThread { try Socket(address, port, receiveBuffer: receiveBuffer) }
+    }
+
     /// Opens `count` connections, each of which sends `bytes` (an unfinished request head) and then
     /// nothing more; in the order given, so the first is the oldest.
     public static func openSlowHeads(_ count: Int, _ address: String, _ port: Int, sending bytes: [UInt8]) async throws -> [Socket] {
@@ -263,7 +268,7 @@ public enum RawHTTPClient {
     public final class Socket: @unchecked Sendable {
         private let fd: Int32
 
-        init(_ host: String, _ port: Int, timeout: Int = RawHTTPClient.rawTimeout) throws {
+        init(_ host: String, _ port: Int, timeout: Int = RawHTTPClient.rawTimeout, receiveBuffer: Int? = nil) throws {
             let family = host.contains(":") ? AF_INET6 : AF_INET
             #if canImport(Glibc)
             fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
@@ -274,6 +279,8 @@ public enum RawHTTPClient {
             var time = timeval(tv_sec: timeout, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+            // Before connect: the window it offers is set from it.
+            if var size = receiveBuffer.map(Int32.init) { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
             let result: Int32
             if family == AF_INET6 {
                 var address = sockaddr_in6()
@@ -320,6 +327,53 @@ public enum RawHTTPClient {
             }
         }
 
+        /// Sends copies of `bytes`, at most `count`, for as long as the kernel takes them within
+        /// `patience` of waiting (a peer that stopped reading stops it); returns how many whole copies went.
+        public func sendRepeatedly(_ bytes: [UInt8], count: Int, patience: Duration) throws -> Int {
+            let all = Array((0..<count).map { _ in bytes }.joined())
+            var sent = 0
+            let milliseconds = Int32(patience.components.seconds * 1000 + patience.components.attoseconds / 1_000_000_000_000_000)
+            while sent < all.count {
+                let n = all[sent...].withUnsafeBytes { systemSend(fd, $0.baseAddress, $0.count, dontWait: true) }
+                if n > 0 {
+                    sent += n
+                    continue
+                }
+                guard errno == EAGAIN || errno == EWOULDBLOCK else { throw Failure(description: "send() failed: errno \(errno)") }
+                var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&waiting, 1, milliseconds) <= 0 { break }
+            }
+            return sent / bytes.count
+        }
+
+        /// Reads until `count` responses' status lines (`HTTP/1.1 `) have arrived; returns how many
+        /// carried `status`. Throws at the socket's receive timeout or when the peer closes first.
+        public func readResponses(_ count: Int, status: Int) throws -> Int {
+            let line = Array("HTTP/1.1 ".utf8)
+            let wanted = Array("HTTP/1.1 \(status) ".utf8)
+            var seen = 0, matching = 0
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while seen < count {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { throw Failure(description: "the server closed or stalled after \(seen) of \(count) responses (errno \(errno))") }
+                pending += buffer[..<n]
+                // A status line is counted once the bytes of `wanted` have all arrived (fewer stay pending).
+                var index = 0
+                while index + wanted.count <= pending.count {
+                    if pending[index] == line[0], pending[index..<(index + line.count)].elementsEqual(line) {
+                        seen += 1
+                        if pending[index..<(index + wanted.count)].elementsEqual(wanted) { matching += 1 }
+                        index += line.count
+                    } else {
+                        index += 1
+                    }
+                }
+                pending.removeFirst(index)
+            }
+            return matching
+        }
+
         /// Everything received until the peer closes (a reset after some bytes counts as a close),
         /// at most 64 MiB.
         public func readUntilClosed() throws -> [UInt8] {
@@ -364,12 +418,12 @@ public enum RawHTTPClient {
 
 #if canImport(Glibc)
 private func closeDescriptor(_ fd: Int32) { _ = Glibc.close(fd) }
-private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, dontWait: Bool = false) -> Int {
+    Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL) | (dontWait ? Int32(MSG_DONTWAIT) : 0))
 }
 #else
 private func closeDescriptor(_ fd: Int32) { _ = Darwin.close(fd) }
-private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    Darwin.send(fd, buffer, count, 0)
+private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, dontWait: Bool = false) -> Int {
+    Darwin.send(fd, buffer, count, dontWait ? MSG_DONTWAIT : 0)
 }
 #endif

@@ -6,8 +6,11 @@ internal import NIOSSL
 /// answered by the server's handler in a task of its own, and its response written back on the
 /// connection's event loop in one flush. NIO's pipelining handler
 /// before this one holds a pipelined request back until the previous response is written, so a
-/// connection has at most one request in flight. Oversized headers (431) and bodies (413) are
-/// answered and the connection closed. Event-loop only.
+/// connection has at most one request in flight. A request is not started while the connection
+/// cannot take more writes (a client that pipelines requests and never reads its answers): it waits
+/// for the socket to drain, so what is buffered for a connection stays within NIO's write
+/// watermarks plus one answer. Oversized headers (431) and bodies (413) are answered and the
+/// connection closed. Event-loop only.
 final class HTTPRequestHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -22,6 +25,8 @@ final class HTTPRequestHandler: ChannelInboundHandler {
     private var isRefused = false
     /// The TLS client certificate (DER), read once the handshake is done: at the first request.
     private var peerCertificate: [UInt8]??
+    /// A request received while the connection could not take more writes: started once it can.
+    private var waiting: (request: ProviderRequest, keepAlive: Bool)?
 
     init(limits: HTTPServer.Limits, handler: @escaping HTTPServer.Handler, tasks: HTTPServerTasks, hasTLS: Bool) {
         self.limits = limits
@@ -57,8 +62,20 @@ final class HTTPRequestHandler: ChannelInboundHandler {
             )
             body = []
             request.clientCertificate = clientCertificate(context)
-            answer(request, keepAlive: received.isKeepAlive, context: context)
+            if context.channel.isWritable {
+                answer(request, keepAlive: received.isKeepAlive, context: context)
+            } else {
+                waiting = (request, received.isKeepAlive)
+            }
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let next = waiting {
+            waiting = nil
+            answer(next.request, keepAlive: next.keepAlive, context: context)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
