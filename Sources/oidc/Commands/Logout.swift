@@ -39,6 +39,9 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
     }
 
     func run() async throws {
+        // A mistyped OIDC_HTTP_TIMEOUT is exit 2 before anything is deleted, as in every command:
+        // otherwise the login would go and its revocation be skipped.
+        _ = try NetworkTimeout.environment()
         guard all else {
             try await withNIOHTTPTransport(logger: CLILog.logger(.transport)) { transport in try await logOut(storeOptions, transport: transport) }
             return
@@ -126,9 +129,12 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
             try await client.revoke(token, hint: hint)
             return "the \(hint == .refreshToken ? "refresh" : "access") token was revoked at the provider"
         } catch {
+            // The login is deleted whatever happens here: no advice to try again (there is nothing left to retry).
+            if error.code == .timedOut {
+                return "the revocation got no answer within \(timeout) s (OIDC_HTTP_TIMEOUT sets the wait), so the tokens stay valid at the provider until they expire"
+            }
             var reason = error.message
             while reason.hasSuffix(".") { reason.removeLast() }
-            if error.code == .timedOut { reason += "; OIDC_HTTP_TIMEOUT sets the timeout (\(timeout) s here)" }
             return "the revocation failed (\(reason)), so the tokens stay valid at the provider until they expire"
         }
     }
