@@ -69,16 +69,25 @@ struct SwanBackendTests {
                 let apiRouter = Router()
                 api.addRoutes(to: apiRouter)
                 try await serve(apiRouter) { apiPort in
-                    let port = try reserveLoopbackPort()
-                    let settings = SwanSettings(
-                        clientID: Self.clientID, clientSecret: Secret(Self.secret), publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!,
-                        issuer: provider.issuer, apiURL: URL(string: "http://127.0.0.1:\(apiPort)/graphql")!
-                    )
-                    let backend = try await SwanBackend.start(settings, transport: transport, sessions: sessions)
-                    let router = Router()
-                    backend.addRoutes(to: router)
-                    try await serve(router, port: port) { _ in
-                        try await body(Harness(provider: provider, backend: backend, api: api, base: "http://127.0.0.1:\(port)", transport: transport))
+                    // The port is reserved, released, then bound: a connection of a test running
+                    // beside may take it in between (one make test in six did). Then another port.
+                    for attempt in 1...5 {
+                        let port = try reserveLoopbackPort()
+                        let settings = SwanSettings(
+                            clientID: Self.clientID, clientSecret: Secret(Self.secret), publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!,
+                            issuer: provider.issuer, apiURL: URL(string: "http://127.0.0.1:\(apiPort)/graphql")!
+                        )
+                        let backend = try await SwanBackend.start(settings, transport: transport, sessions: sessions)
+                        let router = Router()
+                        backend.addRoutes(to: router)
+                        do {
+                            try await serve(router, port: port) { _ in
+                                try await body(Harness(provider: provider, backend: backend, api: api, base: "http://127.0.0.1:\(port)", transport: transport))
+                            }
+                            return
+                        } catch where attempt < 5 && String(describing: error).contains("Address already in use") && String(describing: error).contains("bind(") {
+                            continue
+                        }
                     }
                 }
             }
