@@ -45,19 +45,28 @@ struct ProtectedAPITests {
     ) async throws {
         try await withTestProvider { provider in
             try await withNIOHTTPTransport { transport in
-                let port = try reserveLoopbackPort()
-                let clock = TestClock()
-                let base = "http://127.0.0.1:\(port)"
-                var configuration = ResourceServer.Configuration(
-                    resource: try #require(URL(string: base + resourcePath)),
-                    issuers: [TrustedIssuer(issuer: provider.issuer, jwksURI: try #require(URL(string: provider.jwksURI)), transport: transport)]
-                )
-                configuration.scopesSupported = OrdersAPI.scopes
-                configuration.now = { clock.now }
-                try configure(&configuration)
-                let router = OrdersAPI.router(server: try ResourceServer(configuration), publicOrigin: publicOrigin)
-                try await serve(router, port: port) {
-                    try await body(Harness(provider: provider, transport: transport, base: base, clock: clock))
+                // The port is reserved, released, then bound: a connection of a test running beside
+                // may take it in between (EADDRINUSE). Then another port.
+                for attempt in 1...5 {
+                    let port = try reserveLoopbackPort()
+                    let clock = TestClock()
+                    let base = "http://127.0.0.1:\(port)"
+                    var configuration = ResourceServer.Configuration(
+                        resource: try #require(URL(string: base + resourcePath)),
+                        issuers: [TrustedIssuer(issuer: provider.issuer, jwksURI: try #require(URL(string: provider.jwksURI)), transport: transport)]
+                    )
+                    configuration.scopesSupported = OrdersAPI.scopes
+                    configuration.now = { clock.now }
+                    try configure(&configuration)
+                    let router = OrdersAPI.router(server: try ResourceServer(configuration), publicOrigin: publicOrigin)
+                    do {
+                        try await serve(router, port: port) {
+                            try await body(Harness(provider: provider, transport: transport, base: base, clock: clock))
+                        }
+                        return
+                    } catch where attempt < 5 && String(describing: error).contains("Address already in use") && String(describing: error).contains("bind(") {
+                        continue
+                    }
                 }
             }
         }
