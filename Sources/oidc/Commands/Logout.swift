@@ -74,8 +74,9 @@ struct Logout: AsyncParsableCommand, LoggingCommand {
         let secretFile = credentials.clientSecretFile
         let revoke = !noRevoke
         // Nothing stored and no lock file: nothing to lock either (a lock file would be left behind
-        // for a profile that never existed). A login written meanwhile is as if written after.
-        if try keychain.load(key) == nil, !keychain.hasLockFile(key) {
+        // for a profile that never existed). A login written meanwhile is as if written after. The
+        // stat first: a profile that has been used has a lock file, and its login is read once, below.
+        if !keychain.hasLockFile(key), try keychain.load(key) == nil {
             if !all { Console.error("oidc: profile '\(ProfileName.shown(options.profileName))' was not logged in; nothing to do") }
             return
         }
