@@ -1,28 +1,21 @@
 internal import Foundation
+internal import Logging
 
-/// The DPoP nonce retry of both pipelines (RFC 9449 §8, §9): every answer's `DPoP-Nonce` is kept;
-/// a `use_dpop_nonce` challenge with a new nonce (a 400 at the provider, a 401 `DPoP` challenge at
-/// a resource) gets one retry, through the stages inside this one again (a fresh client assertion,
-/// a fresh proof with the nonce). It is never a reason to refresh: a code or refresh token the
-/// challenge refused was not spent, so even a code exchange may be retried this once.
-///
-/// At the provider, a second challenge is the answer (its check maps it to an error). At a
-/// resource, a second challenge, a challenge without a usable nonce and a refused proof
-/// (`invalid_dpop_proof`) are ``OIDCError/Code/unauthorized`` errors: the token is fine, so the
-/// session must not refresh it.
-struct DPoPNonceRetryStage: HTTPStage {
-    /// The proofs of the tokens in use, or `nil` for bearer tokens (then this stage does nothing).
-    let proofs: @Sendable () -> DPoP?
-    /// Logs the retry, when its pipeline logs one.
-    let retrying: @Sendable (HTTPRequest, HTTPCall) -> Void
-
-    func intercept(_ request: HTTPRequest, call: HTTPCall, next: Next) async throws(OIDCError) -> HTTPResponse {
-        guard call.carriesProof, let dpop = proofs() else { return try await next(request) }
+/// The resource pipeline's DPoP nonce retry (RFC 9449 §9): every answer's `DPoP-Nonce` is kept; a
+/// 401 `DPoP` challenge `use_dpop_nonce` with a new nonce gets one retry, through the stages inside
+/// this one again (a fresh proof with the nonce). It is never a reason to refresh: a second
+/// challenge, a challenge without a usable nonce and a refused proof (`invalid_dpop_proof`) are
+/// ``OIDCError/Code/unauthorized`` errors, since the token is fine. (The provider's twin is
+/// `ProviderNonceRetryStage`.)
+struct DPoPNonceRetryStage: ResourceStage {
+    func intercept(_ request: HTTPRequest, attempt: ResourceAttempt, next: Next) async throws(OIDCError) -> HTTPResponse {
+        guard let dpop = attempt.proofs else { return try await next(request) }
         let response = try await next(request)
-        guard dpop.nonceChallenged(response, to: request.url) else { return try Self.checked(response, of: request, call: call) }
-        retrying(request, call)
+        guard dpop.nonceChallenged(response, to: request.url) else { return try Self.checked(response, of: request) }
+        attempt.logger.debug(
+            "resource asked for a DPoP nonce; retrying once with it", metadata: attempt.metadata.merging(["url": .endpoint(request.url)]) { $1 })
         let retried = try await next(request)
-        guard dpop.nonceChallenged(retried, to: request.url), case .resource = call else { return try Self.checked(retried, of: request, call: call) }
+        guard dpop.nonceChallenged(retried, to: request.url) else { return try Self.checked(retried, of: request) }
         // A second challenge is the resource's problem, not the token's: no refresh.
         throw OIDCError(
             .unauthorized,
@@ -32,8 +25,7 @@ struct DPoPNonceRetryStage: HTTPStage {
     }
 
     /// A resource's answer, unless it refuses the proof rather than the token (RFC 9449 §7.1, §9).
-    private static func checked(_ response: HTTPResponse, of request: HTTPRequest, call: HTTPCall) throws(OIDCError) -> HTTPResponse {
-        guard case .resource = call else { return response }
+    private static func checked(_ response: HTTPResponse, of request: HTTPRequest) throws(OIDCError) -> HTTPResponse {
         let errors = DPoP.resourceChallengeErrors(response)
         if errors.contains("use_dpop_nonce") {
             // A nonce challenge without a usable nonce: the token is fine, a refresh would not help (RFC 9449 §9).

@@ -4,23 +4,17 @@ internal import Foundation
 /// token instead) is authenticated as ``TokenClient/authentication`` says, afresh on each attempt
 /// (a client assertion is single-use: a retry gets a new one). The parameters go before the form's
 /// own, a `client_secret_basic` secret in the `Authorization` header.
-struct ClientAuthenticationStage: HTTPStage {
-    let authentication: ClientAuthentication
-    let clientID: String
-    let issuer: String
-    let now: @Sendable () -> Date
-
-    func intercept(_ request: HTTPRequest, call: HTTPCall, next: Next) async throws(OIDCError) -> HTTPResponse {
-        guard !call.carriesAccessToken else { return try await next(request) }
+struct ClientAuthenticationStage: ProviderStage {
+    func intercept(_ request: ProviderRequest, next: Next) async throws(OIDCError) -> HTTPResponse {
+        guard !request.call.carriesAccessToken else { return try await next(request) }
+        let client = request.client
         var parameters: [OAuthParameter] = []
         var request = request
-        try authentication.authenticate(&parameters, headers: &request.headers, clientID: clientID, endpoint: request.url, issuer: issuer, now: now())
-        if !parameters.isEmpty {
-            let added = Array(FormURLEncoding.encode(parameters).utf8)
-            request.body = request.body.isEmpty ? added : added + Array("&".utf8) + request.body
-        }
-        ProviderExchange.current?.sent(
-            parameters.filter { ClientAuthentication.secretParameters.contains($0.name) }.map(\.value))
+        try client.authentication.authenticate(
+            &parameters, headers: &request.headers, clientID: client.clientID, endpoint: request.url, issuer: client.provider.issuer,
+            now: client.now())
+        request.form = parameters + request.form
+        request.exchange.sent(parameters.filter { ClientAuthentication.secretParameters.contains($0.name) }.map(\.value))
         return try await next(request)
     }
 }

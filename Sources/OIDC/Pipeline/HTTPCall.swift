@@ -39,65 +39,58 @@ public enum HTTPCall: Sendable, Hashable {
 
 /// One call to a provider's endpoints: what it is decides what it carries (client
 /// authentication, a DPoP proof, the access token) and how it is named in logs.
-public enum ProviderCall: Sendable, Hashable {
-    /// A request at the token endpoint with this grant: a code exchange, a refresh, client
-    /// credentials, a device poll, a token exchange or an extension grant.
-    case grant(GrantType)
-    /// A pushed authorization request (RFC 9126).
-    case pushedAuthorization
-    /// A revocation (RFC 7009).
-    case revocation
-    /// An introspection (RFC 7662).
-    case introspection
-    /// A device authorization request (RFC 8628 §3.1).
-    case deviceAuthorization
-    /// A userinfo request (OIDC Core §5.3), with the access token.
-    case userinfo
-
+///
+/// A value, not an exhaustive enum: each call is a static member (``grant(_:)``,
+/// ``pushedAuthorization``, ``revocation``, …), and a new one (CIBA's backchannel authentication,
+/// say) is one more member declared in its own file, which breaks no stage that compares calls.
+/// Compare with `==` (`call == .revocation`), or read ``grantType``.
+public struct ProviderCall: Sendable, Hashable, CustomStringConvertible {
+    /// The name in log lines: the `grant_type` of a grant; `pushed_authorization`, `revocation`,
+    /// `introspection`, `device_authorization` or `userinfo` otherwise.
+    public let logName: String
+    /// The grant of a token request; `nil` for the other calls.
+    public let grantType: GrantType?
     /// Whether a DPoP proof goes with the call when the client binds its tokens with DPoP: token
     /// requests and pushed authorization requests (RFC 9449 §5, §10.1); userinfo, as any request
     /// with a DPoP-bound access token (§7); not revocation, introspection or device authorization,
     /// which RFC 9449 leaves alone.
-    public var carriesProof: Bool {
-        switch self {
-        case .grant, .pushedAuthorization, .userinfo: true
-        case .revocation, .introspection, .deviceAuthorization: false
-        }
-    }
-
+    public let carriesProof: Bool
     /// Whether the call carries the access token (`Authorization: Bearer` or `DPoP`) rather than the
     /// client's authentication: userinfo.
-    package var carriesAccessToken: Bool {
-        switch self {
-        case .userinfo: true
-        case .grant, .pushedAuthorization, .revocation, .introspection, .deviceAuthorization: false
-        }
-    }
-
-    /// The name in log lines: the `grant_type` of a grant; `pushed_authorization`, `revocation`,
-    /// `introspection`, `device_authorization` or `userinfo` otherwise.
-    public var logName: String {
-        switch self {
-        case .grant(let grant): grant.rawValue
-        case .pushedAuthorization: "pushed_authorization"
-        case .revocation: "revocation"
-        case .introspection: "introspection"
-        case .deviceAuthorization: "device_authorization"
-        case .userinfo: "userinfo"
-        }
-    }
-
+    package let carriesAccessToken: Bool
     /// The endpoint in messages: `token endpoint`, `revocation endpoint`, ….
-    var endpointName: String {
-        switch self {
-        case .grant: "token endpoint"
-        case .pushedAuthorization: "pushed authorization request endpoint"
-        case .revocation: "revocation endpoint"
-        case .introspection: "introspection endpoint"
-        case .deviceAuthorization: "device authorization endpoint"
-        case .userinfo: "userinfo endpoint"
-        }
+    let endpointName: String
+
+    /// A call named `logName` at the endpoint named `endpointName`, for a new kind of call.
+    package init(logName: String, endpointName: String, grantType: GrantType? = nil, carriesProof: Bool, carriesAccessToken: Bool = false) {
+        self.logName = logName
+        self.endpointName = endpointName
+        self.grantType = grantType
+        self.carriesProof = carriesProof
+        self.carriesAccessToken = carriesAccessToken
     }
+
+    /// A request at the token endpoint with this grant: a code exchange, a refresh, client
+    /// credentials, a device poll, a token exchange or an extension grant.
+    public static func grant(_ grant: GrantType) -> ProviderCall {
+        ProviderCall(logName: grant.rawValue, endpointName: "token endpoint", grantType: grant, carriesProof: true)
+    }
+    /// A pushed authorization request (RFC 9126).
+    public static let pushedAuthorization = ProviderCall(
+        logName: "pushed_authorization", endpointName: "pushed authorization request endpoint", carriesProof: true)
+    /// A revocation (RFC 7009).
+    public static let revocation = ProviderCall(logName: "revocation", endpointName: "revocation endpoint", carriesProof: false)
+    /// An introspection (RFC 7662).
+    public static let introspection = ProviderCall(logName: "introspection", endpointName: "introspection endpoint", carriesProof: false)
+    /// A device authorization request (RFC 8628 §3.1).
+    public static let deviceAuthorization = ProviderCall(
+        logName: "device_authorization", endpointName: "device authorization endpoint", carriesProof: false)
+    /// A userinfo request (OIDC Core §5.3), with the access token.
+    public static let userinfo = ProviderCall(
+        logName: "userinfo", endpointName: "userinfo endpoint", carriesProof: true, carriesAccessToken: true)
+
+    /// ``logName``.
+    public var description: String { logName }
 }
 
 /// A `grant_type` (RFC 6749 §4): the registered ones as constants, any extension grant (§4.5) by

@@ -3,12 +3,9 @@ internal import Synchronization
 
 /// What the stages of one provider call learn that its answer's check needs: the secrets the
 /// request carried (the form's, and the client authentication's, which a stage adds afresh on each
-/// attempt) and when the last attempt left. Set around the call as a task-local value, so that the
+/// attempt) and when the last attempt left. It rides in the call's ``ProviderRequest``, so that the
 /// stages stay values made once.
-final class ProviderExchange: Sendable {
-    /// The exchange of the provider call this task is in, if any.
-    @TaskLocal static var current: ProviderExchange?
-
+package final class ProviderExchange: Sendable {
     private struct State {
         var secrets: [String]
         var attemptStart: ContinuousClock.Instant?

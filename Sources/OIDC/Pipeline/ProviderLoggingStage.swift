@@ -4,18 +4,15 @@ internal import Logging
 /// The provider pipeline's innermost library stage: logs each attempt as it leaves and a transport
 /// failure as it comes back (`token endpoint request`, `token endpoint unreachable`, at `debug`),
 /// by the call's non-secret facts only: never the form or the headers. Userinfo logs its own lines.
-struct ProviderLoggingStage: HTTPStage {
-    let logger: Logger
-    let method: ClientAuthenticationMethod
-
-    func intercept(_ request: HTTPRequest, call: HTTPCall, next: Next) async throws(OIDCError) -> HTTPResponse {
-        guard case .provider(let providerCall) = call, !providerCall.carriesAccessToken else { return try await next(request) }
+struct ProviderLoggingStage: ProviderStage {
+    func intercept(_ request: ProviderRequest, next: Next) async throws(OIDCError) -> HTTPResponse {
+        guard !request.call.carriesAccessToken else { return try await next(request) }
         // Built only inside the log calls' autoclosures, so only for a level the handler takes.
-        let url = request.url, method = method
-        logger.debug("token endpoint request", metadata: Self.purpose(of: providerCall, at: url, method: method))
-        if logger.logLevel <= .debug { ProviderExchange.current?.attemptStarted(at: .now) }
+        let logger = request.client.logger, call = request.call, url = request.url, method = request.client.authentication.method
+        logger.debug("token endpoint request", metadata: Self.purpose(of: call, at: url, method: method))
+        if logger.logLevel <= .debug { request.exchange.attemptStarted(at: .now) }
         do { return try await next(request) } catch {
-            logger.debug("token endpoint unreachable", metadata: Self.purpose(of: providerCall, at: url, method: method).merging(.failure(error)) { $1 })
+            logger.debug("token endpoint unreachable", metadata: Self.purpose(of: call, at: url, method: method).merging(.failure(error)) { $1 })
             throw error
         }
     }
@@ -24,7 +21,7 @@ struct ProviderLoggingStage: HTTPStage {
     /// method, and the grant type or the request's name.
     static func purpose(of call: ProviderCall, at url: URL, method: ClientAuthenticationMethod) -> Logger.Metadata {
         var purpose: Logger.Metadata = ["endpoint": .endpoint(url), "client_authentication": .string(method.rawValue)]
-        if case .grant = call { purpose["grant_type"] = .string(call.logName) } else { purpose["request"] = .string(call.logName) }
+        if call.grantType != nil { purpose["grant_type"] = .string(call.logName) } else { purpose["request"] = .string(call.logName) }
         return purpose
     }
 }

@@ -1,13 +1,10 @@
 internal import Foundation
 internal import Logging
 
-/// One attempt of a resource request: the login's access token and its proofs, which the stages
-/// inside the refresh (``RefreshRetryStage``) read. A refresh starts a second attempt with the new
-/// tokens. Set around the attempt as a task-local value, so that the stages stay values.
+/// One attempt of a resource request: the login's access token and its proofs, and what the
+/// attempt's stages and its end need (the user's stages, the transport). A refresh starts a second
+/// attempt with the new tokens. It is an argument of each stage, never ambient state.
 struct ResourceAttempt: Sendable {
-    /// The attempt of the request in progress in this task, if any.
-    @TaskLocal static var current: ResourceAttempt?
-
     /// The access token to send.
     let accessToken: Secret
     /// The proofs of DPoP-bound tokens; `nil` for bearer tokens.
@@ -18,4 +15,38 @@ struct ResourceAttempt: Sendable {
     let metadata: Logger.Metadata
     /// What the lines about the resource's answers carry besides: whether a proof went.
     let answerMetadata: Logger.Metadata
+    /// Where the session logs.
+    let logger: Logger
+    /// The logical call, whose attempts this one counts in.
+    let call: LogicalCall
+    /// The user's per-attempt stages (``AuthenticatedSession/Options/stages``).
+    let stages: [any HTTPStage]
+    /// The hosts the token may go to, checked again after the user's stages (one may have changed the URL).
+    let allowlist: HostAllowlist
+    /// Sends the request the stages hand on.
+    let transport: any HTTPTransport
+    /// Timeout and size limit of every request.
+    let requestOptions: HTTPRequestOptions
+}
+
+/// A library stage of the resource pipeline: it sees each request of an attempt, with the attempt.
+protocol ResourceStage: Sendable {
+    /// The rest of the attempt after this stage.
+    typealias Next = @Sendable (HTTPRequest) async throws(OIDCError) -> HTTPResponse
+
+    /// Handles `request`, of `attempt`: usually changes it, hands it to `next`, and returns the answer.
+    func intercept(_ request: HTTPRequest, attempt: ResourceAttempt, next: Next) async throws(OIDCError) -> HTTPResponse
+}
+
+extension ArraySlice where Element == any ResourceStage {
+    /// `request` through these stages in order, as part of `attempt`, then `last`.
+    func run(
+        _ request: HTTPRequest, attempt: ResourceAttempt, then last: @escaping ResourceStage.Next
+    ) async throws(OIDCError) -> HTTPResponse {
+        guard let stage = first else { return try await last(request) }
+        let rest = dropFirst()
+        return try await stage.intercept(request, attempt: attempt) { (next: HTTPRequest) async throws(OIDCError) -> HTTPResponse in
+            try await rest.run(next, attempt: attempt, then: last)
+        }
+    }
 }

@@ -15,7 +15,8 @@ public import Foundation
 /// `slow_down`; `slow_down` adds 5 s to this and every later poll (or takes the provider's new
 /// interval when it sends one); `Retry-After` is honoured; it stops at `expires_in` by this
 /// machine's own clock (`clock`), since some providers never say `expired_token`, or after
-/// ``timeout`` when that comes first.
+/// ``timeout`` when that comes first. (These rules are the library's one poller's, which CIBA's
+/// poll mode shares.)
 public struct DeviceLogin: Sendable {
     /// What happens while ``waitForTokens()`` waits, for a progress display.
     public enum Progress: Sendable {
@@ -60,11 +61,6 @@ public struct DeviceLogin: Sendable {
         self.authorization = authorization
         self.clock = LoginClock(now: relyingParty.tokenClient.now)
     }
-
-    /// Transient poll failures in a row after which the wait gives up.
-    static let transientFailureLimit = 3
-    /// `slow_down` answers from which an expiry names a fast clock as the likely cause.
-    static let driftSuspicion = 3
 
     /// Polls until the user approves, then verifies the ID token (signature, issuer, audience,
     /// times, `at_hash`; there is no nonce in this grant) and returns the login.
@@ -132,71 +128,21 @@ public struct DeviceLogin: Sendable {
         // The keys that would verify an ID token: a provider without them is refused before the
         // wait (a plain OAuth server's logins need none).
         if relyingParty.protectedResource?.isPlainOAuth != true { _ = try relyingParty.requireKeys() }
-        let started = clock.now()
-        let limit = timeout.map { started.addingTimeInterval($0.timeInterval) }
-        let deadline = min(authorization.expiresAt, limit ?? .distantFuture)
-        var interval = authorization.interval
-        var wait = Self.withMargin(interval)
-        var slowDowns = 0
-        var failures = 0
-        // Bounded by the deadline: every pass sleeps towards it first.
-        while true {
-            let left = deadline.timeIntervalSince(clock.now())
-            guard left > 0 else { throw expired(slowDowns: slowDowns, timedOut: limit == deadline) }
-            do { try await clock.sleep(min(wait, .milliseconds(Int64(min(left, 1e9) * 1000)))) } catch {
-                throw OIDCError(.cancelled, "The device login was cancelled.")
-            }
-            guard deadline > clock.now() else { throw expired(slowDowns: slowDowns, timedOut: limit == deadline) }
-            let poll: DevicePoll
-            do {
-                poll = try await client.pollDeviceToken(authorization)
-            } catch where error.category == .transient && (failures + 1 < Self.transientFailureLimit || Self.retryAfter(of: error) != nil) {
-                // A server that says when to come back (503 or 429 with Retry-After) is waited for,
-                // until the deadline; one that does not gets three tries in a row.
-                let retryAfter = Self.retryAfter(of: error)
-                if retryAfter == nil { failures += 1 }
-                wait = Self.withMargin(max(interval, retryAfter ?? .zero))
-                onProgress(.retrying(error, after: wait))
-                continue
-            } catch where error.providerError?.error == "expired_token" {
-                throw expired(slowDowns: slowDowns, providerError: error.providerError)
-            }
-            failures = 0
-            var retryAfter: Duration?
-            switch poll {
-            case .tokens(let tokens):
-                return tokens
-            case .pending(let after):
-                retryAfter = after
-                onProgress(.pending)
-            case .slowDown(let given, let after):
-                retryAfter = after
-                slowDowns += 1
-                interval = max(given ?? interval + .seconds(5), interval)
-                onProgress(.slowDown(interval: interval))
-            }
-            wait = Self.withMargin(max(interval, retryAfter ?? .zero))
-        }
+        let poller = GrantPoller(
+            interval: authorization.interval, expiresAt: authorization.expiresAt, timeout: timeout, clock: clock, onProgress: onProgress)
+        return try await poller.tokens(polling: { () async throws(OIDCError) -> DevicePoll in try await client.pollDeviceToken(authorization) }, expired: expired)
     }
 
-    /// `interval` and a margin: a tenth of it, at least one second.
-    static func withMargin(_ interval: Duration) -> Duration {
-        interval + max(.seconds(1), interval / 10)
-    }
-
-    /// The `Retry-After` of a transient error (seconds or an HTTP date), at most 5 minutes.
-    private static func retryAfter(of error: OIDCError) -> Duration? {
-        error.retryAfter.map { min($0, .seconds(300)) }
-    }
-
-    private func expired(slowDowns: Int, timedOut: Bool = false, providerError: OIDCError.ProviderError? = nil) -> OIDCError {
-        if timedOut, let timeout {
+    /// The error of a wait that ended without tokens, as `expiry` says it ended.
+    private func expired(_ expiry: GrantPoller.Expiry) -> OIDCError {
+        let slowDowns = expiry.slowDowns, providerError = expiry.providerError
+        if expiry.timedOut, let timeout {
             return OIDCError(
                 .loginTimedOut, "Nobody approved the device login within \(timeout.components.seconds) s (DeviceLogin.timeout); run the login again.",
                 context: ["slowDowns": String(slowDowns)])
         }
         var message = "The device code expired before the sign-in at \(UntrustedText.sanitized(verificationURI.absoluteString, limit: 200)) was approved; run the login again."
-        if slowDowns >= Self.driftSuspicion {
+        if slowDowns >= GrantPoller.driftSuspicion {
             message += " The provider asked to slow down \(slowDowns) times although every poll waited the interval it asked for: this machine's clock may run fast (seen under WSL, where `wsl --shutdown` resets it)."
         }
         return OIDCError(.loginTimedOut, message, context: ["slowDowns": String(slowDowns)], providerError: providerError)

@@ -28,7 +28,7 @@ extension RelyingParty {
         let withOpenID = asked.contains("openid") || plainOAuth ? asked : ["openid"] + asked
         try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
-        if let resource = tokenClient.resource { request.additionalParameters.append(OAuthParameter("resource", resource)) }
+        request.additionalParameters += tokenClient.resourceIndicatorParameters
         request.dpopKey = try newLoginDPoPKey()
         request.responseMode = configuration.responseMode
         configuration.securityProfile.constrain(&request)

@@ -40,11 +40,21 @@ extension RelyingParty {
         /// party makes passes them, in order, before the session's own ``AuthenticatedSession/Options/stages``.
         /// None by default.
         public var resourceStages: [any HTTPStage]
+        /// Your own stages of the provider pipeline at the OAuth level (``ProviderStage``): every call
+        /// to the provider passes them, as a value (its form parameters, its headers), after the
+        /// token client's own ``TokenClient/requestStages``. None by default.
+        public var providerRequestStages: [any ProviderStage]
+        /// Your own stages around each whole call (``CallStage``), of both pipelines: every call to
+        /// the provider and every request of every session this relying party makes, once per call,
+        /// with its outcome after retries and refreshes. They run inside the token client's and the
+        /// session's own call stages. None by default.
+        public var callStages: [any CallStage]
 
         /// A configuration with the given settings; every one has a default.
         public init(
             frontChannel: FrontChannel = .plain, dpop: DPoPUse = .off, securityProfile: SecurityProfile = .none,
-            responseMode: AuthorizationResponseMode? = nil, providerStages: [any HTTPStage] = [], resourceStages: [any HTTPStage] = []
+            responseMode: AuthorizationResponseMode? = nil, providerStages: [any HTTPStage] = [], resourceStages: [any HTTPStage] = [],
+            providerRequestStages: [any ProviderStage] = [], callStages: [any CallStage] = []
         ) {
             self.frontChannel = frontChannel
             self.dpop = dpop
@@ -52,6 +62,8 @@ extension RelyingParty {
             self.responseMode = responseMode
             self.providerStages = providerStages
             self.resourceStages = resourceStages
+            self.providerRequestStages = providerRequestStages
+            self.callStages = callStages
         }
     }
 }

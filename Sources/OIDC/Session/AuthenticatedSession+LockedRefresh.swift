@@ -156,9 +156,8 @@ extension AuthenticatedSession {
         let mark: RefreshMark?
         // A DPoP-bound login refreshes with its own key (its refresh token is bound too), checked
         // before the refresh is marked in flight.
-        var client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now)
         // The login's resource (RFC 8707) goes with every refresh of it.
-        if let resource = stored.resource { client.resource = resource }
+        let client = client.proving(try stored.dpopProofKey(describedAs: "under \(key)"), nonces: dpopNonces, now: now).indicating(stored.resource)
         // Room for the answer first: a rotating refresh token is spent as the provider answers.
         try await storage { try await self.store.reserveSpace(toReplace: stored, for: self.key) }
         switch try await markRefresh(of: stored, foreignMark: foreignMark, client: client) {

@@ -36,7 +36,12 @@ extension AuthenticatedSession {
         /// Your own stages of the resource pipeline (tracing, metrics, a header; see <doc:Pipelines>),
         /// in order: each sees every request as it leaves, with the access token's header and its
         /// proof, and each answer as it comes back, before the library's nonce retry and refresh.
+        /// They run once per attempt.
         public var stages: [any HTTPStage] = []
+        /// Your own stages around each whole ``AuthenticatedSession/send(_:)`` (a metric, a tracing
+        /// span; see ``CallStage``), in order, the first outermost: each runs once per call, and
+        /// sees its outcome after the nonce retry, the refresh and the retry. None by default.
+        public var callStages: [any CallStage] = []
         /// The security profile the session holds refreshed ID tokens to, as its login was held:
         /// ``SecurityProfile/none`` by default; ``SecurityProfile/fapi2`` takes PS256, ES256 and EdDSA
         /// only (FAPI 2.0 §5.4.1). ``RelyingParty/session(store:key:allowlist:options:)`` sets the
@@ -48,7 +53,7 @@ extension AuthenticatedSession {
             refreshMargin: Duration = .seconds(60), requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
             temporarilyUnavailableDelay: Duration = .seconds(60), inFlightRefreshWait: Duration = .seconds(10),
             refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil,
-            securityProfile: SecurityProfile = .none, stages: [any HTTPStage] = []
+            securityProfile: SecurityProfile = .none, stages: [any HTTPStage] = [], callStages: [any CallStage] = []
         ) {
             self.refreshMargin = refreshMargin
             self.requestOptions = requestOptions
@@ -58,6 +63,7 @@ extension AuthenticatedSession {
             self.refreshedIDTokenAlgorithms = refreshedIDTokenAlgorithms
             self.securityProfile = securityProfile
             self.stages = stages
+            self.callStages = callStages
         }
 
         /// These options with every duration brought into its documented range: a negative one

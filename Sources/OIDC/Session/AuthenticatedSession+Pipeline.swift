@@ -1,45 +1,74 @@
 internal import Foundation
 internal import Logging
 
-/// The resource pipeline of a session: every ``AuthenticatedSession/send(_:)`` goes through it.
+/// The resource pipeline of a session, made once: every ``AuthenticatedSession/send(_:)`` goes
+/// through it. Around the call, the user's call stages (``Options/callStages``); then the host
+/// allowlist and the login (refreshed when it expires, and once on a 401, with one retry); in each
+/// attempt, the DPoP nonce retry, the credential (the access token's header, the proof), the log of
+/// each answer, then the user's stages (``Options/stages``), the allowlist again (a stage may have
+/// changed the URL), then the ``transport``.
 extension AuthenticatedSession {
-    /// The pipeline: the host allowlist, the login (refreshed when it expires, and once on a 401),
-    /// the access token's header, the DPoP nonce retry and proof, the log of each answer, then the
-    /// user's stages (``Options/stages``), the allowlist again (a stage may have changed the URL),
-    /// then the ``transport``.
-    var resourcePipeline: HTTPPipeline {
-        let logger = logger
-        let proofs: @Sendable () -> DPoP? = { ResourceAttempt.current?.proofs }
-        let library: [any HTTPStage] = [
-            HostAllowlistStage(allowlist: allowlist, logger: logger),
-            RefreshRetryStage(session: self),
-            AccessTokenStage(),
-            DPoPNonceRetryStage(proofs: proofs) { request, _ in
-                logger.debug(
-                    "resource asked for a DPoP nonce; retrying once with it",
-                    metadata: (ResourceAttempt.current?.metadata ?? [:]).merging(["url": .endpoint(request.url)]) { $1 })
-            },
-            DPoPProofStage(proofs: proofs),
-            ResourceLoggingStage(logger: logger),
-        ]
-        // The user's stages run after the token is in the request: one that rewrote the URL (a base
-        // URL, a proxy) must not take the token off the allowlist, so it is checked again after them.
-        let recheck: [any HTTPStage] = options.stages.isEmpty ? [] : [HostAllowlistStage(allowlist: allowlist, logger: logger)]
-        return HTTPPipeline(stages: library + options.stages + recheck, transport: transport, options: options.requestOptions)
+    /// The library's stages of each attempt.
+    static let attemptStages: [any ResourceStage] = [DPoPNonceRetryStage(), CredentialStage(), ResourceLoggingStage()]
+
+    /// `request` as one logical call, through the user's call stages.
+    func sendThroughPipeline(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
+        let call = LogicalCall(call: .resource, method: request.method, url: request.url)
+        return try await options.callStages.run(call) { () async throws(OIDCError) -> HTTPResponse in
+            try await self.sendRefreshing(request, call: call)
+        }
     }
 
-    /// Sends `request` on through `next` with `login`'s access token (and its proofs, for
-    /// DPoP-bound tokens): attempt `number`.
+    /// `request` with the session's login, refreshed first when it expires within the margin; a
+    /// 401 from the resource gets one refresh and one retry, never more; a 403
+    /// `insufficient_scope` is thrown as ``OIDCError/Code/insufficientScope`` at once.
+    nonisolated func sendRefreshing(_ request: HTTPRequest, call: LogicalCall) async throws(OIDCError) -> HTTPResponse {
+        try Self.admit(request.url, to: allowlist, logger: logger)
+        let login = try await validLogin()
+        let response = try await Self.send(request, attempt: try await attempt(with: login, number: 1, call: call))
+        // 403 insufficient_scope: no refresh, no retry (the same scopes would come back).
+        if let stepUp = InsufficientScope.error(response, from: request.url) { throw stepUp }
+        guard response.status == 401 else { return response }
+        let fresh = try await refresh(afterRefusalOf: login, at: request.url)
+        let retried = try await Self.send(request, attempt: try await attempt(with: fresh, number: 2, call: call))
+        if let stepUp = InsufficientScope.error(retried, from: request.url) { throw stepUp }
+        guard retried.status == 401 else { return retried }
+        throw ResourceRefusal.error(retried, from: request.url)
+    }
+
+    /// Whether the access token may go to `url` (the allowlist): anything else is refused, and
+    /// logged, before a login is read or a token refreshed.
+    nonisolated static func admit(_ url: URL, to allowlist: HostAllowlist, logger: Logger) throws(OIDCError) {
+        do { try allowlist.check(url) } catch {
+            logger.notice("bearer token withheld from a host off the allowlist", metadata: ["url": .endpoint(url), "error": .code(error)])
+            throw error
+        }
+    }
+
+    /// Attempt `number` of a call with `login`'s access token (and its proofs, for DPoP-bound tokens).
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` before anything is sent when the login is DPoP-bound
-    ///   and its key is missing or another key (`StoredLogin.dpopProofKey()`); what `next` throws.
-    func attempt(_ request: HTTPRequest, with login: StoredLogin, number: Int, next: HTTPStage.Next) async throws(OIDCError) -> HTTPResponse {
+    ///   and its key is missing or another key (`StoredLogin.dpopProofKey()`).
+    func attempt(with login: StoredLogin, number: Int, call: LogicalCall) throws(OIDCError) -> ResourceAttempt {
         let proofs = try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now)
-        let attempt = ResourceAttempt(
+        return ResourceAttempt(
             // The lines' metadata only when a line at debug or below can be logged: it costs a sanitiser call.
             accessToken: login.tokens.accessToken, proofs: proofs, number: number, metadata: logger.logLevel <= .debug ? lineMetadata() : [:],
-            answerMetadata: DPoP.logMetadata(proving: proofs))
-        return try await withTaskLocal(ResourceAttempt.$current, attempt) { () async throws(OIDCError) -> HTTPResponse in try await next(request) }
+            answerMetadata: DPoP.logMetadata(proving: proofs), logger: logger, call: call, stages: options.stages, allowlist: allowlist,
+            transport: transport, requestOptions: options.requestOptions)
+    }
+
+    /// `request` through the attempt's stages, the user's, the allowlist again and the transport.
+    private nonisolated static func send(_ request: HTTPRequest, attempt: ResourceAttempt) async throws(OIDCError) -> HTTPResponse {
+        try await attemptStages[...].run(request, attempt: attempt) { (request: HTTPRequest) async throws(OIDCError) -> HTTPResponse in
+            attempt.call.attemptLeaves()
+            return try await attempt.stages[...].run(request, call: .resource) { (request: HTTPRequest) async throws(OIDCError) -> HTTPResponse in
+                // The user's stages run after the token is in the request: one that rewrote the URL (a base
+                // URL, a proxy) must not take the token off the allowlist.
+                if !attempt.stages.isEmpty { try admit(request.url, to: attempt.allowlist, logger: attempt.logger) }
+                return try await attempt.transport.send(request, options: attempt.requestOptions)
+            }
+        }
     }
 
     /// After the resource at `url` refused `login`'s access token (401): the refresh, once.

@@ -148,7 +148,7 @@ public actor AuthenticatedSession {
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
-        try await resourcePipeline.send(request, call: .resource)
+        try await sendThroughPipeline(request)
     }
 
     /// Tokens whose access token is valid for at least ``Options/refreshMargin`` more (or of

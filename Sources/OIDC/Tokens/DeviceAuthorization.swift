@@ -117,7 +117,6 @@ extension TokenClient {
             throw .invalidArgument("The parameter '\(UntrustedText.sanitized(reserved.name, limit: 64))' is set by the library.")
         }
         var form = parameters
-        if let resource, !parameters.contains(where: { $0.name == "resource" }) { form.append(OAuthParameter("resource", resource)) }
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
         if let pkce { form += [OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", pkce.method)] }
         let response = try await post(form, .deviceAuthorization, to: url)
@@ -137,26 +136,27 @@ extension TokenClient {
     public func pollDeviceToken(_ authorization: DeviceAuthorization) async throws(OIDCError) -> DevicePoll {
         var form = [OAuthParameter("grant_type", Self.deviceCodeGrant), OAuthParameter("device_code", authorization.deviceCode.revealedValue)]
         if let verifier = authorization.codeVerifier { form.append(OAuthParameter("code_verifier", verifier.revealedValue)) }
-        if let resource { form.append(OAuthParameter("resource", resource)) }
         let url = try endpoint(provider.tokenEndpoint, "token endpoint")
-        var waiting: DevicePoll?
         let now = now()
-        let response = try await post(form, .grant(.deviceCode), to: url) { response in
-            guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return false }
-            let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
-            switch object["error"]?.stringValue {
-            case "authorization_pending":
-                waiting = .pending(retryAfter: retryAfter)
-            case "slow_down":
-                let seconds = try? JSONObjectReader(object, document: "The slow_down answer").seconds("interval")
-                waiting = .slowDown(
-                    interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil }, retryAfter: retryAfter)
-            default:
-                return false
-            }
-            return true
-        }
-        if let waiting { return waiting }
+        let response = try await post(form, .grant(.deviceCode), to: url) { Self.waiting(in: $0, now: now) != nil }
+        if let waiting = Self.waiting(in: response, now: now) { return waiting }
         return .tokens(try tokens(from: response, requestedScopes: authorization.scopes, grantType: Self.deviceCodeGrant))
+    }
+
+    /// What a poll's refusal says about waiting (RFC 8628 §3.5): `authorization_pending`, or
+    /// `slow_down` with the provider's new `interval` if it gives a sane one; `nil` for anything else.
+    private static func waiting(in response: HTTPResponse, now: Date) -> DevicePoll? {
+        guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return nil }
+        let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
+        switch object["error"]?.stringValue {
+        case "authorization_pending":
+            return .pending(retryAfter: retryAfter)
+        case "slow_down":
+            let seconds = try? JSONObjectReader(object, document: "The slow_down answer").seconds("interval")
+            return .slowDown(
+                interval: seconds.flatMap { $0 > 0 && $0 <= 3600 ? .milliseconds(Int64($0 * 1000)) : nil }, retryAfter: retryAfter)
+        default:
+            return nil
+        }
     }
 }

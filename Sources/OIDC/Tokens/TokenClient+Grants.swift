@@ -45,10 +45,6 @@ extension TokenClient {
                 "The parameter '\(UntrustedText.sanitized(reserved.name, limit: 64))' is set by the library; pass scopes as `scopes` and the client's credentials as its authentication.")
         }
         var form = [OAuthParameter("grant_type", grantType)] + parameters
-        // A token exchange names its own targets (TokenExchangeRequest.resources).
-        if let resource, grantType != Self.tokenExchangeGrant, !parameters.contains(where: { $0.name == "resource" }) {
-            form.append(OAuthParameter("resource", resource))
-        }
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
         return try await post(form, .grant(GrantType(rawValue: grantType)), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
     }

@@ -16,12 +16,13 @@ extension TokenClient {
     public func userinfo(accessToken: Secret, expectedSubject: String) async throws(OIDCError) -> [String: JSONValue] {
         let url = try endpoint(provider.userinfoEndpoint, "userinfo endpoint")
         var headers = HTTPHeaders()
-        // The DPoP stage makes it `Authorization: DPoP`, with a proof, for DPoP-bound tokens.
-        headers.add("Authorization", "Bearer " + accessToken.revealedValue)
         headers.add("Accept", "application/json")
         logger.debug("requesting userinfo", metadata: ["endpoint": .endpoint(url)])
-        let request = HTTPRequest(method: "GET", url: url, headers: headers)
-        let response = try await providerPipeline.pipeline.send(request, call: .provider(.userinfo))
+        // The credential stage puts the token in `Authorization: Bearer`, or `DPoP` with a proof for DPoP-bound tokens.
+        let request = ProviderRequest(
+            call: .userinfo, method: "GET", url: url, form: [], headers: headers, client: self, secrets: [accessToken.revealedValue],
+            accessToken: accessToken)
+        let response = try await ProviderPipeline.send(request, passing: { _ in true })
         guard response.status == 200 else {
             logger.debug("userinfo refused", metadata: ["endpoint": .endpoint(url), "status": .int(response.status)])
             if response.status == 401, let error = Self.challengeError(response) {

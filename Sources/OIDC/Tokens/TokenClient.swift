@@ -19,47 +19,57 @@ public import Logging
 /// token, a code, a verifier or the client secret (see <doc:Logging>).
 public struct TokenClient: Sendable {
     /// The provider: its endpoints, its extra token-request headers, how the client authenticates.
-    public var provider: ProviderConfiguration { didSet { rebuildPipeline() } }
+    public var provider: ProviderConfiguration
     /// This client's `client_id`.
-    public var clientID: String { didSet { rebuildPipeline() } }
+    public var clientID: String
     /// How this client authenticates at every endpoint it calls.
-    public var authentication: ClientAuthentication { didSet { rebuildPipeline() } }
+    public var authentication: ClientAuthentication
     /// The client secret, for confidential clients (servers), as ``authentication`` holds it; it also
     /// keys HS256 ID tokens when those are allowed.
     public var clientSecret: Secret? { authentication.secret }
     /// Sends the requests.
-    public var transport: any HTTPTransport { didSet { rebuildPipeline() } }
+    public var transport: any HTTPTransport
     /// Timeout and size limit for every request; redirects are always off here.
-    public var requestOptions: HTTPRequestOptions { didSet { rebuildPipeline() } }
+    public var requestOptions: HTTPRequestOptions
     /// The clock that dates responses (token expiry is `expires_in` after receipt).
-    public var now: @Sendable () -> Date { didSet { rebuildPipeline() } }
+    public var now: @Sendable () -> Date
     /// Where requests and their outcomes are logged (label `oidc.token` by convention); a logger
     /// that discards everything unless one was given.
-    public var logger: Logger { didSet { rebuildPipeline() } }
+    public var logger: Logger
     /// Sender-constrains the tokens with DPoP (RFC 9449) when set: it configures the provider
     /// pipeline's DPoP stages, so that every call that carries a proof (``ProviderCall/carriesProof``:
     /// token requests, pushed authorization requests, userinfo) gets a fresh one, one
     /// `use_dpop_nonce` challenge gets one retry with the new nonce, and a token response must be of
     /// `token_type` `DPoP` (a `Bearer` answer is a downgrade, refused). `nil` (the default): bearer
     /// tokens.
-    public var dpop: DPoP? { didSet { rebuildPipeline() } }
+    public var dpop: DPoP?
     /// Your own stages of the provider pipeline (tracing, metrics, a header; see <doc:Pipelines>),
     /// in order: each sees every request to the provider as it leaves, with everything the library
     /// added (client authentication, the DPoP proof), and each answer as it comes back, before the
-    /// library's nonce retry and error mapping. None by default.
-    public var stages: [any HTTPStage] = [] { didSet { rebuildPipeline() } }
+    /// library's nonce retry and error mapping: once per attempt. None by default.
+    public var stages: [any HTTPStage] = []
+    /// Your own stages of the provider pipeline at the OAuth level (``ProviderStage``), in order:
+    /// each sees every call's request as a value (its form parameters, its headers) after the
+    /// library's parameters (the `resource`) and before client authentication and the DPoP proof.
+    /// None by default.
+    public var requestStages: [any ProviderStage] = []
+    /// Your own stages around each whole call to the provider (a metric, a tracing span; see
+    /// ``CallStage``), the first outermost: each runs once per call, and sees its outcome after
+    /// the nonce retry. None by default.
+    public var callStages: [any CallStage] = []
     /// The relying party's ``RelyingParty/Configuration/providerStages``, run after ``stages``: kept
     /// apart, and replaced rather than added to, so that a relying party made from another's token
     /// client with the same configuration runs them once.
-    package var configurationStages: [any HTTPStage] = [] { didSet { rebuildPipeline() } }
+    package var configurationStages: [any HTTPStage] = []
+    /// The relying party's ``RelyingParty/Configuration/providerRequestStages``, run after ``requestStages``.
+    package var configurationRequestStages: [any ProviderStage] = []
+    /// The relying party's ``RelyingParty/Configuration/callStages``, run inside ``callStages``.
+    package var configurationCallStages: [any CallStage] = []
     /// The `resource` (RFC 8707) every token request of this client carries: the code exchange,
     /// every refresh, client credentials, ``grant(_:parameters:scopes:)``. `nil` (the default)
     /// sends none. ``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``
     /// sets it to the resource's identifier.
     public var resource: String?
-    /// The provider pipeline of these settings, built when the client is made and again only when
-    /// a setting changes (never per request).
-    var providerPipeline: ProviderPipeline
 
     /// Whether this client uses mutual TLS (RFC 8705): its transport presents a client certificate
     /// (``HTTPTransport/presentsClientCertificate``), or it authenticates with `tls_client_auth` or
@@ -119,9 +129,6 @@ public struct TokenClient: Sendable {
         self.requestOptions = requestOptions
         self.requestOptions.followRedirects = false
         self.now = now
-        providerPipeline = Self.pipeline(
-            provider: self.provider, clientID: clientID, authentication: authentication, transport: transport, requestOptions: self.requestOptions,
-            now: now, logger: self.logger, dpop: nil, stages: [])
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
@@ -137,7 +144,6 @@ public struct TokenClient: Sendable {
             OAuthParameter("redirect_uri", redirectURI),
         ]
         if let codeVerifier { form.append(OAuthParameter("code_verifier", codeVerifier.revealedValue)) }
-        if let resource { form.append(OAuthParameter("resource", resource)) }
         let response = try await post(form, .grant(.authorizationCode), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
         return try tokens(from: response, requestedScopes: scopes, grantType: GrantType.authorizationCode.rawValue)
     }
@@ -151,18 +157,8 @@ public struct TokenClient: Sendable {
     /// With a ``resource``, the refresh carries it; a provider that refuses it there with
     /// `invalid_target` (Microsoft Entra does) gets one more try without it, logged.
     public func refresh(_ refreshToken: Secret, scopes: [String]? = nil) async throws(OIDCError) -> TokenSet {
-        do {
-            return try await refresh(refreshToken, scopes: scopes, resource: resource)
-        } catch where resource != nil && error.providerError?.error == "invalid_target" {
-            logger.warning("the provider refused resource on a refresh (invalid_target); trying once without it")
-            return try await refresh(refreshToken, scopes: scopes, resource: nil)
-        }
-    }
-
-    private func refresh(_ refreshToken: Secret, scopes: [String]?, resource: String?) async throws(OIDCError) -> TokenSet {
         var form = [OAuthParameter("grant_type", "refresh_token"), OAuthParameter("refresh_token", refreshToken.revealedValue)]
         if let scopes, !scopes.isEmpty { form.append(OAuthParameter("scope", scopes.joined(separator: " "))) }
-        if let resource { form.append(OAuthParameter("resource", resource)) }
         let response = try await post(form, .grant(.refreshToken), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
         return try tokens(from: response, requestedScopes: scopes ?? [], grantType: GrantType.refreshToken.rawValue)
     }

@@ -1,0 +1,129 @@
+import Foundation
+import OIDC
+import OIDCTesting
+import Synchronization
+import Testing
+
+// A user's program, written against the public API only (no test support): stages at the three
+// levels the library offers, on one relying party, against TestProvider over loopback HTTP.
+
+/// (a) An OAuth-level stage of the provider pipeline: a custom form parameter on every token request.
+private struct TenantParameter: ProviderStage {
+    func intercept(_ request: ProviderRequest, next: ProviderStage.Next) async throws(OIDCError) -> HTTPResponse {
+        guard request.call.grantType != nil else { return try await next(request) }
+        var request = request
+        request.form.append(OAuthParameter("x_tenant", "blue"))
+        return try await next(request)
+    }
+}
+
+/// (b) A per-call stage: counts logical calls, their outcome and how many attempts each took.
+private final class CallCounter: CallStage {
+    struct Call: Equatable, Sendable {
+        var call: HTTPCall
+        var outcome: String
+        var attempts: Int
+    }
+
+    private let calls = Mutex<[Call]>([])
+    var seen: [Call] { calls.withLock { $0 } }
+    func reset() { calls.withLock { $0 = [] } }
+
+    func intercept(_ call: LogicalCall, next: CallStage.Next) async throws(OIDCError) -> HTTPResponse {
+        do {
+            let response = try await next()
+            calls.withLock { $0.append(Call(call: call.call, outcome: "\(response.status)", attempts: call.attempts)) }
+            return response
+        } catch {
+            calls.withLock { $0.append(Call(call: call.call, outcome: "\(error.code)", attempts: call.attempts)) }
+            throw error
+        }
+    }
+}
+
+/// (c) A per-attempt stage: what each request carries as it leaves.
+private final class AttemptWatcher: HTTPStage {
+    struct Attempt: Sendable {
+        var call: HTTPCall
+        var authorization: String?
+        var hasProof: Bool
+        var body: String
+        var status: Int
+    }
+
+    private let attempts = Mutex<[Attempt]>([])
+    var seen: [Attempt] { attempts.withLock { $0 } }
+    func reset() { attempts.withLock { $0 = [] } }
+
+    func intercept(_ request: HTTPRequest, call: HTTPCall, next: HTTPStage.Next) async throws(OIDCError) -> HTTPResponse {
+        let response = try await next(request)
+        let scheme = request.headers["Authorization"]?.split(separator: " ").first.map(String.init)
+        attempts.withLock {
+            $0.append(
+                Attempt(
+                    call: call, authorization: scheme, hasProof: request.headers["DPoP"] != nil, body: String(decoding: request.body, as: UTF8.self),
+                    status: response.status))
+        }
+        return response
+    }
+}
+
+@Suite("Pipelines: a user's stages at three levels (OAuth request, logical call, attempt)", .timeLimit(.minutes(2)))
+struct StageLevelsTests {
+    @Test("a DPoP login, a forced refresh and a resource call that meets a 401 nonce challenge: one logical call each, with the attempts the provider counted; the custom parameter on every token request on the wire; each attempt seen with its DPoP proof and Authorization header")
+    func threeLevels() async throws {
+        var configuration = TestProvider.Configuration()
+        configuration.dpop = TestProvider.DPoP(nonces: .required(at: [.token, .protectedResource], rotatingAfter: nil))
+        try await withTestProvider(configuration) { provider in
+            let counter = CallCounter(), watcher = AttemptWatcher()
+            let rp = try await provider.relyingParty(
+                configuration: RelyingParty.Configuration(
+                    dpop: .on, providerStages: [watcher], resourceStages: [watcher], providerRequestStages: [TenantParameter()],
+                    callStages: [counter]))
+
+            // A DPoP login: the code exchange meets the token endpoint's nonce challenge and is retried once.
+            let request = try rp.authorizationRequest(redirectURI: "http://127.0.0.1:9/callback")
+            let page = try await rp.transport.send(
+                HTTPRequest(url: try await rp.authorizationURL(for: request)), options: HTTPRequestOptions(followRedirects: false))
+            let callback = try #require(page.headers["Location"].flatMap(URL.init(string:)))
+            let login = try await rp.completeLogin(callback: callback, for: request)
+            let exchange = HTTPCall.provider(.grant(.authorizationCode))
+            #expect(counter.seen == [.init(call: exchange, outcome: "200", attempts: 2)])
+            #expect(await provider.requestCount(.token) == 2)
+            #expect(watcher.seen.map(\.status) == [400, 200])
+            #expect(watcher.seen.allSatisfy { $0.call == exchange && $0.hasProof && $0.body.contains("x_tenant=blue") && $0.body.contains("client_id=") })
+
+            // A forced refresh, after the nonce changed: one logical call, two attempts.
+            let store = InMemoryTokenStore()
+            let key = TokenStoreKey(service: "stage-levels", account: "user")
+            try await rp.save(login, in: store, as: key)
+            let session = rp.session(store: store, key: key, allowlist: .default(for: provider.protectedResource))
+            try await provider.rotateDPoPNonce()
+            await provider.resetCounters()
+            counter.reset()
+            watcher.reset()
+            _ = try await session.validTokens(forceRefresh: true)
+            let refresh = HTTPCall.provider(.grant(.refreshToken))
+            #expect(counter.seen == [.init(call: refresh, outcome: "200", attempts: 2)])
+            #expect(await provider.requestCount(.token) == 2)
+            #expect(watcher.seen.allSatisfy { $0.call == refresh && $0.hasProof && $0.body.contains("x_tenant=blue") })
+
+            // A resource call whose first attempt meets a 401 nonce challenge: one logical call, two attempts, no refresh.
+            try await provider.rotateDPoPNonce()
+            await provider.resetCounters()
+            counter.reset()
+            watcher.reset()
+            #expect(try await session.send(HTTPRequest(url: provider.protectedResource)).status == 200)
+            #expect(counter.seen == [.init(call: .resource, outcome: "200", attempts: 2)])
+            #expect(await provider.requestCount(.protectedResource) == 2)
+            #expect(await provider.requestCount(.token) == 0)
+            #expect(watcher.seen.map(\.status) == [401, 200])
+            #expect(watcher.seen.allSatisfy { $0.call == .resource && $0.authorization == "DPoP" && $0.hasProof })
+
+            // A refused call is one logical call too, its outcome the error.
+            counter.reset()
+            await #expect(throws: OIDCError.self) { try await rp.tokenClient.refresh(Secret("not-a-refresh-token")) }
+            #expect(counter.seen.map(\.outcome) == ["providerError"] && counter.seen.first?.call == refresh)
+        }
+    }
+}
