@@ -141,20 +141,15 @@ public struct ProviderMetadata: Sendable {
     }
 
     /// The provider as the rest of the library uses it. The client authentication method is the
-    /// first of `client_secret_basic`, `client_secret_post` the provider supports when
-    /// `confidential`, else `none`.
+    /// first of `client_secret_basic`, `client_secret_post`, `client_secret_jwt` the provider
+    /// supports (`client_secret_basic` when it lists none) when `confidential`, else `none`.
     ///
     /// A provider without an `authorization_endpoint` (RFC 8414 allows it for one that runs no
     /// browser login) gets none: a browser login then fails when its request is built.
     ///
     /// - Throws: nothing today; kept throwing for callers written against earlier versions.
     public func configuration(confidential: Bool = false, defaultScopes: [String] = ["openid"]) throws(OIDCError) -> ProviderConfiguration {
-        var method = ClientAuthenticationMethod.none
-        if confidential {
-            // RFC 8414 §2: client_secret_basic is the default when the provider says nothing.
-            let supported = tokenEndpointAuthMethodsSupported ?? ["client_secret_basic"]
-            method = supported.contains("client_secret_basic") || !supported.contains("client_secret_post") ? .clientSecretBasic : .clientSecretPost
-        }
+        let method = confidential ? ClientAuthenticationMethod.forSecret(supported: tokenEndpointAuthMethodsSupported) : .none
         var configuration = ProviderConfiguration(
             issuer: issuer, authorizationEndpoint: nil, defaultScopes: defaultScopes, clientAuthentication: method
         )

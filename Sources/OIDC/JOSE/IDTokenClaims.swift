@@ -87,14 +87,7 @@ public struct IDTokenClaims: Sendable {
             case ClaimName.iss: issuer = try string("iss", value)
             case ClaimName.sub: subject = try string("sub", value)
             case ClaimName.aud:
-                switch value {
-                case .string(let single): audience = [single]
-                case .array(let list):
-                    let rule = "must be a string or a non-empty array of strings"
-                    guard !list.isEmpty else { throw invalid("aud", rule) }
-                    audience = try strings("aud", list, rule: rule)
-                default: throw invalid("aud", "must be a string or an array of strings")
-                }
+                do { audience = try Audience.values(value) } catch { throw invalid("aud", Audience.rule) }
             case ClaimName.exp: expiresAt = try date("exp", value)
             case ClaimName.iat: issuedAt = try date("iat", value)
             case ClaimName.nbf: notBefore = try date("nbf", value)

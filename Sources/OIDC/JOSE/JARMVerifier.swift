@@ -105,11 +105,10 @@ public struct JARMVerifier: Sendable {
             )
         }
         let audience: [String]
-        switch claims["aud"] {
-        case .string(let single)?: audience = [single]
-        case .array(let list)?: audience = list.compactMap(\.stringValue)
-        default: throw invalid("aud", "is required and must be a string or an array of strings")
-        }
+        do {
+            guard let values = try Audience.values(claims["aud"]) else { throw Audience.Malformed() }
+            audience = values
+        } catch { throw invalid("aud", "is required and \(Audience.rule)") }
         guard audience.contains(clientID) else {
             throw OIDCError(
                 .audienceMismatch, "The authorization response is not meant for this client (aud does not contain the client id).",

@@ -97,10 +97,9 @@ public struct DeviceLogin: Sendable {
     ///
     /// - Throws: what ``waitForTokens()`` throws, but never for a missing ID token.
     public func waitForLogin() async throws(OIDCError) -> StoredLogin {
-        var tokens = try await approvedTokens()
         // A plain OAuth server (found from a resource) was asked for no ID token: one that comes
         // anyway names nobody, as in its browser logins.
-        if relyingParty.protectedResource?.isPlainOAuth == true { tokens.idToken = nil }
+        let tokens = relyingParty.identity.received(try await approvedTokens())
         guard let idToken = tokens.idToken else {
             let provider = relyingParty.provider
             var login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
@@ -127,7 +126,7 @@ public struct DeviceLogin: Sendable {
         let client = relyingParty.tokenClient(proving: dpopKey)
         // The keys that would verify an ID token: a provider without them is refused before the
         // wait (a plain OAuth server's logins need none).
-        if relyingParty.protectedResource?.isPlainOAuth != true { _ = try relyingParty.requireKeys() }
+        try relyingParty.identity.checkReady(relyingParty)
         let poller = GrantPoller(
             interval: authorization.interval, expiresAt: authorization.expiresAt, timeout: timeout, clock: clock, onProgress: onProgress)
         return try await poller.tokens(polling: { () async throws(OIDCError) -> DevicePoll in try await client.pollDeviceToken(authorization) }, expired: expired)
@@ -171,13 +170,12 @@ extension RelyingParty {
         try configuration.securityProfile.checkDeviceFlow()
         // A plain OAuth server (found from a resource) gets exactly the scopes asked, and its
         // logins need no keys: no ID token comes.
-        let plainOAuth = protectedResource?.isPlainOAuth == true
-        if !plainOAuth { _ = try requireKeys() }
+        try identity.checkReady(self)
         let dpopKey = try newLoginDPoPKey()
         let asked = scopes ?? provider.defaultScopes
         let pkce = provider.codeChallengeMethodsSupported.contains(PKCE.method) ? try PKCE.generate() : nil
         let authorization = try await tokenClient.requestDeviceAuthorization(
-            scopes: asked.contains("openid") || plainOAuth ? asked : ["openid"] + asked, parameters: parameters, pkce: pkce
+            scopes: identity.scopes(asked), parameters: parameters, pkce: pkce
         )
         var login = DeviceLogin(relyingParty: self, authorization: authorization)
         login.dpopKey = dpopKey

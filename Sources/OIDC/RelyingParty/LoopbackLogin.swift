@@ -86,7 +86,7 @@ public struct LoopbackLogin: Sendable {
     ///   response that fails its verification is ignored, and reported if the login times out); what
     ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
     public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
-        try await perform(showing: show, requiresKeys: true) { request, response throws(OIDCError) in
+        try await perform(showing: show, identity: .openID) { request, response throws(OIDCError) in
             try await relyingParty.completeLogin(response, for: request)
         }
     }
@@ -100,22 +100,17 @@ public struct LoopbackLogin: Sendable {
     /// - Throws: what ``run(showing:)`` throws (at a plain OAuth server, never for a missing ID
     ///   token or `jwks_uri`).
     public func runLogin(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> StoredLogin {
-        let plainOAuth = relyingParty.protectedResource?.isPlainOAuth == true
-        return try await perform(showing: show, requiresKeys: !plainOAuth) { request, response throws(OIDCError) in
-            guard plainOAuth else {
-                var login = StoredLogin(try await relyingParty.completeLogin(response, for: request))
-                login.resource = relyingParty.tokenClient.resource
-                return login
-            }
-            return try await relyingParty.completePlainOAuthLogin(response, for: request)
+        let identity = relyingParty.identity
+        return try await perform(showing: show, identity: identity) { request, response throws(OIDCError) in
+            try await identity.complete(response, for: request, at: relyingParty)
         }
     }
 
     private func perform<Result: Sendable>(
-        showing show: @Sendable (URL) -> Void, requiresKeys: Bool,
+        showing show: @Sendable (URL) -> Void, identity: LoginIdentity,
         complete: (AuthorizationRequest, AuthorizationResponse) async throws(OIDCError) -> Result
     ) async throws(OIDCError) -> Result {
-        if requiresKeys { _ = try relyingParty.requireKeys() }
+        try identity.checkReady(relyingParty)
         let listener = try await LoopbackRedirectListener.start(self.listener, logger: logger ?? relyingParty.logger)
         var opened: (any BrowserLauncher)?
         do throws(OIDCError) {

@@ -46,7 +46,7 @@ extension ClientAuthentication {
     /// `client_secret_basic`, RFC 6749 §2.3.1's default, rather than ignored. The one place a
     /// relying party decides its method from a secret.
     package init(secret: Secret?, for provider: ProviderConfiguration) {
-        let method = secret != nil && provider.clientAuthentication == .none ? .clientSecretBasic : provider.clientAuthentication
+        let method = secret != nil && provider.clientAuthentication == .none ? .forSecret(supported: nil) : provider.clientAuthentication
         self.init(method: method, secret: secret)
     }
 }

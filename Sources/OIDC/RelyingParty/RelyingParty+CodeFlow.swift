@@ -24,8 +24,7 @@ extension RelyingParty {
     ) throws(OIDCError) -> AuthorizationRequest {
         let asked = scopes ?? provider.defaultScopes
         // A plain OAuth server (found from a resource) gets exactly the scopes asked: no ID token comes.
-        let plainOAuth = protectedResource?.isPlainOAuth == true
-        let withOpenID = asked.contains("openid") || plainOAuth ? asked : ["openid"] + asked
+        let withOpenID = identity.scopes(asked)
         try configuration.securityProfile.validate(self)
         var request = try AuthorizationRequest(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: withOpenID)
         request.additionalParameters += tokenClient.resourceIndicatorParameters

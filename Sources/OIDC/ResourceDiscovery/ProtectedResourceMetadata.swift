@@ -76,8 +76,8 @@ public struct ProtectedResourceMetadata: Sendable {
         if !dpopSigningAlgorithms.isEmpty { member("dpop_signing_alg_values_supported", strings(dpopSigningAlgorithms.map(\.rawValue))) }
         if dpopBoundAccessTokensRequired { member("dpop_bound_access_tokens_required") { $0 += "true".utf8 } }
         if certificateBoundAccessTokens { member("tls_client_certificate_bound_access_tokens") { $0 += "true".utf8 } }
-        if let resourceName { member("resource_name") { JSONString.append(resourceName, to: &$0) } }
-        if let resourceDocumentation { member("resource_documentation") { JSONString.append(resourceDocumentation.absoluteString, to: &$0) } }
+        if let name = resourceName { member("resource_name") { JSONString.append(name, to: &$0) } }
+        if let documentation = resourceDocumentation { member("resource_documentation") { JSONString.append(documentation.absoluteString, to: &$0) } }
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }

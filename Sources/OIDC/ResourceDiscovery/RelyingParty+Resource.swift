@@ -103,7 +103,7 @@ extension RelyingParty {
         let discovered = DiscoveredResource(
             identifier: identifier, metadataURL: found.url, authorizationServers: found.document.authorizationServers,
             scopesSupported: found.document.scopesSupported.isEmpty ? nil : found.document.scopesSupported, challenge: found.challenge,
-            dpopBoundAccessTokensRequired: found.document.dpopBoundAccessTokensRequired, isPlainOAuth: !isOpenID,
+            dpopBoundAccessTokensRequired: found.document.dpopBoundAccessTokensRequired, identity: isOpenID ? .openID : .oauth,
             registration: client.registration, clientSource: client.source, callbackPort: client.registration?.callbackPort ?? callbackPort,
             clientName: clientName)
         var provider = try metadata.configuration(confidential: client.registration?.clientSecret != nil, defaultScopes: discovered.defaultScopes)

@@ -62,11 +62,8 @@ public struct TokenIntrospection: Sendable {
         issuedAt = try members.date("iat")
         notBefore = try members.date("nbf")
         subject = try members.string("sub")
-        switch object["aud"] {
-        case nil, .null?: audience = nil
-        case .string(let one)?: audience = [one]
-        case .array(let many)? where many.allSatisfy({ $0.stringValue != nil }): audience = many.compactMap(\.stringValue)
-        default: throw OIDCError(.malformedResponse, "The introspection answer's 'aud' must be a string or an array of strings.")
+        do { audience = try Audience.values(object["aud"]) } catch {
+            throw OIDCError(.malformedResponse, "The introspection answer's 'aud' \(Audience.rule).")
         }
         issuer = try members.string("iss")
         tokenID = try members.string("jti")

@@ -45,18 +45,7 @@ struct AccessTokenClaims: Sendable {
             case Name.iss: issuer = try string("iss", value)
             case Name.sub: subject = try string("sub", value)
             case Name.aud:
-                switch value {
-                case .string(let one): audience = [one]
-                case .array(let list) where !list.isEmpty:
-                    var result: [String] = []
-                    result.reserveCapacity(list.count)
-                    for element in list {
-                        guard case .string(let text) = element else { throw invalid("aud", "must be a string or an array of strings") }
-                        result.append(text)
-                    }
-                    audience = result
-                default: throw invalid("aud", "must be a string or a non-empty array of strings")
-                }
+                do { audience = try Audience.values(value) } catch { throw invalid("aud", Audience.rule) }
             case Name.exp: expiresAt = try date("exp", value)
             case Name.iat: issuedAt = try date("iat", value)
             case Name.nbf: notBefore = try date("nbf", value)

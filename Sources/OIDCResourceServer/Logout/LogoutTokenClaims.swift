@@ -12,16 +12,11 @@ enum LogoutTokenClaims {
         guard issuer == verifier.issuer else {
             throw LogoutTokenError(.issuer, "The token was issued by another issuer than the expected one.")
         }
-        let audience: [String]
-        switch claims["aud"] {
-        case .string(let one)?: audience = [one]
-        case .array(let list)?:
-            audience = list.compactMap(\.stringValue)
-            guard audience.count == list.count, !audience.isEmpty else {
-                throw LogoutTokenError(.audience, "The token's 'aud' claim must be a string or a non-empty array of strings.")
-            }
-        default: throw LogoutTokenError(.audience, "The token has no 'aud' claim.")
+        let found: [String]?
+        do { found = try Audience.values(claims["aud"]) } catch {
+            throw LogoutTokenError(.audience, "The token's 'aud' claim \(Audience.rule).")
         }
+        guard let audience = found else { throw LogoutTokenError(.audience, "The token has no 'aud' claim.") }
         guard audience.contains(verifier.clientID) else {
             throw LogoutTokenError(.audience, "The token is not meant for this client (aud does not contain the client id).")
         }

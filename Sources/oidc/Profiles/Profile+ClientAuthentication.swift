@@ -21,12 +21,7 @@ extension Profile {
         } else if privateKeyFile != nil {
             method = .privateKeyJWT
         } else if hasSecret {
-            if let preset, preset != .none {
-                method = preset
-            } else {
-                let listed = supported ?? []
-                method = [.clientSecretBasic, .clientSecretPost, .clientSecretJWT].first { listed.contains($0.rawValue) } ?? .clientSecretBasic
-            }
+            method = .forSecret(supported: supported, preset: preset)
         } else {
             method = .none
         }
