@@ -19,19 +19,19 @@ extension ProviderConfiguration {
             merged[keyPath: endpoint.configuration] = metadata.endpoints[endpoint] ?? self[keyPath: endpoint.configuration]
         }
         merged.requiresPushedAuthorizationRequests =
-            metadata.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
-        merged.requiresSignedRequestObjects = metadata.requireSignedRequestObject || requiresSignedRequestObjects
-        merged.requestObjectSigningAlgorithms = metadata.requestObjectSigningAlgValuesSupported ?? requestObjectSigningAlgorithms
-        merged.dpopSigningAlgorithms = metadata.dpopSigningAlgValuesSupported ?? dpopSigningAlgorithms
-        merged.responseModesSupported = metadata.responseModesSupported ?? responseModesSupported
-        merged.authorizationSigningAlgorithms = metadata.authorizationSigningAlgValuesSupported ?? authorizationSigningAlgorithms
-        merged.codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
-        merged.idTokenSigningAlgorithms = metadata.idTokenSigningAlgValuesSupported ?? idTokenSigningAlgorithms
+            metadata.advertised.requirePushedAuthorizationRequests || requiresPushedAuthorizationRequests
+        merged.requiresSignedRequestObjects = metadata.advertised.requireSignedRequestObject || requiresSignedRequestObjects
+        merged.requestObjectSigningAlgorithms = metadata.advertised.requestObjectSigningAlgValuesSupported ?? requestObjectSigningAlgorithms
+        merged.dpopSigningAlgorithms = metadata.advertised.dpopSigningAlgValuesSupported ?? dpopSigningAlgorithms
+        merged.responseModesSupported = metadata.advertised.responseModesSupported ?? responseModesSupported
+        merged.authorizationSigningAlgorithms = metadata.advertised.authorizationSigningAlgValuesSupported ?? authorizationSigningAlgorithms
+        merged.codeChallengeMethodsSupported = metadata.advertised.codeChallengeMethodsSupported ?? codeChallengeMethodsSupported
+        merged.idTokenSigningAlgorithms = metadata.advertised.idTokenSigningAlgValuesSupported ?? idTokenSigningAlgorithms
         merged.authorizationResponseIssParameterSupported =
-            metadata.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
-        merged.mutualTLSEndpointAliases = metadata.mutualTLSEndpointAliases.isEmpty ? mutualTLSEndpointAliases : metadata.mutualTLSEndpointAliases
+            metadata.advertised.authorizationResponseIssParameterSupported || authorizationResponseIssParameterSupported
+        merged.mutualTLSEndpointAliases = metadata.advertised.mutualTLSEndpointAliases.isEmpty ? mutualTLSEndpointAliases : metadata.advertised.mutualTLSEndpointAliases
         merged.tlsClientCertificateBoundAccessTokens =
-            metadata.tlsClientCertificateBoundAccessTokens || tlsClientCertificateBoundAccessTokens
+            metadata.advertised.tlsClientCertificateBoundAccessTokens || tlsClientCertificateBoundAccessTokens
         return merged
     }
 }

@@ -30,42 +30,13 @@ public struct ProviderMetadata: Sendable {
     public var introspectionEndpoint: URL? { endpoints[.introspection] }
     /// `pushed_authorization_request_endpoint` (RFC 9126 §5), when advertised.
     public var pushedAuthorizationRequestEndpoint: URL? { endpoints[.pushedAuthorization] }
-    /// `require_pushed_authorization_requests` (RFC 9126 §5): the provider takes authorization
-    /// requests only through its pushed authorization request endpoint.
-    public let requirePushedAuthorizationRequests: Bool
-    /// `require_signed_request_object` (RFC 9101 §10.5): the provider takes authorization requests
-    /// only as signed request objects.
-    public let requireSignedRequestObject: Bool
-    /// `request_object_signing_alg_values_supported` (OIDC Discovery, RFC 9101 §10.5), when advertised.
-    public let requestObjectSigningAlgValuesSupported: [String]?
-    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1), when advertised.
-    public let dpopSigningAlgValuesSupported: [String]?
-    /// `response_modes_supported` (OIDC Discovery; `query.jwt`, `jwt`, … for JARM), when advertised.
-    public let responseModesSupported: [String]?
-    /// `authorization_signing_alg_values_supported` (JARM §3): the algorithms of its signed
-    /// authorization responses, when advertised.
-    public let authorizationSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
-    /// `response_types_supported`; a document without the member is refused.
-    public let responseTypesSupported: [String]?
-    /// `grant_types_supported`, when advertised.
-    public let grantTypesSupported: [String]?
-    /// `code_challenge_methods_supported` (RFC 7636 methods such as `S256`), when advertised.
-    public let codeChallengeMethodsSupported: [String]?
-    /// `token_endpoint_auth_methods_supported`, when advertised: ``configuration(confidential:defaultScopes:)``
-    /// chooses the client authentication method from it.
-    public let tokenEndpointAuthMethodsSupported: [String]?
-    /// `id_token_signing_alg_values_supported`, when advertised.
-    public let idTokenSigningAlgValuesSupported: [String]?
-    /// RFC 9207: the provider promises `iss` in every authorization response.
-    public let authorizationResponseIssParameterSupported: Bool
-    /// `mtls_endpoint_aliases` (RFC 8705 §5): the endpoints for clients that use mutual TLS, each
-    /// held to the same policy as the ordinary endpoints; empty when not advertised.
-    public let mutualTLSEndpointAliases: MutualTLSEndpointAliases
-    /// `tls_client_certificate_bound_access_tokens` (RFC 8705 §3.3): the provider binds access
-    /// tokens issued over mutual TLS to the client's certificate.
-    public let tlsClientCertificateBoundAccessTokens: Bool
+    /// What else the document advertises that the library acts on: the PAR and request-object
+    /// requirements, algorithms, response modes, PKCE and client authentication methods, RFC 9207,
+    /// mutual TLS. ``configuration(confidential:defaultScopes:)`` turns them into the provider's
+    /// ``ProviderConfiguration``, where a caller reads them typed; ``raw`` holds the document.
+    package let advertised: Advertised
     /// The endpoints the document names, read over ``ProviderEndpoint``'s list.
     let endpoints: [ProviderEndpoint: URL]
     /// The whole document, as parsed.
@@ -117,25 +88,7 @@ public struct ProviderMetadata: Sendable {
         self.endpoints = endpoints
         registrationEndpoint = try members.endpoint("registration_endpoint")
         scopesSupported = try members.strings("scopes_supported")
-        responseTypesSupported = try members.strings("response_types_supported")
-        grantTypesSupported = try members.strings("grant_types_supported")
-        codeChallengeMethodsSupported = try members.strings("code_challenge_methods_supported")
-        tokenEndpointAuthMethodsSupported = try members.strings("token_endpoint_auth_methods_supported")
-        idTokenSigningAlgValuesSupported = try members.strings("id_token_signing_alg_values_supported")
-        requestObjectSigningAlgValuesSupported = try members.strings("request_object_signing_alg_values_supported")
-        dpopSigningAlgValuesSupported = try members.strings("dpop_signing_alg_values_supported")
-        responseModesSupported = try members.strings("response_modes_supported")
-        authorizationSigningAlgValuesSupported = try members.strings("authorization_signing_alg_values_supported")
-        // Booleans: absent or null is `false`.
-        authorizationResponseIssParameterSupported = try members.bool("authorization_response_iss_parameter_supported") ?? false
-        requireSignedRequestObject = try members.bool("require_signed_request_object") ?? false
-        requirePushedAuthorizationRequests = try members.bool("require_pushed_authorization_requests") ?? false
-        tlsClientCertificateBoundAccessTokens = try members.bool("tls_client_certificate_bound_access_tokens") ?? false
-        if let aliases = members["mtls_endpoint_aliases"] {
-            mutualTLSEndpointAliases = try MutualTLSEndpointAliases(metadata: aliases)
-        } else {
-            mutualTLSEndpointAliases = MutualTLSEndpointAliases()
-        }
+        advertised = try Advertised(members)
         raw = object
         rawJSON = String(decoding: json, as: UTF8.self)
     }
@@ -149,24 +102,24 @@ public struct ProviderMetadata: Sendable {
     ///
     /// - Throws: nothing today; kept throwing for callers written against earlier versions.
     public func configuration(confidential: Bool = false, defaultScopes: [String] = ["openid"]) throws(OIDCError) -> ProviderConfiguration {
-        let method = confidential ? ClientAuthenticationMethod.forSecret(supported: tokenEndpointAuthMethodsSupported) : .none
+        let method = confidential ? ClientAuthenticationMethod.forSecret(supported: advertised.tokenEndpointAuthMethodsSupported) : .none
         var configuration = ProviderConfiguration(
             issuer: issuer, authorizationEndpoint: nil, defaultScopes: defaultScopes, clientAuthentication: method
         )
         for endpoint in ProviderEndpoint.allCases {
             configuration[keyPath: endpoint.configuration] = endpoints[endpoint]
         }
-        configuration.requiresPushedAuthorizationRequests = requirePushedAuthorizationRequests
-        configuration.requiresSignedRequestObjects = requireSignedRequestObject
-        configuration.requestObjectSigningAlgorithms = requestObjectSigningAlgValuesSupported ?? []
-        configuration.dpopSigningAlgorithms = dpopSigningAlgValuesSupported ?? []
-        configuration.responseModesSupported = responseModesSupported
-        configuration.authorizationSigningAlgorithms = authorizationSigningAlgValuesSupported ?? []
-        configuration.codeChallengeMethodsSupported = codeChallengeMethodsSupported ?? []
-        configuration.idTokenSigningAlgorithms = idTokenSigningAlgValuesSupported ?? []
-        configuration.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
-        configuration.mutualTLSEndpointAliases = mutualTLSEndpointAliases
-        configuration.tlsClientCertificateBoundAccessTokens = tlsClientCertificateBoundAccessTokens
+        configuration.requiresPushedAuthorizationRequests = advertised.requirePushedAuthorizationRequests
+        configuration.requiresSignedRequestObjects = advertised.requireSignedRequestObject
+        configuration.requestObjectSigningAlgorithms = advertised.requestObjectSigningAlgValuesSupported ?? []
+        configuration.dpopSigningAlgorithms = advertised.dpopSigningAlgValuesSupported ?? []
+        configuration.responseModesSupported = advertised.responseModesSupported
+        configuration.authorizationSigningAlgorithms = advertised.authorizationSigningAlgValuesSupported ?? []
+        configuration.codeChallengeMethodsSupported = advertised.codeChallengeMethodsSupported ?? []
+        configuration.idTokenSigningAlgorithms = advertised.idTokenSigningAlgValuesSupported ?? []
+        configuration.authorizationResponseIssParameterSupported = advertised.authorizationResponseIssParameterSupported
+        configuration.mutualTLSEndpointAliases = advertised.mutualTLSEndpointAliases
+        configuration.tlsClientCertificateBoundAccessTokens = advertised.tlsClientCertificateBoundAccessTokens
         return configuration
     }
 }

@@ -6,9 +6,8 @@ internal import Foundation
 /// place for a metric of calls and their duration, or a tracing span around the call (the
 /// per-attempt ``HTTPStage``s inside then see that span as each request leaves).
 ///
-/// Both pipelines run them: ``TokenClient/callStages`` (each call to the provider),
-/// ``AuthenticatedSession/Options/callStages`` (each ``AuthenticatedSession/send(_:)``), and
-/// ``RelyingParty/Configuration/callStages`` (both, for everything a relying party does).
+/// Both pipelines run them, given once in ``RelyingParty/Configuration/callStages``: each call to
+/// the provider, and each ``AuthenticatedSession/send(_:)`` of every session the relying party makes.
 ///
 /// ```swift
 /// struct Counting: CallStage {

@@ -22,9 +22,7 @@ enum ProviderPipeline {
     static func send(_ request: ProviderRequest, passing: @escaping @Sendable (HTTPResponse) -> Bool) async throws(OIDCError) -> HTTPResponse {
         let client = request.client
         return try await client.callStages.run(request.logical) { () async throws(OIDCError) -> HTTPResponse in
-            try await client.configurationCallStages.run(request.logical) { () async throws(OIDCError) -> HTTPResponse in
-                try await checkedAttempts(request, passing: passing)
-            }
+            try await checkedAttempts(request, passing: passing)
         }
     }
 
@@ -35,9 +33,7 @@ enum ProviderPipeline {
         let client = request.client
         let response = try await parameterStages[...].run(request) { (request: ProviderRequest) async throws(OIDCError) -> HTTPResponse in
             try await client.requestStages[...].run(request) { (request: ProviderRequest) async throws(OIDCError) -> HTTPResponse in
-                try await client.configurationRequestStages[...].run(request) { (request: ProviderRequest) async throws(OIDCError) -> HTTPResponse in
-                    try await attemptStages[...].run(request, then: encodedAttempt)
-                }
+                try await attemptStages[...].run(request, then: encodedAttempt)
             }
         }
         return try checked(response, of: request, passing: passing)

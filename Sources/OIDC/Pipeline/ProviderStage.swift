@@ -52,7 +52,7 @@ public struct ProviderRequest: Sendable {
 /// a value (its form parameters, not bytes), hands it on with `next`, and sees the answer. A
 /// feature that adds or checks a parameter is one such stage: the library's resource indicator
 /// (RFC 8707) is one, and so is a stage of yours that puts a parameter on every token request
-/// (``TokenClient/requestStages``, ``RelyingParty/Configuration/providerRequestStages``).
+/// (``RelyingParty/Configuration/providerRequestStages``).
 ///
 /// Yours run after the library's parameter stages (the `resource`), and before the DPoP nonce retry,
 /// client authentication and the proof: so a stage of yours runs once per call, and what it adds

@@ -69,7 +69,7 @@ struct ResourceClient {
         // The device grant too when the server offers it (RFC 8628), so that a device login can
         // use the registration: servers hold a client to its grant_types (RFC 7591 §2). Not
         // otherwise: some servers refuse grant types they do not know.
-        let offersDevice = metadata.deviceAuthorizationEndpoint != nil || metadata.grantTypesSupported?.contains(DynamicRegistration.deviceGrantType) == true
+        let offersDevice = metadata.deviceAuthorizationEndpoint != nil || metadata.advertised.grantTypesSupported?.contains(DynamicRegistration.deviceGrantType) == true
         let redirectURI = "http://127.0.0.1:\(port)/callback"
         let registration: ClientRegistration
         do {

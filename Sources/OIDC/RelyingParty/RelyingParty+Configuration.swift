@@ -42,12 +42,11 @@ extension RelyingParty {
         public var resourceStages: [any HTTPStage]
         /// Your own stages of the provider pipeline at the OAuth level (``ProviderStage``): every call
         /// to the provider passes them, as a value (its form parameters, its headers), after the
-        /// token client's own ``TokenClient/requestStages``. None by default.
+        /// library's parameters and before client authentication and the proof. None by default.
         public var providerRequestStages: [any ProviderStage]
         /// Your own stages around each whole call (``CallStage``), of both pipelines: every call to
         /// the provider and every request of every session this relying party makes, once per call,
-        /// with its outcome after retries and refreshes. They run inside the token client's and the
-        /// session's own call stages. None by default.
+        /// with its outcome after retries and refreshes. None by default.
         public var callStages: [any CallStage]
 
         /// A configuration with the given settings; every one has a default.

@@ -30,7 +30,7 @@ extension RelyingParty {
             kind: .clientCredentials(tokenClient, scopes: scopes, parameters: parameters, dpopKey: serviceDPoPKeyMaker))
         var options = options
         options.stages = configuration.resourceStages + options.stages
-        options.callStages += configuration.callStages
+        options.callStages = configuration.callStages
         return AuthenticatedSession(
             store: store, key: key ?? serviceSessionKey(scopes: scopes, parameters: parameters), source: source, transport: transport,
             allowlist: allowlist, options: options, now: tokenClient.now, logger: logger, dpopNonces: dpopNonces

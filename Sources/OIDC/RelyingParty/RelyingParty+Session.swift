@@ -50,7 +50,7 @@ extension RelyingParty {
         if options.refreshedIDTokenKeys == nil { options.refreshedIDTokenKeys = keys }
         options.securityProfile = options.securityProfile.orElse(configuration.securityProfile)
         options.stages = configuration.resourceStages + options.stages
-        options.callStages += configuration.callStages
+        options.callStages = configuration.callStages
         return AuthenticatedSession(
             store: store, key: key, source: .refreshToken(tokenClient), transport: transport, allowlist: allowlist, options: options,
             now: tokenClient.now, logger: logger, dpopNonces: dpopNonces

@@ -102,8 +102,8 @@ public struct RelyingParty: Sendable {
     public init(tokenClient: TokenClient, keys: JWKSCache?, logger: Logger? = nil, configuration: Configuration = Configuration()) {
         var tokenClient = tokenClient
         tokenClient.configurationStages = configuration.providerStages
-        tokenClient.configurationRequestStages = configuration.providerRequestStages
-        tokenClient.configurationCallStages = configuration.callStages
+        tokenClient.requestStages = configuration.providerRequestStages
+        tokenClient.callStages = configuration.callStages
         self.tokenClient = tokenClient
         self.keys = keys
         self.logger = logger

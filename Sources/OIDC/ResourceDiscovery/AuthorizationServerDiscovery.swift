@@ -27,7 +27,7 @@ enum AuthorizationServerDiscovery {
                 throw HTTPErrorMapping.unexpectedStatus(response, endpoint: location, what: "authorization server metadata")
             }
             let metadata = try ProviderMetadata(json: response.body, expectedIssuer: issuer, requiresKeys: false)
-            let isOpenID = metadata.jwksURI != nil && metadata.idTokenSigningAlgValuesSupported != nil
+            let isOpenID = metadata.jwksURI != nil && metadata.advertised.idTokenSigningAlgValuesSupported != nil
             logger.debug(
                 "authorization server metadata loaded",
                 metadata: ["issuer": .issuer(issuer), "url": .endpoint(location), "openid": .bool(isOpenID)])

@@ -54,7 +54,7 @@ enum AuthorizationServerPolicy {
             metadata.endpoints[endpoint].map { (endpoint.member, $0) }
         }
         if let registration = metadata.registrationEndpoint { named.append(("registration_endpoint", registration)) }
-        let aliases = metadata.mutualTLSEndpointAliases
+        let aliases = metadata.advertised.mutualTLSEndpointAliases
         let aliased: [(String, URL?)] = [
             ("token_endpoint", aliases.tokenEndpoint), ("revocation_endpoint", aliases.revocationEndpoint),
             ("introspection_endpoint", aliases.introspectionEndpoint), ("device_authorization_endpoint", aliases.deviceAuthorizationEndpoint),

@@ -16,12 +16,12 @@ public struct DiscoveredResource: Sendable {
     public let challenge: ResourceChallenge?
     /// `dpop_bound_access_tokens_required` of the document (RFC 9449 §5.2 of RFC 9728).
     public let dpopBoundAccessTokensRequired: Bool
-    /// What logins at the authorization server prove: ``LoginIdentity/oauth`` at a plain OAuth 2.0
-    /// server (no `jwks_uri` or no ID-token algorithms in its metadata), whose logins ask for
-    /// exactly the scopes given, never add `openid` or `offline_access`, and are kept without a
-    /// subject; ``LoginIdentity/openID`` otherwise.
-    public let identity: LoginIdentity
-    /// Whether the authorization server is a plain OAuth 2.0 server: ``identity`` is ``LoginIdentity/oauth``.
+    /// What logins at the authorization server prove: plain OAuth at a plain OAuth 2.0 server,
+    /// OpenID otherwise.
+    package let identity: LoginIdentity
+    /// Whether the authorization server is a plain OAuth 2.0 server (no `jwks_uri` or no
+    /// ID-token algorithms in its metadata): logins ask for exactly the scopes given, never add
+    /// `openid` or `offline_access`, and are kept without a subject.
     public var isPlainOAuth: Bool { identity == .oauth }
     /// The dynamic registration the client id comes from; `nil` for a given client id or a Client
     /// ID Metadata Document URL.

@@ -83,7 +83,7 @@ extension RelyingParty {
         let (metadata, isOpenID) = try await AuthorizationServerDiscovery.metadata(
             for: issuer, transport: transport, options: requestOptions, logger: log)
         try AuthorizationServerPolicy.checkEndpoints(of: metadata, issuer: issuer)
-        guard metadata.codeChallengeMethodsSupported?.contains("S256") == true else {
+        guard metadata.advertised.codeChallengeMethodsSupported?.contains("S256") == true else {
             throw OIDCError(
                 .pkceNotSupported,
                 "The authorization server \(issuer) does not list S256 in code_challenge_methods_supported; a login without PKCE is refused (RFC 7636, MCP authorization).",
@@ -91,7 +91,7 @@ extension RelyingParty {
         }
         // A resource that takes only DPoP-bound tokens gets them without being asked.
         let (configuration, dpopTurnedOn) = ResourceDPoP.configuration(
-            configuration, document: found.document, serverAlgorithms: metadata.dpopSigningAlgValuesSupported)
+            configuration, document: found.document, serverAlgorithms: metadata.advertised.dpopSigningAlgValuesSupported)
         if dpopTurnedOn {
             log.notice(
                 "the resource takes only DPoP-bound tokens (dpop_bound_access_tokens_required): DPoP on, a new key for each login",

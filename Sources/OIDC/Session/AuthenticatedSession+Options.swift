@@ -38,10 +38,9 @@ extension AuthenticatedSession {
         /// proof, and each answer as it comes back, before the library's nonce retry and refresh.
         /// They run once per attempt.
         public var stages: [any HTTPStage] = []
-        /// Your own stages around each whole ``AuthenticatedSession/send(_:)`` (a metric, a tracing
-        /// span; see ``CallStage``), in order, the first outermost: each runs once per call, and
-        /// sees its outcome after the nonce retry, the refresh and the retry. None by default.
-        public var callStages: [any CallStage] = []
+        /// The relying party's ``RelyingParty/Configuration/callStages``: stages around each whole
+        /// ``AuthenticatedSession/send(_:)``, the first outermost.
+        package var callStages: [any CallStage] = []
         /// The security profile the session holds refreshed ID tokens to, as its login was held:
         /// ``SecurityProfile/none`` by default; ``SecurityProfile/fapi2`` takes PS256, ES256 and EdDSA
         /// only (FAPI 2.0 §5.4.1). ``RelyingParty/session(store:key:allowlist:options:)`` sets the
@@ -53,7 +52,7 @@ extension AuthenticatedSession {
             refreshMargin: Duration = .seconds(60), requestOptions: HTTPRequestOptions = HTTPRequestOptions(),
             temporarilyUnavailableDelay: Duration = .seconds(60), inFlightRefreshWait: Duration = .seconds(10),
             refreshedIDTokenKeys: JWKSCache? = nil, refreshedIDTokenAlgorithms: Set<JWSAlgorithm>? = nil,
-            securityProfile: SecurityProfile = .none, stages: [any HTTPStage] = [], callStages: [any CallStage] = []
+            securityProfile: SecurityProfile = .none, stages: [any HTTPStage] = []
         ) {
             self.refreshMargin = refreshMargin
             self.requestOptions = requestOptions
@@ -63,7 +62,6 @@ extension AuthenticatedSession {
             self.refreshedIDTokenAlgorithms = refreshedIDTokenAlgorithms
             self.securityProfile = securityProfile
             self.stages = stages
-            self.callStages = callStages
         }
 
         /// These options with every duration brought into its documented range: a negative one

@@ -48,23 +48,17 @@ public struct TokenClient: Sendable {
     /// added (client authentication, the DPoP proof), and each answer as it comes back, before the
     /// library's nonce retry and error mapping: once per attempt. None by default.
     public var stages: [any HTTPStage] = []
-    /// Your own stages of the provider pipeline at the OAuth level (``ProviderStage``), in order:
-    /// each sees every call's request as a value (its form parameters, its headers) after the
-    /// library's parameters (the `resource`) and before client authentication and the DPoP proof.
-    /// None by default.
-    public var requestStages: [any ProviderStage] = []
-    /// Your own stages around each whole call to the provider (a metric, a tracing span; see
-    /// ``CallStage``), the first outermost: each runs once per call, and sees its outcome after
-    /// the nonce retry. None by default.
-    public var callStages: [any CallStage] = []
+    /// The relying party's ``RelyingParty/Configuration/providerRequestStages``: OAuth-level
+    /// stages (``ProviderStage``) that see every call's request as a value, after the library's
+    /// parameters (the `resource`) and before client authentication and the DPoP proof.
+    package var requestStages: [any ProviderStage] = []
+    /// The relying party's ``RelyingParty/Configuration/callStages``: stages around each whole call
+    /// to the provider, the first outermost.
+    package var callStages: [any CallStage] = []
     /// The relying party's ``RelyingParty/Configuration/providerStages``, run after ``stages``: kept
     /// apart, and replaced rather than added to, so that a relying party made from another's token
     /// client with the same configuration runs them once.
     package var configurationStages: [any HTTPStage] = []
-    /// The relying party's ``RelyingParty/Configuration/providerRequestStages``, run after ``requestStages``.
-    package var configurationRequestStages: [any ProviderStage] = []
-    /// The relying party's ``RelyingParty/Configuration/callStages``, run inside ``callStages``.
-    package var configurationCallStages: [any CallStage] = []
     /// The `resource` (RFC 8707) every token request of this client carries: the code exchange,
     /// every refresh, client credentials, ``grant(_:parameters:scopes:)``. `nil` (the default)
     /// sends none. ``RelyingParty/forResource(_:clientID:authorizationServer:registrations:clientName:callbackPort:transport:requestOptions:logger:configuration:)``

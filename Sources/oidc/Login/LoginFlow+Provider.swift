@@ -45,11 +45,11 @@ extension LoginFlow {
         case .swan:
             let swan = ProviderConfiguration.swan
             let metadata = try await discovery.metadata(for: swan.issuer)
-            return (swan.merging(metadata), metadata.tokenEndpointAuthMethodsSupported)
+            return (swan.merging(metadata), metadata.advertised.tokenEndpointAuthMethodsSupported)
         case .generic:
             guard let issuer = profile.issuer else { throw ValidationError("--issuer is required (or --provider schibsted|swan)") }
             let metadata = try await discovery.metadata(for: issuer)
-            return (try metadata.configuration(defaultScopes: metadata.defaultLoginScopes), metadata.tokenEndpointAuthMethodsSupported)
+            return (try metadata.configuration(defaultScopes: metadata.defaultLoginScopes), metadata.advertised.tokenEndpointAuthMethodsSupported)
         }
     }
 }

@@ -21,8 +21,8 @@ struct MutualTLSConfigurationTests {
             document: Self.metadata(
                 #","tls_client_certificate_bound_access_tokens":true,"mtls_endpoint_aliases":{"token_endpoint":"https://mtls.example.com/token","par_unknown":"x"}"#
             ), expectedIssuer: "https://login.example.com")
-        #expect(metadata.tlsClientCertificateBoundAccessTokens)
-        #expect(metadata.mutualTLSEndpointAliases.tokenEndpoint?.absoluteString == "https://mtls.example.com/token")
+        #expect(metadata.advertised.tlsClientCertificateBoundAccessTokens)
+        #expect(metadata.advertised.mutualTLSEndpointAliases.tokenEndpoint?.absoluteString == "https://mtls.example.com/token")
         let configuration = try metadata.configuration()
         #expect(configuration.tokenEndpoint?.absoluteString == "https://login.example.com/token")
         let aliased = configuration.usingMutualTLSEndpointAliases()
@@ -31,9 +31,9 @@ struct MutualTLSConfigurationTests {
         #expect(aliased.usingMutualTLSEndpointAliases() == aliased)
 
         let merged = ProviderConfiguration(issuer: "https://login.example.com", authorizationEndpoint: nil).merging(metadata)
-        #expect(merged.mutualTLSEndpointAliases == metadata.mutualTLSEndpointAliases && merged.tlsClientCertificateBoundAccessTokens)
+        #expect(merged.mutualTLSEndpointAliases == metadata.advertised.mutualTLSEndpointAliases && merged.tlsClientCertificateBoundAccessTokens)
         let plain = try ProviderMetadata(document: Self.metadata(""), expectedIssuer: "https://login.example.com")
-        #expect(plain.mutualTLSEndpointAliases.isEmpty && !plain.tlsClientCertificateBoundAccessTokens)
+        #expect(plain.advertised.mutualTLSEndpointAliases.isEmpty && !plain.advertised.tlsClientCertificateBoundAccessTokens)
     }
 
     @Test("aliases are held to the endpoint policy and must be an object of strings", arguments: [

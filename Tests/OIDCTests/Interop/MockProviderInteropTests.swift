@@ -33,7 +33,7 @@ struct MockProviderInteropTests {
         defer { Task { try? await transport.shutdown() } }
         let metadata = try await ProviderDiscovery(transport: transport).metadata(for: Self.issuer)
         #expect(metadata.issuer == Self.issuer)
-        #expect(!metadata.authorizationResponseIssParameterSupported)
+        #expect(!metadata.advertised.authorizationResponseIssParameterSupported)
         let registration = try #require(metadata.registrationEndpoint)
         let client = try await Self.register(transport, at: registration)
 

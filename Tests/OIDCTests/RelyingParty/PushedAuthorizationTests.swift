@@ -231,10 +231,10 @@ struct PushedAuthorizationTests {
             Array(#"{"issuer":"https://id.example","authorization_endpoint":"https://id.example/a","token_endpoint":"https://id.example/t","jwks_uri":"https://id.example/k","response_types_supported":["code"]\#(extra)}"#.utf8)
         }
         let required = try ProviderMetadata(document: document(#","pushed_authorization_request_endpoint":"https://id.example/par","require_pushed_authorization_requests":true"#), expectedIssuer: "https://id.example")
-        #expect(required.pushedAuthorizationRequestEndpoint?.absoluteString == "https://id.example/par" && required.requirePushedAuthorizationRequests)
+        #expect(required.pushedAuthorizationRequestEndpoint?.absoluteString == "https://id.example/par" && required.advertised.requirePushedAuthorizationRequests)
         let configuration = try required.configuration()
         #expect(configuration.requiresPushedAuthorizationRequests && configuration.pushedAuthorizationRequestEndpoint != nil)
-        #expect(try !ProviderMetadata(document: document(""), expectedIssuer: "https://id.example").requirePushedAuthorizationRequests)
+        #expect(try !ProviderMetadata(document: document(""), expectedIssuer: "https://id.example").advertised.requirePushedAuthorizationRequests)
         #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","require_pushed_authorization_requests":"yes""#), expectedIssuer: "https://id.example") }
         #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","pushed_authorization_request_endpoint":"http://id.example/par""#), expectedIssuer: "https://id.example") }
 

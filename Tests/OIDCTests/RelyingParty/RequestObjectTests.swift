@@ -246,7 +246,7 @@ struct RequestObjectTests {
         }
         let metadata = try ProviderMetadata(
             document: document(#","require_signed_request_object":true,"request_object_signing_alg_values_supported":["PS256","ES256"]"#), expectedIssuer: "https://id.example")
-        #expect(metadata.requireSignedRequestObject && metadata.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
+        #expect(metadata.advertised.requireSignedRequestObject && metadata.advertised.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
         let merged = ProviderConfiguration(issuer: "https://id.example", authorizationEndpoint: URL(string: "https://id.example/a")).merging(metadata)
         #expect(merged.requiresSignedRequestObjects && merged.requestObjectSigningAlgorithms == ["PS256", "ES256"])
         #expect(throws: OIDCError.self) { try ProviderMetadata(document: document(#","require_signed_request_object":1"#), expectedIssuer: "https://id.example") }

@@ -6,10 +6,10 @@ internal import Foundation
 /// - ``openID``, the default: `openid` is asked for (put first when missing); the flows need the
 ///   provider's keys before they start, and the ID token is required and verified.
 /// - ``oauth``: a plain OAuth 2.0 server (a relying party made for a resource whose authorization
-///   server publishes no OpenID metadata, ``DiscoveredResource/identity``): exactly the scopes
+///   server publishes no OpenID metadata, ``DiscoveredResource/isPlainOAuth``): exactly the scopes
 ///   asked for, no keys needed, and an ID token that comes anyway is not used to name anybody; the
 ///   login is kept without a subject, the access token alone saying who to the resource servers.
-public enum LoginIdentity: Sendable, Hashable {
+package enum LoginIdentity: Sendable, Hashable {
     /// OpenID Connect: an ID token, required and verified.
     case openID
     /// Plain OAuth 2.0: no ID token asked for or used.
@@ -56,5 +56,5 @@ public enum LoginIdentity: Sendable, Hashable {
 extension RelyingParty {
     /// What this relying party's logins prove about the user: ``LoginIdentity/oauth`` when it was
     /// made for a resource at a plain OAuth server, ``LoginIdentity/openID`` otherwise.
-    public var identity: LoginIdentity { protectedResource?.identity ?? .openID }
+    package var identity: LoginIdentity { protectedResource?.identity ?? .openID }
 }
