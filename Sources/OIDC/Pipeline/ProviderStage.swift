@@ -77,13 +77,9 @@ public protocol ProviderStage: Sendable {
 
 extension ArraySlice where Element == any ProviderStage {
     /// `request` through these stages in order, then `last`.
-    func run(
-        _ request: ProviderRequest, then last: @escaping ProviderStage.Next
-    ) async throws(OIDCError) -> HTTPResponse {
-        guard let stage = first else { return try await last(request) }
-        let rest = dropFirst()
-        return try await stage.intercept(request) { (next: ProviderRequest) async throws(OIDCError) -> HTTPResponse in
-            try await rest.run(next, then: last)
-        }
+    func run(_ request: ProviderRequest, then last: @escaping ProviderStage.Next) async throws(OIDCError) -> HTTPResponse {
+        try await OIDC.run(self, request, intercept: { stage, request, next async throws(OIDCError) in
+            try await stage.intercept(request, next: next)
+        }, then: last)
     }
 }

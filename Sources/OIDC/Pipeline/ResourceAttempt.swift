@@ -40,13 +40,9 @@ protocol ResourceStage: Sendable {
 
 extension ArraySlice where Element == any ResourceStage {
     /// `request` through these stages in order, as part of `attempt`, then `last`.
-    func run(
-        _ request: HTTPRequest, attempt: ResourceAttempt, then last: @escaping ResourceStage.Next
-    ) async throws(OIDCError) -> HTTPResponse {
-        guard let stage = first else { return try await last(request) }
-        let rest = dropFirst()
-        return try await stage.intercept(request, attempt: attempt) { (next: HTTPRequest) async throws(OIDCError) -> HTTPResponse in
-            try await rest.run(next, attempt: attempt, then: last)
-        }
+    func run(_ request: HTTPRequest, attempt: ResourceAttempt, then last: @escaping ResourceStage.Next) async throws(OIDCError) -> HTTPResponse {
+        try await OIDC.run(self, request, intercept: { stage, request, next async throws(OIDCError) in
+            try await stage.intercept(request, attempt: attempt, next: next)
+        }, then: last)
     }
 }

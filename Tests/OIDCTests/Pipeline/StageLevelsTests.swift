@@ -41,32 +41,7 @@ private final class CallCounter: CallStage {
     }
 }
 
-/// (c) A per-attempt stage: what each request carries as it leaves.
-private final class AttemptWatcher: HTTPStage {
-    struct Attempt: Sendable {
-        var call: HTTPCall
-        var authorization: String?
-        var hasProof: Bool
-        var body: String
-        var status: Int
-    }
-
-    private let attempts = Mutex<[Attempt]>([])
-    var seen: [Attempt] { attempts.withLock { $0 } }
-    func reset() { attempts.withLock { $0 = [] } }
-
-    func intercept(_ request: HTTPRequest, call: HTTPCall, next: HTTPStage.Next) async throws(OIDCError) -> HTTPResponse {
-        let response = try await next(request)
-        let scheme = request.headers["Authorization"]?.split(separator: " ").first.map(String.init)
-        attempts.withLock {
-            $0.append(
-                Attempt(
-                    call: call, authorization: scheme, hasProof: request.headers["DPoP"] != nil, body: String(decoding: request.body, as: UTF8.self),
-                    status: response.status))
-        }
-        return response
-    }
-}
+// (c) A per-attempt stage: `TaggingStage` (UserStageTests), which notes what each request carries as it leaves.
 
 @Suite("Pipelines: a user's stages at three levels (OAuth request, logical call, attempt)", .timeLimit(.minutes(2)))
 struct StageLevelsTests {
@@ -75,7 +50,7 @@ struct StageLevelsTests {
         var configuration = TestProvider.Configuration()
         configuration.dpop = TestProvider.DPoP(nonces: .required(at: [.token, .protectedResource], rotatingAfter: nil))
         try await withTestProvider(configuration) { provider in
-            let counter = CallCounter(), watcher = AttemptWatcher()
+            let counter = CallCounter(), watcher = TaggingStage()
             let rp = try await provider.relyingParty(
                 configuration: RelyingParty.Configuration(
                     dpop: .on, providerStages: [watcher], resourceStages: [watcher], providerRequestStages: [TenantParameter()],
@@ -90,8 +65,8 @@ struct StageLevelsTests {
             let exchange = HTTPCall.provider(.grant(.authorizationCode))
             #expect(counter.seen == [.init(call: exchange, outcome: "200", attempts: 2)])
             #expect(await provider.requestCount(.token) == 2)
-            #expect(watcher.seen.map(\.status) == [400, 200])
-            #expect(watcher.seen.allSatisfy { $0.call == exchange && $0.hasProof && $0.body.contains("x_tenant=blue") && $0.body.contains("client_id=") })
+            #expect(watcher.requests.map(\.status) == [400, 200])
+            #expect(watcher.requests.allSatisfy { $0.call == exchange && $0.carriesProof && $0.body.contains("x_tenant=blue") && $0.body.contains("client_id=") })
 
             // A forced refresh, after the nonce changed: one logical call, two attempts.
             let store = InMemoryTokenStore()
@@ -101,24 +76,26 @@ struct StageLevelsTests {
             try await provider.rotateDPoPNonce()
             await provider.resetCounters()
             counter.reset()
-            watcher.reset()
+            var seen = watcher.requests.count
             _ = try await session.validTokens(forceRefresh: true)
             let refresh = HTTPCall.provider(.grant(.refreshToken))
             #expect(counter.seen == [.init(call: refresh, outcome: "200", attempts: 2)])
             #expect(await provider.requestCount(.token) == 2)
-            #expect(watcher.seen.allSatisfy { $0.call == refresh && $0.hasProof && $0.body.contains("x_tenant=blue") })
+            let refreshAttempts = watcher.requests.dropFirst(seen)
+            #expect(refreshAttempts.count == 2 && refreshAttempts.allSatisfy { $0.call == refresh && $0.carriesProof && $0.body.contains("x_tenant=blue") })
 
             // A resource call whose first attempt meets a 401 nonce challenge: one logical call, two attempts, no refresh.
             try await provider.rotateDPoPNonce()
             await provider.resetCounters()
             counter.reset()
-            watcher.reset()
+            seen = watcher.requests.count
             #expect(try await session.send(HTTPRequest(url: provider.protectedResource)).status == 200)
             #expect(counter.seen == [.init(call: .resource, outcome: "200", attempts: 2)])
             #expect(await provider.requestCount(.protectedResource) == 2)
             #expect(await provider.requestCount(.token) == 0)
-            #expect(watcher.seen.map(\.status) == [401, 200])
-            #expect(watcher.seen.allSatisfy { $0.call == .resource && $0.authorization == "DPoP" && $0.hasProof })
+            let resourceAttempts = watcher.requests.dropFirst(seen)
+            #expect(resourceAttempts.map(\.status) == [401, 200])
+            #expect(resourceAttempts.allSatisfy { $0.call == .resource && $0.authorizationScheme == "DPoP" && $0.carriesProof })
 
             // A refused call is one logical call too, its outcome the error.
             counter.reset()
