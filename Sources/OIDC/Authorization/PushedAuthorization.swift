@@ -82,14 +82,16 @@ extension TokenClient {
         // sent in the form as well, as RFC 9126 §2.1's example does.
         form.removeAll { $0.name == "client_id" }
         if authentication.method == .clientSecretBasic { form.insert(OAuthParameter("client_id", clientID), at: 0) }
-        let response = try await post(form, .pushedAuthorization, to: url, passing: { $0.status == 201 })
-        guard response.status == 201 else {
-            throw OIDCError(
-                .malformedResponse, "The pushed authorization request endpoint answered \(response.status), not 201 Created (RFC 9126 §2.2).",
-                context: ["status": String(response.status), "endpoint": url.absoluteString]
-            )
+        let pushed = try await post(form, .pushedAuthorization, to: url, passing: { $0.status == 201 }) {
+            [now] (response: HTTPResponse) throws(OIDCError) -> PushedAuthorization in
+            guard response.status == 201 else {
+                throw OIDCError(
+                    .malformedResponse, "The pushed authorization request endpoint answered \(response.status), not 201 Created (RFC 9126 §2.2).",
+                    context: ["status": String(response.status), "endpoint": url.absoluteString]
+                )
+            }
+            return try PushedAuthorization(responseBody: response.body, now: now())
         }
-        let pushed = try PushedAuthorization(responseBody: response.body, now: now())
         logger.debug("authorization request pushed", metadata: ["endpoint": .endpoint(url), "expires_in": .stringConvertible(pushed.expiresIn)])
         return pushed
     }

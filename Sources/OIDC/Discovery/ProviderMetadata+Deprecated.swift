@@ -25,19 +25,9 @@ extension ProviderMetadata {
     /// authorization responses, when advertised.
     @available(*, deprecated, message: "read configuration().authorizationSigningAlgorithms, or raw[\"authorization_signing_alg_values_supported\"]")
     public var authorizationSigningAlgValuesSupported: [String]? { advertised.authorizationSigningAlgValuesSupported }
-    /// `response_types_supported`; a document without the member is refused.
-    @available(*, deprecated, message: "read raw[\"response_types_supported\"]")
-    public var responseTypesSupported: [String]? { advertised.responseTypesSupported }
-    /// `grant_types_supported`, when advertised.
-    @available(*, deprecated, message: "read raw[\"grant_types_supported\"]")
-    public var grantTypesSupported: [String]? { advertised.grantTypesSupported }
     /// `code_challenge_methods_supported` (RFC 7636 methods such as `S256`), when advertised.
     @available(*, deprecated, message: "read configuration().codeChallengeMethodsSupported, or raw[\"code_challenge_methods_supported\"]")
     public var codeChallengeMethodsSupported: [String]? { advertised.codeChallengeMethodsSupported }
-    /// `token_endpoint_auth_methods_supported`, when advertised: ``configuration(confidential:defaultScopes:)``
-    /// chooses the client authentication method from it.
-    @available(*, deprecated, message: "read raw[\"token_endpoint_auth_methods_supported\"]")
-    public var tokenEndpointAuthMethodsSupported: [String]? { advertised.tokenEndpointAuthMethodsSupported }
     /// `id_token_signing_alg_values_supported`, when advertised.
     @available(*, deprecated, message: "read configuration().idTokenSigningAlgorithms, or raw[\"id_token_signing_alg_values_supported\"]")
     public var idTokenSigningAlgValuesSupported: [String]? { advertised.idTokenSigningAlgValuesSupported }

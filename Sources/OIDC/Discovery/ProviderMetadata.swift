@@ -32,6 +32,13 @@ public struct ProviderMetadata: Sendable {
     public var pushedAuthorizationRequestEndpoint: URL? { endpoints[.pushedAuthorization] }
     /// `scopes_supported`, when advertised.
     public let scopesSupported: [String]?
+    /// `response_types_supported`; a document without the member is refused.
+    public var responseTypesSupported: [String]? { advertised.responseTypesSupported }
+    /// `grant_types_supported`, when advertised.
+    public var grantTypesSupported: [String]? { advertised.grantTypesSupported }
+    /// `token_endpoint_auth_methods_supported`, when advertised: ``configuration(confidential:defaultScopes:)``
+    /// chooses the client authentication method from it.
+    public var tokenEndpointAuthMethodsSupported: [String]? { advertised.tokenEndpointAuthMethodsSupported }
     /// What else the document advertises that the library acts on: the PAR and request-object
     /// requirements, algorithms, response modes, PKCE and client authentication methods, RFC 9207,
     /// mutual TLS. ``configuration(confidential:defaultScopes:)`` turns them into the provider's

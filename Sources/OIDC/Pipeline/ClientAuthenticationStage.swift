@@ -15,6 +15,10 @@ struct ClientAuthenticationStage: ProviderStage {
             now: client.now())
         request.form = parameters + request.form
         request.exchange.sent(parameters.filter { ClientAuthentication.secretParameters.contains($0.name) }.map(\.value))
+        if client.authentication.method == .clientSecretBasic, let basic = request.headers["Authorization"] {
+            // The Basic credential, whole and as its base64 part: an echoing provider's error text must not carry it.
+            request.exchange.sent([basic, String(basic.drop { $0 != " " }.dropFirst())])
+        }
         return try await next(request)
     }
 }

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import Logging
+internal import Synchronization
 
 /// The provider pipeline (every call of a ``TokenClient``), made once: the user's call stages, then
 /// at the OAuth level the resource indicator, the user's request stages, the DPoP nonce retry (which
@@ -16,14 +17,25 @@ enum ProviderPipeline {
         ProviderNonceRetryStage(), ClientAuthenticationStage(), MutualTLSStage(), ProviderCredentialStage(), ProviderLoggingStage(),
     ]
 
-    /// Sends `request` and returns its answer: a 200, or one `passing` takes (a device poll's
-    /// `authorization_pending`, say); anything else is thrown, with none of the secrets the request
-    /// carried (the form's, the client authentication's, the proof) in its text.
-    static func send(_ request: ProviderRequest, passing: @escaping @Sendable (HTTPResponse) -> Bool) async throws(OIDCError) -> HTTPResponse {
-        let client = request.client
-        return try await client.callStages.run(request.logical) { () async throws(OIDCError) -> HTTPResponse in
-            try await checkedAttempts(request, passing: passing)
+    /// Sends `request` and returns what `read` makes of its answer: a 200, or one `passing` takes (a
+    /// device poll's `authorization_pending`, say); anything else is thrown, with none of the secrets
+    /// the request carried (the form's, the client authentication's, the proof) in its text. `read`
+    /// runs inside the call stages, so that they see the outcome the caller gets: a 200 whose body is
+    /// refused (a downgrade to `Bearer`, an unreadable token response) is an error to them too.
+    static func send<Answer: Sendable>(
+        _ request: ProviderRequest, passing: @escaping @Sendable (HTTPResponse) -> Bool,
+        read: @escaping @Sendable (HTTPResponse) throws(OIDCError) -> Answer
+    ) async throws(OIDCError) -> Answer {
+        let answer = Mutex<Answer?>(nil)
+        let response = try await request.client.callStages.run(request.logical) { () async throws(OIDCError) -> HTTPResponse in
+            let response = try await checkedAttempts(request, passing: passing)
+            let read = try read(response)
+            answer.withLock { $0 = read }
+            return response
         }
+        if let read = answer.withLock({ $0 }) { return read }
+        // A call stage answered without the library's attempts (a cache of its own): its answer, read.
+        return try read(try checked(response, of: request, passing: passing))
     }
 
     /// The OAuth-level stages, the attempts and the answer's check of `request`.
@@ -43,6 +55,8 @@ enum ProviderPipeline {
     /// stages (``TokenClient/stages``, then the configuration's) to the transport.
     private static func encodedAttempt(_ request: ProviderRequest) async throws(OIDCError) -> HTTPResponse {
         let client = request.client, call = HTTPCall.provider(request.call)
+        // Every secret the form carries as it leaves, whoever put it there (a user's stage too).
+        request.exchange.sent(request.form.filter { TokenClient.secretParameters.contains($0.name) }.map(\.value))
         request.logical.attemptLeaves()
         return try await client.stages[...].run(request.encoded, call: call) { (encoded: HTTPRequest) async throws(OIDCError) -> HTTPResponse in
             try await client.configurationStages[...].run(encoded, call: call) { (encoded: HTTPRequest) async throws(OIDCError) -> HTTPResponse in

@@ -7,10 +7,11 @@ public import Foundation
 public struct ProviderRequest: Sendable {
     /// Which call: a grant, a pushed authorization request, a revocation, ….
     public let call: ProviderCall
-    /// `POST` for every call but userinfo (`GET`).
-    public var method: String
-    /// The endpoint.
-    public var url: URL
+    /// `POST` for every call but userinfo (`GET`). A stage cannot change it.
+    public internal(set) var method: String
+    /// The endpoint, chosen and checked by the library (https, or loopback http; the mutual-TLS
+    /// alias when the client uses mutual TLS). A stage cannot send the request elsewhere.
+    public internal(set) var url: URL
     /// The form parameters, in order; client authentication adds its own before them.
     public var form: [OAuthParameter]
     /// The headers: the provider's extra ones (Schibsted's `X-OIDC`), `Accept`, `Content-Type`.
@@ -55,8 +56,12 @@ public struct ProviderRequest: Sendable {
 /// (``RelyingParty/Configuration/providerRequestStages``).
 ///
 /// Yours run after the library's parameter stages (the `resource`), and before the DPoP nonce retry,
-/// client authentication and the proof: so a stage of yours runs once per call, and what it adds
-/// is covered by each attempt's client assertion and proof.
+/// client authentication and the proof: once per call (twice when the library tries a refresh again
+/// without its `resource`, after an `invalid_target`), never seeing the client's secret or
+/// assertion. A parameter you add is sent as it is: neither a client assertion nor a DPoP proof
+/// signs the form. A stage may change the form and the headers, not the endpoint or the method. A
+/// form parameter that holds a secret (a `subject_token`, an `assertion`) is kept out of the
+/// library's errors and logs by its name, as the library's own are.
 ///
 /// ```swift
 /// struct Audience: ProviderStage {

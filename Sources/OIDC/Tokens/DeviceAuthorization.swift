@@ -119,8 +119,9 @@ extension TokenClient {
         var form = parameters
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
         if let pkce { form += [OAuthParameter("code_challenge", pkce.challenge), OAuthParameter("code_challenge_method", pkce.method)] }
-        let response = try await post(form, .deviceAuthorization, to: url)
-        let authorization = try DeviceAuthorization(json: response.body, receivedAt: now(), scopes: scopes, codeVerifier: pkce?.verifier)
+        let authorization = try await post(form, .deviceAuthorization, to: url) { [now] (response: HTTPResponse) throws(OIDCError) -> DeviceAuthorization in
+            try DeviceAuthorization(json: response.body, receivedAt: now(), scopes: scopes, codeVerifier: pkce?.verifier)
+        }
         logger.debug(
             "device authorization issued",
             metadata: ["expires_in": .seconds(authorization.expiresAt.timeIntervalSince(now())), "interval_s": .seconds(authorization.interval.timeInterval)]
@@ -138,9 +139,12 @@ extension TokenClient {
         if let verifier = authorization.codeVerifier { form.append(OAuthParameter("code_verifier", verifier.revealedValue)) }
         let url = try endpoint(provider.tokenEndpoint, "token endpoint")
         let now = now()
-        let response = try await post(form, .grant(.deviceCode), to: url) { Self.waiting(in: $0, now: now) != nil }
-        if let waiting = Self.waiting(in: response, now: now) { return waiting }
-        return .tokens(try tokens(from: response, requestedScopes: authorization.scopes, grantType: Self.deviceCodeGrant))
+        // A pending or slow_down answer is a success to the call stages: the poll did what it should.
+        return try await post(form, .grant(.deviceCode), to: url, passing: { Self.waiting(in: $0, now: now) != nil }) {
+            [self] (response: HTTPResponse) throws(OIDCError) -> DevicePoll in
+            if let waiting = Self.waiting(in: response, now: now) { return waiting }
+            return .tokens(try tokens(from: response, requestedScopes: authorization.scopes, grantType: Self.deviceCodeGrant))
+        }
     }
 
     /// What a poll's refusal says about waiting (RFC 8628 §3.5): `authorization_pending`, or

@@ -33,12 +33,15 @@ extension TokenClient {
     ///   (`grant_type`, `scope`, client authentication) or a scope value that is not an RFC 6749 §3.3
     ///   token; what ``refresh(_:scopes:)`` throws.
     public func grant(_ grantType: String, parameters: [OAuthParameter], scopes: [String] = []) async throws(OIDCError) -> TokenSet {
-        let response = try await postGrant(grantType, parameters: parameters, scopes: scopes)
-        return try tokens(from: response, requestedScopes: scopes, grantType: grantType)
+        try await postGrant(grantType, parameters: parameters, scopes: scopes) { [self] (response: HTTPResponse) throws(OIDCError) -> TokenSet in
+            try tokens(from: response, requestedScopes: scopes, grantType: grantType)
+        }
     }
 
-    /// The 200 answer of a grant request, not yet read.
-    func postGrant(_ grantType: String, parameters: [OAuthParameter], scopes: [String]) async throws(OIDCError) -> HTTPResponse {
+    /// The 200 answer of a grant request, as `read` reads it.
+    func postGrant<Answer: Sendable>(
+        _ grantType: String, parameters: [OAuthParameter], scopes: [String], read: @escaping @Sendable (HTTPResponse) throws(OIDCError) -> Answer
+    ) async throws(OIDCError) -> Answer {
         guard !grantType.isEmpty else { throw .invalidArgument("The grant type is empty.") }
         if let reserved = parameters.first(where: { Self.reservedGrantParameters.contains($0.name) }) {
             throw .invalidArgument(
@@ -46,6 +49,6 @@ extension TokenClient {
         }
         var form = [OAuthParameter("grant_type", grantType)] + parameters
         if !scopes.isEmpty { form.append(OAuthParameter("scope", try AuthorizationRequest.scopeValue(scopes))) }
-        return try await post(form, .grant(GrantType(rawValue: grantType)), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
+        return try await post(form, .grant(GrantType(rawValue: grantType)), to: try endpoint(provider.tokenEndpoint, "token endpoint"), read: read)
     }
 }

@@ -9,18 +9,26 @@ extension TokenClient {
     func post(
         _ form: [OAuthParameter], _ call: ProviderCall, to url: URL, passing: @escaping @Sendable (HTTPResponse) -> Bool = { _ in false }
     ) async throws(OIDCError) -> HTTPResponse {
+        try await post(form, call, to: url, passing: passing) { (response: HTTPResponse) throws(OIDCError) -> HTTPResponse in response }
+    }
+
+    /// ``post(_:_:to:passing:)``, its answer read by `read` inside the call stages (a token
+    /// response, say), so that they see the outcome the caller gets.
+    func post<Answer: Sendable>(
+        _ form: [OAuthParameter], _ call: ProviderCall, to url: URL, passing: @escaping @Sendable (HTTPResponse) -> Bool = { _ in false },
+        read: @escaping @Sendable (HTTPResponse) throws(OIDCError) -> Answer
+    ) async throws(OIDCError) -> Answer {
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("Accept", "application/json")
         for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
-        let secrets = form.filter { Self.secretParameters.contains($0.name) }.map(\.value) + [clientSecret?.revealedValue].compactMap { $0 }
-        let request = ProviderRequest(call: call, url: url, form: form, headers: headers, client: self, secrets: secrets)
-        return try await ProviderPipeline.send(request, passing: passing)
+        let request = ProviderRequest(call: call, url: url, form: form, headers: headers, client: self, secrets: [clientSecret?.revealedValue].compactMap { $0 })
+        return try await ProviderPipeline.send(request, passing: passing, read: read)
     }
 
     /// Form parameters whose values are secrets.
     static let secretParameters: Set<String> = [
         "code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token", "subject_token", "actor_token",
-        "device_code",
+        "device_code", "assertion",
     ]
 }

@@ -75,11 +75,14 @@ extension TokenClient {
         parameters += request.resources.map { OAuthParameter("resource", $0) }
         parameters += request.audiences.map { OAuthParameter("audience", $0) }
         if let requested = request.requestedTokenType { parameters.append(OAuthParameter("requested_token_type", requested)) }
-        let response = try await postGrant(Self.tokenExchangeGrant, parameters: parameters, scopes: request.scopes)
-        let tokens = try tokens(from: response, requestedScopes: request.scopes, grantType: Self.tokenExchangeGrant, acceptedTypes: ["Bearer", "N_A"])
-        guard let issued = (try? StrictJSONParser.parseObject(response.body))?["issued_token_type"]?.stringValue, !issued.isEmpty else {
-            throw OIDCError(.malformedResponse, "The token exchange's answer has no issued_token_type (RFC 8693 §2.2.1).")
+        let scopes = request.scopes
+        return try await postGrant(Self.tokenExchangeGrant, parameters: parameters, scopes: scopes) {
+            [self] (response: HTTPResponse) throws(OIDCError) -> TokenExchangeResult in
+            let tokens = try tokens(from: response, requestedScopes: scopes, grantType: Self.tokenExchangeGrant, acceptedTypes: ["Bearer", "N_A"])
+            guard let issued = (try? StrictJSONParser.parseObject(response.body))?["issued_token_type"]?.stringValue, !issued.isEmpty else {
+                throw OIDCError(.malformedResponse, "The token exchange's answer has no issued_token_type (RFC 8693 §2.2.1).")
+            }
+            return TokenExchangeResult(tokens: tokens, issuedTokenType: issued)
         }
-        return TokenExchangeResult(tokens: tokens, issuedTokenType: issued)
     }
 }

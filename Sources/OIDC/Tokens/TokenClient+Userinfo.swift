@@ -22,7 +22,18 @@ extension TokenClient {
         let request = ProviderRequest(
             call: .userinfo, method: "GET", url: url, form: [], headers: headers, client: self, secrets: [accessToken.revealedValue],
             accessToken: accessToken)
-        let response = try await ProviderPipeline.send(request, passing: { _ in true })
+        // Read inside the call stages, so that they see a refusal as the error the caller gets.
+        let exchange = request.exchange
+        return try await ProviderPipeline.send(request, passing: { _ in true }) { [self] (response: HTTPResponse) throws(OIDCError) -> [String: JSONValue] in
+            try userinfoClaims(response, from: url, expectedSubject: expectedSubject, secrets: exchange.secrets)
+        }
+    }
+
+    /// The claims of userinfo's `response` from `url`, or the refusal it is, with none of `secrets`
+    /// (the access token, the proof) in the error.
+    private func userinfoClaims(
+        _ response: HTTPResponse, from url: URL, expectedSubject: String, secrets: [String]
+    ) throws(OIDCError) -> [String: JSONValue] {
         guard response.status == 200 else {
             logger.debug("userinfo refused", metadata: ["endpoint": .endpoint(url), "status": .int(response.status)])
             if response.status == 401, let error = Self.challengeError(response) {
@@ -33,7 +44,7 @@ extension TokenClient {
                     context: ["status": "401", "error": UntrustedText.sanitized(error, limit: 64)], providerError: details
                 )
             }
-            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint", secrets: [accessToken.revealedValue])
+            throw HTTPErrorMapping.unexpectedStatus(response, endpoint: url, what: "userinfo endpoint", secrets: secrets)
         }
         if let type = response.headers["Content-Type"]?.lowercased(), type.hasPrefix("application/jwt") {
             throw OIDCError(.malformedResponse, "The userinfo endpoint answered with a signed JWT, which this library does not accept yet; ask for JSON.")

@@ -138,8 +138,10 @@ public struct TokenClient: Sendable {
             OAuthParameter("redirect_uri", redirectURI),
         ]
         if let codeVerifier { form.append(OAuthParameter("code_verifier", codeVerifier.revealedValue)) }
-        let response = try await post(form, .grant(.authorizationCode), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
-        return try tokens(from: response, requestedScopes: scopes, grantType: GrantType.authorizationCode.rawValue)
+        return try await post(form, .grant(.authorizationCode), to: try endpoint(provider.tokenEndpoint, "token endpoint")) {
+            [self] (response: HTTPResponse) throws(OIDCError) -> TokenSet in
+            try tokens(from: response, requestedScopes: scopes, grantType: GrantType.authorizationCode.rawValue)
+        }
     }
 
     /// Refreshes (RFC 6749 §6). The result keeps nothing of the old set: merge it with
@@ -153,8 +155,10 @@ public struct TokenClient: Sendable {
     public func refresh(_ refreshToken: Secret, scopes: [String]? = nil) async throws(OIDCError) -> TokenSet {
         var form = [OAuthParameter("grant_type", "refresh_token"), OAuthParameter("refresh_token", refreshToken.revealedValue)]
         if let scopes, !scopes.isEmpty { form.append(OAuthParameter("scope", scopes.joined(separator: " "))) }
-        let response = try await post(form, .grant(.refreshToken), to: try endpoint(provider.tokenEndpoint, "token endpoint"))
-        return try tokens(from: response, requestedScopes: scopes ?? [], grantType: GrantType.refreshToken.rawValue)
+        return try await post(form, .grant(.refreshToken), to: try endpoint(provider.tokenEndpoint, "token endpoint")) {
+            [self] (response: HTTPResponse) throws(OIDCError) -> TokenSet in
+            try tokens(from: response, requestedScopes: scopes ?? [], grantType: GrantType.refreshToken.rawValue)
+        }
     }
 
     /// The token set of a 200 answer, logged by its non-secret facts.

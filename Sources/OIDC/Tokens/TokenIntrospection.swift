@@ -84,8 +84,9 @@ extension TokenClient {
         var form = [OAuthParameter("token", token.revealedValue)]
         if let hint { form.append(OAuthParameter("token_type_hint", hint.rawValue)) }
         let url = try endpoint(provider.introspectionEndpoint, "introspection endpoint")
-        let response = try await post(form, .introspection, to: url)
-        let answer = try TokenIntrospection(answer: response.body)
+        let answer = try await post(form, .introspection, to: url) { (response: HTTPResponse) throws(OIDCError) -> TokenIntrospection in
+            try TokenIntrospection(answer: response.body)
+        }
         logger.debug("token introspected", metadata: ["active": .bool(answer.active), "token_type_hint": .string(hint?.rawValue ?? "none")])
         return answer
     }
