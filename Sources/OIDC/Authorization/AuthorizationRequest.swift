@@ -131,7 +131,7 @@ public struct AuthorizationRequest: Sendable {
     /// - Throws: ``OIDCError/Code/invalidArgument`` for an empty client id or state, a bad scope
     ///   token or redirect URI, a negative `max_age`; ``OIDCError/Code/reservedParameter`` or
     ///   ``OIDCError/Code/duplicateParameter`` for a clashing additional parameter.
-    public func parameters() throws(OIDCError) -> [OAuthParameter] {
+    package func parameters() throws(OIDCError) -> [OAuthParameter] {
         guard !clientID.isEmpty else { throw .invalidArgument("The client id is empty.") }
         guard !state.isEmpty else { throw .invalidArgument("The state is empty; it is the CSRF defence.") }
         try Self.validateRedirectURI(redirectURI)
@@ -186,7 +186,7 @@ public struct AuthorizationRequest: Sendable {
 
     /// The authorization URL to open in the user's browser.
     ///
-    /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/insecureEndpoint`` for a plain-http
+    /// - Throws: what building its parameters throws; ``OIDCError/Code/insecureEndpoint`` for a plain-http
     ///   endpoint off loopback; ``OIDCError/Code/duplicateParameter`` when the endpoint's own query
     ///   already has one of the parameters.
     public func url() throws(OIDCError) -> URL {

@@ -5,11 +5,11 @@
 /// it protects nothing once the authorization request leaks.
 public struct PKCE: Sendable, Equatable {
     /// The only method this library sends.
-    public static let method = "S256"
+    package static let method = "S256"
     /// RFC 7636 §4.1: at least 43 characters.
-    public static let minimumLength = 43
+    package static let minimumLength = 43
     /// RFC 7636 §4.1: at most 128 characters.
-    public static let maximumLength = 128
+    package static let maximumLength = 128
     /// The default verifier length: 64 characters, 384 bits of randomness.
     public static let defaultLength = 64
 

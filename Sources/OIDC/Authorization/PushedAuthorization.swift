@@ -7,7 +7,7 @@ public struct PushedAuthorization: Sendable, Equatable {
     /// `request_uri`: what the authorization URL carries instead of the parameters. Single use.
     public let requestURI: String
     /// `expires_in`: how many seconds the request URI is good for.
-    public let expiresIn: Int
+    package let expiresIn: Int
     /// When the request URI expires, by the client's clock.
     public let expiresAt: Date
 
@@ -58,7 +58,7 @@ extension TokenClient {
     /// Push again for every attempt: a request URI is single use.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` when the provider has no pushed authorization
-    ///   request endpoint; what ``AuthorizationRequest/parameters()`` throws, and
+    ///   request endpoint; what building the request's parameters throws, and
     ///   ``OIDCError/Code/reservedParameter`` for a `request_uri` or `request` among its additional
     ///   parameters (RFC 9126 §2.1); a provider error (`invalid_request`, `invalid_client`, …) as at the token
     ///   endpoint; ``OIDCError/Code/malformedResponse`` for an answer other than `201 Created` with

@@ -3,7 +3,7 @@ public enum RandomToken {
     /// The default amount of randomness: 256 bits, 43 characters.
     public static let defaultByteCount = 32
     /// The least randomness the generator will produce: 128 bits.
-    public static let minimumByteCount = 16
+    package static let minimumByteCount = 16
 
     /// A base64url string of `byteCount` random bytes from OpenSSL's CSPRNG.
     ///

@@ -5,7 +5,7 @@ public import Foundation
 /// provider knows they come from the client unchanged.
 extension AuthorizationRequest {
     /// The `typ` of a request object (RFC 9101 §10.8).
-    public static let requestObjectType = "oauth-authz-req+jwt"
+    package static let requestObjectType = "oauth-authz-req+jwt"
 
     /// Parameters whose value is JSON, written as JSON inside a request object: OIDC Core §5.5's
     /// `claims` (an object) and RFC 9396's `authorization_details` (an array).
@@ -15,7 +15,7 @@ extension AuthorizationRequest {
     /// parameter cannot use them.
     package static let reservedRequestObjectNames: Set<String> = ["iss", "aud", "iat", "nbf", "exp", "jti", "request", "request_uri"]
 
-    /// This request as a signed request object (RFC 9101 §4): every parameter of ``parameters()``
+    /// This request as a signed request object (RFC 9101 §4): every parameter it sends
     /// as a claim (`max_age` a number, `claims` and `authorization_details` JSON, the others
     /// strings), with `iss` the client id, `aud`
     /// `audience` (the provider's issuer), `iat` and `nbf` now, `exp` `lifetime` later and a random
@@ -27,7 +27,7 @@ extension AuthorizationRequest {
     ///   - lifetime: how long the object is good for: 60 s by default, held to 10 s ... 1 hour
     ///     (FAPI 2.0 allows at most 60 minutes between `nbf` and `exp`).
     ///   - now: the time it is signed at.
-    /// - Throws: what ``parameters()`` throws; ``OIDCError/Code/reservedParameter`` for an
+    /// - Throws: what building its parameters throws; ``OIDCError/Code/reservedParameter`` for an
     ///   additional parameter named `iss`, `aud`, `iat`, `nbf`, `exp`, `jti`, `request` or `request_uri`;
     ///   ``OIDCError/Code/invalidArgument`` for a `claims` or `authorization_details` that is not
     ///   JSON; ``OIDCError/Code/randomFailure``; what ``JWSSigningKey/sign(claims:type:extraHeader:)`` throws.

@@ -23,7 +23,7 @@ extension DPoP {
 
 /// The provider pipeline's credential: userinfo's access token, and for a client that binds its
 /// tokens with DPoP (``TokenClient/dpop``), a fresh proof on each request of a call that carries
-/// one (``ProviderCall/carriesProof``: token and pushed authorization requests, userinfo).
+/// one (token and pushed authorization requests, userinfo).
 struct ProviderCredentialStage: ProviderStage {
     func intercept(_ request: ProviderRequest, next: Next) async throws(OIDCError) -> HTTPResponse {
         let proofs = request.call.carriesProof ? request.client.dpop : nil

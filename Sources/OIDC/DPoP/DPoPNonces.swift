@@ -27,7 +27,7 @@ public final class DPoPNonces: Sendable {
     /// Keeps the `DPoP-Nonce` of `response` (to a request to `url`), when it carries a valid one.
     /// Returns whether it changed the nonce kept for that origin.
     @discardableResult
-    public func record(_ response: HTTPResponse, from url: URL) -> Bool {
+    package func record(_ response: HTTPResponse, from url: URL) -> Bool {
         guard let nonce = response.headers["DPoP-Nonce"], Self.isValid(nonce), let origin = Self.origin(of: url) else { return false }
         return entries.withLock { entries in
             if entries.nonces[origin] == nonce { return false }

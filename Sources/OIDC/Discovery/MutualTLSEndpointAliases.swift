@@ -37,7 +37,7 @@ public struct MutualTLSEndpointAliases: Sendable, Equatable {
     }
 
     /// Whether no endpoint has an alias.
-    public var isEmpty: Bool { self == MutualTLSEndpointAliases() }
+    package var isEmpty: Bool { self == MutualTLSEndpointAliases() }
 
     /// The aliases of a metadata document's `mtls_endpoint_aliases` object; members this library
     /// does not use are ignored. Each URL is held to the ``EndpointURLPolicy`` of every endpoint

@@ -40,7 +40,7 @@ extension ProviderMetadata {
     /// The scopes a login asks for when its caller names none: `openid`, and `offline_access` when
     /// the provider lists it in `scopes_supported` (a refresh token from providers that need it
     /// asked for, OIDC Core §11).
-    public var defaultLoginScopes: [String] {
+    package var defaultLoginScopes: [String] {
         ["openid"] + (scopesSupported?.contains("offline_access") == true ? ["offline_access"] : [])
     }
 }

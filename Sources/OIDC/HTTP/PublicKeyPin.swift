@@ -37,7 +37,7 @@ public struct PublicKeyPin: Sendable, Equatable {
     }
 
     /// Whether this pin applies to `host`.
-    public func applies(to host: String) -> Bool {
+    package func applies(to host: String) -> Bool {
         let candidate = Self.normalized(host)
         let pinned = Self.normalized(self.host)
         guard !pinned.isEmpty else { return false }

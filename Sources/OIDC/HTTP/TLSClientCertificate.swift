@@ -29,7 +29,7 @@ public struct TLSClientCertificate: Sendable, CustomStringConvertible {
     }
 
     /// The largest certificate chain or key file read.
-    public static let maximumFileSize = 256 * 1024
+    package static let maximumFileSize = 256 * 1024
 
     /// A certificate chain and its private key read from files. The key file is read as a secret
     /// (like ``Secret/fromFile(atPath:)``): through one descriptor opened without following a link,

@@ -62,10 +62,7 @@ public struct IDTokenClaims: Sendable {
             return text
         }
         func date(_ name: String, _ value: JSONValue) throws(OIDCError) -> Date {
-            // Finite and within years 0001–9999: anything else is not a date a provider means.
-            guard case .number(let seconds) = value, seconds.isFinite, abs(seconds) <= 253_402_300_799 else {
-                throw invalid(name, "must be a number of seconds between years 1 and 9999")
-            }
+            guard let seconds = NumericDate.seconds(value) else { throw invalid(name, NumericDate.rule) }
             return Date(timeIntervalSince1970: seconds)
         }
         func strings(_ name: String, _ list: [JSONValue], rule: String) throws(OIDCError) -> [String] {

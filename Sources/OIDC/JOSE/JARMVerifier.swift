@@ -94,7 +94,7 @@ public struct JARMVerifier: Sendable {
         }
         func date(_ name: String) throws(OIDCError) -> TimeInterval? {
             guard let value = claims[name] else { return nil }
-            guard case .number(let seconds) = value, seconds.isFinite else { throw invalid(name, "must be a number of seconds") }
+            guard let seconds = NumericDate.seconds(value) else { throw invalid(name, NumericDate.rule) }
             return seconds
         }
         guard case .string(let found)? = claims["iss"] else { throw invalid("iss", "is required and must be a string") }

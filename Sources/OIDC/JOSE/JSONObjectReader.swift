@@ -100,14 +100,12 @@ package struct JSONObjectReader: Sendable {
         }
     }
 
-    /// A time as seconds since 1970 (RFC 7519's NumericDate: `exp`, `iat`, `nbf`): a JSON number
-    /// within ±10^11 seconds.
+    /// A time as seconds since 1970 (RFC 7519's NumericDate: `exp`, `iat`, `nbf`), by the kit's one
+    /// rule (``NumericDate``).
     package func date(_ name: String) throws(OIDCError) -> Date? {
-        switch self[name] {
-        case nil: return nil
-        case .number(let seconds)? where seconds.isFinite && abs(seconds) < 1e11: return Date(timeIntervalSince1970: seconds)
-        default: throw malformed(name, "must be a number of seconds since 1970")
-        }
+        guard let value = self[name] else { return nil }
+        guard let seconds = NumericDate.seconds(value) else { throw malformed(name, NumericDate.rule) }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     /// An absolute URL held to the ``EndpointURLPolicy`` (https, or plain http on a loopback host),

@@ -115,7 +115,7 @@ public struct JWK: Sendable {
     }
 
     /// An HMAC key from the client secret (OIDC Core §10.1: the secret's UTF-8 octets).
-    public init(hmacSecret: Secret) {
+    package init(hmacSecret: Secret) {
         keyType = "oct"
         keyID = nil
         use = nil

@@ -37,14 +37,9 @@ extension Array where Element == any CallStage {
     func run(
         _ call: LogicalCall, _ body: @escaping @Sendable () async throws(OIDCError) -> HTTPResponse
     ) async throws(OIDCError) -> HTTPResponse {
-        try await Self.run(self[...], call, body)
-    }
-
-    private static func run(
-        _ stages: ArraySlice<any CallStage>, _ call: LogicalCall, _ body: @escaping @Sendable () async throws(OIDCError) -> HTTPResponse
-    ) async throws(OIDCError) -> HTTPResponse {
-        guard let stage = stages.first else { return try await body() }
-        let rest = stages.dropFirst()
-        return try await stage.intercept(call) { () async throws(OIDCError) -> HTTPResponse in try await run(rest, call, body) }
+        // The one walk of every stage list; the call is the same object all the way down.
+        try await OIDC.run(self[...], call, intercept: { stage, call, next async throws(OIDCError) in
+            try await stage.intercept(call) { () async throws(OIDCError) -> HTTPResponse in try await next(call) }
+        }, then: { _ async throws(OIDCError) in try await body() })
     }
 }

@@ -29,7 +29,7 @@ public enum HTTPCall: Sendable, Hashable {
     }
 
     /// Whether the request carries a DPoP proof when the tokens are DPoP-bound.
-    public var carriesProof: Bool {
+    package var carriesProof: Bool {
         switch self {
         case .provider(let call): call.carriesProof
         case .resource: true
@@ -54,7 +54,7 @@ public struct ProviderCall: Sendable, Hashable, CustomStringConvertible {
     /// requests and pushed authorization requests (RFC 9449 §5, §10.1); userinfo, as any request
     /// with a DPoP-bound access token (§7); not revocation, introspection or device authorization,
     /// which RFC 9449 leaves alone.
-    public let carriesProof: Bool
+    package let carriesProof: Bool
     /// Whether the call carries the access token (`Authorization: Bearer` or `DPoP`) rather than the
     /// client's authentication: userinfo.
     package let carriesAccessToken: Bool

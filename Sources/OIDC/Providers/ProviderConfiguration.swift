@@ -33,7 +33,7 @@ public enum IssuerMatching: String, Sendable, Hashable, CaseIterable {
     case ignoringTrailingSlash = "ignore-trailing-slash"
 
     /// Whether `found` is acceptable for `expected`.
-    public func matches(_ found: String, expected: String) -> Bool {
+    package func matches(_ found: String, expected: String) -> Bool {
         switch self {
         case .exact:
             return ConstantTime.equals(found, expected)

@@ -7,10 +7,10 @@ public import Foundation
 /// ```swift
 /// let login = try await rp.deviceLogin()
 /// print("Open \(login.verificationURI) and enter \(login.userCode)")
-/// let verified = try await login.waitForTokens()
+/// let kept = try await login.waitForLogin()
 /// ```
 ///
-/// ``waitForTokens()`` polls at the provider's interval, plus a margin (a tenth of it, at least one
+/// ``waitForLogin()`` polls at the provider's interval, plus a margin (a tenth of it, at least one
 /// second) so that a clock that runs fast (seen under WSL) does not earn `slow_down` after
 /// `slow_down`; `slow_down` adds 5 s to this and every later poll (or takes the provider's new
 /// interval when it sends one); `Retry-After` is honoured; it stops at `expires_in` by this
@@ -18,7 +18,7 @@ public import Foundation
 /// ``timeout`` when that comes first. (These rules are the library's one poller's, which CIBA's
 /// poll mode shares.)
 public struct DeviceLogin: Sendable {
-    /// What happens while ``waitForTokens()`` waits, for a progress display.
+    /// What happens while ``waitForLogin()`` waits, for a progress display.
     public enum Progress: Sendable {
         /// The provider said `authorization_pending`: nobody has approved yet.
         case pending
@@ -53,6 +53,7 @@ public struct DeviceLogin: Sendable {
     /// When the codes expire.
     public var expiresAt: Date { authorization.expiresAt }
     /// The provider's polling interval.
+    @available(*, deprecated, message: "read authorization.interval (the polls come at it plus a margin)")
     public var interval: Duration { authorization.interval }
 
     /// A device login from a device authorization the caller requested itself.
@@ -62,11 +63,13 @@ public struct DeviceLogin: Sendable {
         self.clock = LoginClock(now: relyingParty.tokenClient.now)
     }
 
-    /// Polls until the user approves, then verifies the ID token (signature, issuer, audience,
-    /// times, `at_hash`; there is no nonce in this grant) and returns the login.
-    ///
-    /// RFC 8628 promises no ID token, and some providers send none even for `openid`
-    /// (django-oauth-toolkit 3.4); ``waitForLogin()`` keeps such a login, without a subject.
+    /// Polls until the user approves, and returns the login to keep (``RelyingParty/save(_:in:as:)``,
+    /// a ``TokenStore``): when the provider sent an ID token, it is verified (signature, issuer,
+    /// audience, times, `at_hash`; there is no nonce in this grant), its reading is the login's
+    /// ``StoredLogin/idToken`` and its `sub` the login's ``StoredLogin/subject``; when it sent
+    /// none, which RFC 8628 allows (django-oauth-toolkit 3.4 sends none even for `openid`), the
+    /// login is kept without a subject, as a client's own tokens are. Nobody is then named: the
+    /// access token alone says who, to the resource servers.
     ///
     /// - Throws: ``OIDCError/Code/loginTimedOut`` when the codes expire first (`expired_token`, or
     ///   `expires_in` by this clock: the message names a fast clock when `slow_down` kept coming; or
@@ -74,9 +77,18 @@ public struct DeviceLogin: Sendable {
     ///   ``OIDCError/Code/providerError`` for `access_denied` and every other refusal;
     ///   ``OIDCError/Code/cancelled`` when the task is cancelled; a transient error after three
     ///   failed polls in a row without a `Retry-After` (one with it is waited for, until the codes
-    ///   expire); the ID token's checks; ``OIDCError/Code/missingParameter`` when the provider's
-    ///   device grant sent no ID token (the tokens are dropped: use ``waitForLogin()`` at such a
-    ///   provider).
+    ///   expire); the ID token's checks.
+    public func waitForLogin() async throws(OIDCError) -> StoredLogin {
+        // A plain OAuth server (found from a resource) was asked for no ID token: one that comes
+        // anyway names nobody, as in its browser logins.
+        try await relyingParty.identity.complete(try await approvedTokens(), at: relyingParty, dpopKey: dpopKey) { tokens, idToken throws(OIDCError) in
+            try await verified(tokens, idToken: idToken)
+        }
+    }
+
+    /// Polls as ``waitForLogin()`` does, and returns the login as a ``VerifiedLogin``: a provider
+    /// whose device grant sends no ID token is refused (`missingParameter`, the tokens dropped).
+    @available(*, deprecated, renamed: "waitForLogin()", message: "waitForLogin returns the login to keep; its idToken is the verified ID token, nil when the provider sent none")
     public func waitForTokens() async throws(OIDCError) -> VerifiedLogin {
         let tokens = try await approvedTokens()
         guard let idToken = tokens.idToken else {
@@ -86,30 +98,6 @@ public struct DeviceLogin: Sendable {
             )
         }
         return try await verified(tokens, idToken: idToken)
-    }
-
-    /// Polls until the user approves, as ``waitForTokens()`` does, and returns the login to keep
-    /// (``RelyingParty/save(_:in:as:)``, a ``TokenStore``): when the provider sent an
-    /// ID token, it is verified (signature, issuer, audience, times, `at_hash`) and its `sub` is the
-    /// login's ``StoredLogin/subject``; when it sent none, which RFC 8628 allows (django-oauth-toolkit
-    /// 3.4 sends none even for `openid`), the login is kept without a subject, as a client's own
-    /// tokens are. Nobody is then named: the access token alone says who, to the resource servers.
-    ///
-    /// - Throws: what ``waitForTokens()`` throws, but never for a missing ID token.
-    public func waitForLogin() async throws(OIDCError) -> StoredLogin {
-        // A plain OAuth server (found from a resource) was asked for no ID token: one that comes
-        // anyway names nobody, as in its browser logins.
-        let tokens = relyingParty.identity.received(try await approvedTokens())
-        guard let idToken = tokens.idToken else {
-            let provider = relyingParty.provider
-            var login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
-            login.dpopKey = dpopKey
-            login.resource = relyingParty.tokenClient.resource
-            return login
-        }
-        var login = StoredLogin(try await verified(tokens, idToken: idToken))
-        login.resource = relyingParty.tokenClient.resource
-        return login
     }
 
     /// `tokens` as a verified login, once their ID token passes the checks of this grant (no nonce).
@@ -152,7 +140,7 @@ extension RelyingParty {
     /// Starts a login for a device without a usable browser (RFC 8628): the device authorization
     /// request, with PKCE S256 when the provider names S256 among its methods. Show the user
     /// ``DeviceLogin/verificationURI`` and ``DeviceLogin/userCode``, then call
-    /// ``DeviceLogin/waitForTokens()``.
+    /// ``DeviceLogin/waitForLogin()``.
     ///
     /// - Parameters:
     ///   - scopes: the scope values; the provider configuration's default ones when `nil`. `openid`

@@ -5,15 +5,16 @@ public import Logging
 /// (RFC 8252 §7.3): a listener on 127.0.0.1, a new authorization request whose redirect URI leads
 /// there, the browser opened at the listener's short start URL, the callback checked, the code
 /// exchanged, the ID token verified. Made by ``RelyingParty/loopbackLogin(scopes:)``; set what you
-/// need, then ``run(showing:)``.
+/// need, then ``runLogin(showing:)``.
 ///
 /// ```swift
 /// var login = rp.loopbackLogin(scopes: ["openid", "offline_access"])
 /// login.timeout = .seconds(300)
-/// let verified = try await login.run { url in print("Sign in at \(url)") }
+/// let kept = try await login.runLogin { url in print("Sign in at \(url)") }
+/// try await rp.save(kept, in: store, as: key)
 /// ```
 public struct LoopbackLogin: Sendable {
-    /// What happens during ``run(showing:)``, for a progress display.
+    /// What happens during ``runLogin(showing:)``, for a progress display.
     public enum Progress: Sendable {
         /// The browser could not be opened: the URL shown is the way in now.
         case browserFailed(OIDCError)
@@ -29,7 +30,7 @@ public struct LoopbackLogin: Sendable {
     /// Where the listener binds (127.0.0.1 on a port the system chooses, by default), its callback
     /// path and limits.
     public var listener: LoopbackRedirectListener.Configuration
-    /// Opens the start URL; `nil` shows it only (``run(showing:)``'s `show`). The user's browser by
+    /// Opens the start URL; `nil` shows it only (``runLogin(showing:)``'s `show`). The user's browser by
     /// default (``SystemBrowser``, which hands it a private page rather than the URL, so the URL is
     /// on no command line). It is told when the login ends (``BrowserLauncher/loginEnded(_:)``).
     public var browser: (any BrowserLauncher)?
@@ -64,7 +65,12 @@ public struct LoopbackLogin: Sendable {
     }
 
     /// Runs the login: listener → request → start URL shown (`show`), then opened in the browser →
-    /// callback checked → code exchanged → ID token verified. The listener is closed on every path.
+    /// callback checked → code exchanged → ID token verified (its reading is the login's
+    /// ``StoredLogin/idToken``), and the login to keep returned. The listener is closed on every path.
+    ///
+    /// At a plain OAuth server (a relying party made for a resource whose server publishes no OpenID
+    /// metadata, ``DiscoveredResource/isPlainOAuth``) no ID token is asked for or needed: the login is
+    /// kept without a subject, as a device login without one is.
     ///
     /// A second request for the start URL during the wait, or within the listener's
     /// ``LoopbackRedirectListener/Configuration/callbackGrace`` after the callback (2 s by default;
@@ -84,25 +90,21 @@ public struct LoopbackLogin: Sendable {
     ///   offer); with ``RelyingParty/Configuration/responseMode`` a JWT one (JARM), what
     ///   ``LoopbackRedirectListener/serve(_:redirectingTo:verifier:keys:)`` says a wait throws (a
     ///   response that fails its verification is ignored, and reported if the login times out); what
-    ///   ``RelyingParty/completeLogin(_:for:now:)`` throws.
-    public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
-        try await perform(showing: show, identity: .openID) { request, response throws(OIDCError) in
-            try await relyingParty.completeLogin(response, for: request)
-        }
-    }
-
-    /// Runs the login as ``run(showing:)`` does and returns the login to keep. At a plain OAuth
-    /// server (a relying party made for a resource whose server publishes no OpenID metadata,
-    /// ``DiscoveredResource/isPlainOAuth``) no ID token is asked for or needed: the login is kept
-    /// without a subject, as a device login without one is; anywhere else the ID token is
-    /// verified, as by ``run(showing:)``.
-    ///
-    /// - Throws: what ``run(showing:)`` throws (at a plain OAuth server, never for a missing ID
-    ///   token or `jwks_uri`).
+    ///   ``RelyingParty/completeLogin(_:for:now:)`` throws (at a plain OAuth server, never for a
+    ///   missing ID token or `jwks_uri`).
     public func runLogin(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> StoredLogin {
         let identity = relyingParty.identity
         return try await perform(showing: show, identity: identity) { request, response throws(OIDCError) in
             try await identity.complete(response, for: request, at: relyingParty)
+        }
+    }
+
+    /// Runs the login as ``runLogin(showing:)`` does, at an OpenID provider only, and returns it
+    /// as a ``VerifiedLogin``.
+    @available(*, deprecated, renamed: "runLogin(showing:)", message: "runLogin returns the login to keep; its idToken is the verified ID token")
+    public func run(showing show: @Sendable (URL) -> Void = { _ in }) async throws(OIDCError) -> VerifiedLogin {
+        try await perform(showing: show, identity: .openID) { request, response throws(OIDCError) in
+            try await relyingParty.completeLogin(response, for: request)
         }
     }
 
@@ -199,7 +201,7 @@ extension LoopbackLogin {
 
 extension RelyingParty {
     /// A login through the system browser and a loopback redirect (RFC 8252), with the defaults
-    /// (127.0.0.1, any port, 180 s): set what you need on it, then ``LoopbackLogin/run(showing:)``.
+    /// (127.0.0.1, any port, 180 s): set what you need on it, then ``LoopbackLogin/runLogin(showing:)``.
     /// The provider must accept `http://127.0.0.1/callback` on any port.
     public func loopbackLogin(scopes: [String]? = nil) -> LoopbackLogin {
         LoopbackLogin(for: self, scopes: scopes)

@@ -123,7 +123,7 @@ extension RelyingParty {
     package func idTokenVerifier(for tokens: TokenSet, nonce: IDTokenVerifier.NonceRule) -> IDTokenVerifier {
         IDTokenVerifier(
             tokenResponseOf: provider.issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching,
-            hmacSecret: tokenClient.clientSecret, profile: configuration.securityProfile)
+            hmacSecret: tokenClient.authentication.secret, profile: configuration.securityProfile)
     }
 }
 

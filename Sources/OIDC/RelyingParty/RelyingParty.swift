@@ -8,7 +8,7 @@ public import Logging
 ///
 /// ```swift
 /// let rp = try await RelyingParty.discover(issuer: "https://login.example.com", clientID: "my-cli")
-/// let login = try await rp.loopbackLogin().run { url in print("Opening \(url)") }
+/// let login = try await rp.loopbackLogin().runLogin { url in print("Opening \(url)") }
 /// let store = try FileKeychain()
 /// try await rp.save(login, in: store, as: key)
 /// let session = rp.session(store: store, key: key, allowlist: .default(for: api))

@@ -9,7 +9,7 @@ public struct ResourceIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// The identifier as sent in `resource`.
     public let value: String
     /// `scheme://host[:port]`, lower case.
-    public let origin: String
+    package let origin: String
     /// The path, percent-encoded as written (`""` when the URL has none).
     let path: String
     /// The query after `?`, as written, if any.

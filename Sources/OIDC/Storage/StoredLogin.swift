@@ -45,6 +45,18 @@ public struct StoredLogin: Sendable, Equatable {
     /// The `resource` (RFC 8707) the login was made for: every refresh sends the same value.
     /// `nil` for logins made without one.
     public var resource: String?
+    /// The ID token this login was completed with, verified (signature, issuer, audience, times,
+    /// nonce, `at_hash`, OIDC Core §3.1.3.7) and its claims read: `auth_time`, `acr`, `amr`, the
+    /// user's profile claims. Set by the logins that verify one (``LoopbackLogin/runLogin(showing:)``,
+    /// ``DeviceLogin/waitForLogin()``, ``init(_:attributes:)``); `nil` for a plain OAuth login, a
+    /// device grant that sent no ID token, and a login read back from a store: stores keep the
+    /// token itself (``TokenSet/idToken``), not this reading of it, which held when it was made.
+    /// Not part of `==`.
+    public var idToken: IDToken? {
+        get { verifiedIDToken.value }
+        set { verifiedIDToken = Unkept(newValue) }
+    }
+    private var verifiedIDToken = Unkept<IDToken>(nil)
 
     /// A login from its parts.
     public init(
@@ -60,7 +72,7 @@ public struct StoredLogin: Sendable, Equatable {
     }
 
     /// The login to keep after a completed login (``RelyingParty/completeLogin(callback:for:now:)``,
-    /// ``LoopbackLogin/run(showing:)``): its tokens, the configured issuer, the client, the
+    /// ``LoopbackLogin/runLogin(showing:)``): its tokens, the configured issuer, the client, the
     /// provider, the subject (who is logged in) from the verified ID token, so that refreshed ID
     /// tokens can be tied to the same user later (OIDC Core §12.2), and its `sid`, so that a
     /// back-channel logout of that session finds the login.
@@ -72,6 +84,7 @@ public struct StoredLogin: Sendable, Equatable {
         self.dpopKey = verified.dpopKey
         self.dpopThumbprint = verified.dpopKey?.thumbprint
         self.sessionID = Self.sessionID(of: verified.idToken)
+        self.idToken = verified.idToken
     }
 
     /// The verified ID token's `sid`, when it is a non-empty string.

@@ -2,7 +2,7 @@ internal import Foundation
 
 extension Secret {
     /// The largest secret file read: a client secret or a token, not a document.
-    public static let maximumFileSize = 4096
+    package static let maximumFileSize = 4096
 
     /// The secret held in the file at `path` (a client secret, say), without the whitespace and line
     /// breaks around it, read as ``JWSSigningKey/init(contentsOfFile:algorithm:keyID:)`` reads a key
@@ -12,7 +12,7 @@ extension Secret {
     /// to the provider.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` naming the path when there is no such file, it is
-    ///   empty, or it is over ``maximumFileSize`` bytes; ``OIDCError/Code/storageFailure`` when it is a
+    ///   empty, or it is over 4096 bytes; ``OIDCError/Code/storageFailure`` when it is a
     ///   link, not a regular file, another user's, or open to others (the message says to `chmod 600`).
     ///
     /// A static function rather than an initializer, so that `map(Secret.init)` stays unambiguous.

@@ -34,7 +34,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
     /// The private key that signs assertions (``ClientAuthenticationMethod/privateKeyJWT``).
     public let signingKey: JWSSigningKey?
     /// The HMAC algorithm of `client_secret_jwt` assertions: HS256 unless given.
-    public let secretAlgorithm: JWSAlgorithm
+    package let secretAlgorithm: JWSAlgorithm
     /// Whom assertions are addressed to: the issuer unless told otherwise.
     public var assertionAudience: AssertionAudience = .issuer
     /// How long an assertion is valid: 60 s by default, within 10 s…5 min when used.
@@ -82,7 +82,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible {
     /// The authentication a provider configuration's method names, with `secret`: what a
     /// ``TokenClient`` made from a ``ProviderConfiguration`` and a secret uses. A method that needs a
     /// private key gets none here: requests then fail, saying so, before anything is sent.
-    public init(method: ClientAuthenticationMethod, secret: Secret?) {
+    package init(method: ClientAuthenticationMethod, secret: Secret?) {
         self.init(method: method, secret: secret, signingKey: nil)
     }
 

@@ -26,6 +26,7 @@ public struct TokenClient: Sendable {
     public var authentication: ClientAuthentication
     /// The client secret, for confidential clients (servers), as ``authentication`` holds it; it also
     /// keys HS256 ID tokens when those are allowed.
+    @available(*, deprecated, message: "read authentication.secret")
     public var clientSecret: Secret? { authentication.secret }
     /// Sends the requests.
     public var transport: any HTTPTransport
@@ -37,8 +38,8 @@ public struct TokenClient: Sendable {
     /// that discards everything unless one was given.
     public var logger: Logger
     /// Sender-constrains the tokens with DPoP (RFC 9449) when set: it configures the provider
-    /// pipeline's DPoP stages, so that every call that carries a proof (``ProviderCall/carriesProof``:
-    /// token requests, pushed authorization requests, userinfo) gets a fresh one, one
+    /// pipeline's DPoP stages, so that every call that carries a proof (token
+    /// requests, pushed authorization requests, userinfo) gets a fresh one, one
     /// `use_dpop_nonce` challenge gets one retry with the new nonce, and a token response must be of
     /// `token_type` `DPoP` (a `Bearer` answer is a downgrade, refused). `nil` (the default): bearer
     /// tokens.
@@ -145,7 +146,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Refreshes (RFC 6749 §6). The result keeps nothing of the old set: merge it with
-    /// ``TokenSet/refreshed(with:)``, which keeps the old refresh token when the provider sent none.
+    /// a merge that keeps the old refresh token when the provider sent none.
     ///
     /// - Throws: as ``exchangeCode(_:codeVerifier:redirectURI:scopes:)``; `providerError` with
     ///   `invalid_grant` means the refresh token is dead: log the user out.

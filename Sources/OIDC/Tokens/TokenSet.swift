@@ -57,7 +57,7 @@ public struct TokenSet: Sendable, Equatable {
     /// The set after a refresh answered with `response`: the new access token and expiry; the new
     /// refresh token when the provider rotated it, else the old one (RFC 6749 §6); the new ID token
     /// when one came, else the old one; the new scope when the response named one.
-    public func refreshed(with response: TokenSet) -> TokenSet {
+    package func refreshed(with response: TokenSet) -> TokenSet {
         var result = response
         if result.refreshToken == nil { result.refreshToken = refreshToken }
         if result.idToken == nil { result.idToken = idToken }

@@ -20,7 +20,7 @@ public struct VerifiedLogin: Sendable {
     public var dpopKey: DPoPKey?
 
     /// A verified login from its parts (for code that verifies tokens itself, and for tests).
-    public init(tokens: TokenSet, idToken: IDToken, clientID: String, issuer: String, provider: ProviderConfiguration) {
+    package init(tokens: TokenSet, idToken: IDToken, clientID: String, issuer: String, provider: ProviderConfiguration) {
         self.tokens = tokens
         self.idToken = idToken
         self.clientID = clientID

@@ -73,7 +73,7 @@ public struct DPoPProofVerifier: Sendable {
             case Claim.ath: ath = try Self.string(value, "ath")
             case Claim.nonce: nonce = try Self.string(value, "nonce")
             case Claim.iat:
-                guard case .number(let seconds) = value, seconds.isFinite else { throw DPoPProofError("The DPoP proof's iat must be a number.") }
+                guard let seconds = NumericDate.seconds(value) else { throw DPoPProofError("The DPoP proof's iat \(NumericDate.rule).") }
                 iat = seconds
             default: break
             }

@@ -32,9 +32,7 @@ struct AccessTokenClaims: Sendable {
             return text
         }
         func date(_ name: String, _ value: JSONValue) throws(Denial) -> Double {
-            guard case .number(let seconds) = value, seconds.isFinite, abs(seconds) <= 253_402_300_799 else {
-                throw invalid(name, "must be a number of seconds between years 1 and 9999")
-            }
+            guard let seconds = NumericDate.seconds(value) else { throw invalid(name, NumericDate.rule) }
             return seconds
         }
         var issuer: String?, audience: [String]?, expiresAt: Double?, scope: JSONValue?, scp: JSONValue?

@@ -59,11 +59,8 @@ enum LogoutTokenClaims {
             claims: claims)
     }
 
-    /// A NumericDate within years 1–9999, as seconds.
-    private static func date(_ value: JSONValue?) -> Double? {
-        guard case .number(let seconds)? = value, seconds.isFinite, abs(seconds) <= 253_402_300_799 else { return nil }
-        return seconds
-    }
+    /// A NumericDate (the kit's one rule), as seconds.
+    private static func date(_ value: JSONValue?) -> Double? { NumericDate.seconds(value) }
 
     /// `sub` or `sid`: absent, or a non-empty string.
     private static func identifier(_ value: JSONValue?, _ name: String) throws(LogoutTokenError) -> String? {

@@ -19,7 +19,8 @@ struct LoginFlow {
 
     struct Outcome {
         let stored: StoredLogin
-        let verified: VerifiedLogin
+        /// The ID token the login was completed with, verified.
+        let idToken: IDToken
         let relyingParty: RelyingParty
         /// From the valid callback (or the approval) to the stored login.
         let callbackToStored: Duration
@@ -105,17 +106,21 @@ struct LoginFlow {
             }
         }
         let timeout = self.timeout
-        let verified = try await login.run { start in
+        let completed = try await login.runLogin { start in
             Console.error("oidc: sign in at \(rp.provider.issuer) in your browser: \(start.absoluteString)")
             Console.error("oidc: waiting for the browser to come back to \(Self.callback(of: start)) (for \(timeout.components.seconds) s; Ctrl-C to cancel)")
         }
-        return try await keep(verified, rp, since: callback)
+        // An OpenID login (a resource's plain OAuth one goes through resourceBrowserLogin): verified.
+        guard let idToken = completed.idToken else { throw OIDCError(.missingParameter, "The provider's login completed without a verified ID token.") }
+        return try await keep(completed, idToken: idToken, rp, since: callback)
     }
 
-    /// Stores `verified` under the store's lock, with the profile's attributes.
-    func keep(_ verified: VerifiedLogin, _ rp: RelyingParty, since clock: CallbackClock) async throws -> Outcome {
-        let stored = try await rp.save(verified, in: keychain, as: key, attributes: attributes)
-        return Outcome(stored: stored, verified: verified, relyingParty: rp, callbackToStored: clock.elapsed)
+    /// Stores `login` under the store's lock, with the profile's attributes.
+    func keep(_ login: StoredLogin, idToken: IDToken, _ rp: RelyingParty, since clock: CallbackClock) async throws -> Outcome {
+        var login = login
+        login.attributes.merge(attributes) { _, profile in profile }
+        let stored = try await rp.save(login, in: keychain, as: key)
+        return Outcome(stored: stored, idToken: idToken, relyingParty: rp, callbackToStored: clock.elapsed)
     }
 
     /// What the CLI keeps with a login: its preset and profile.

@@ -73,11 +73,12 @@ struct GlewlwydInteropTests {
             return nil
         }
         let started = ContinuousClock.now
-        let verified: VerifiedLogin
+        let kept: StoredLogin
         do {
             defer { waiting.finish() }
-            verified = try await login.waitForTokens()
+            kept = try await login.waitForLogin()
         }
+        let verified = try #require(kept.idToken.map { (idToken: $0, tokens: kept.tokens) }, "no verified ID token")
         let approval = try #require(try await user.value, "glewlwyd never said authorization_pending")
         #expect(approval.status == 0, "\(approval.output)")
         #expect(approval.output.contains("deviceComplete"), "\(approval.output)")
@@ -121,8 +122,8 @@ struct GlewlwydInteropTests {
         }
         // Bounded: a glewlwyd that never says slow_down fails the test in 90 s (scaled), not at the code's expiry.
         let waiting = login
-        let verified: VerifiedLogin? = try await withThrowingTaskGroup(of: VerifiedLogin?.self) { group in
-            group.addTask { try await waiting.waitForTokens() }
+        let verified: StoredLogin? = try await withThrowingTaskGroup(of: StoredLogin?.self) { group in
+            group.addTask { try await waiting.waitForLogin() }
             group.addTask {
                 try await Task.sleep(for: .scaled(.seconds(90)))
                 return nil
@@ -137,7 +138,7 @@ struct GlewlwydInteropTests {
         let finished = try #require(verified, "no login within \(TestTime.scaled(90)) s: \(progress.events)")
         #expect(approval.status == 0, "\(approval.output)")
         #expect(progress.events.contains("slow_down"), "\(progress.events)")
-        #expect(!finished.idToken.claims.subject.isEmpty)
+        #expect(finished.idToken?.claims.subject.isEmpty == false)
 
         // Poll times as glewlwyd saw them: doubled polls until one is told slow_down, then
         // DeviceLogin's own, each at least interval (2 s) + 5 s after the one before.

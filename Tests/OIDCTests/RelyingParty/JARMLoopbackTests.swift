@@ -25,8 +25,8 @@ struct JARMLoopbackTests {
             try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
                 var login = try await Self.login(provider)
                 if pushed { login.relyingParty.pushedAuthorization = .always }
-                let verified = try await login.run()
-                #expect(verified.idToken.claims.subject == "test-user")
+                let verified = try await login.runLogin()
+                #expect(verified.idToken?.claims.subject == "test-user")
                 let authorize = await provider.requestParameters(.authorize)
                 #expect(pushed ? Set(authorize[0].keys) == ["client_id", "request_uri"] : authorize[0]["response_mode"] == "jwt")
                 #expect(await provider.grantCount("authorization_code") == 1)
@@ -39,7 +39,7 @@ struct JARMLoopbackTests {
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
             var login = try await Self.login(provider)
             login.browser = Browser(choice: .deny)
-            let error = await #expect(throws: OIDCError.self) { try await login.run() }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin() }
             #expect(error?.providerError?.error == "access_denied")
         }
     }
@@ -54,7 +54,7 @@ struct JARMLoopbackTests {
             var login = try await Self.login(provider, timeout: .scaled(.seconds(8)))
             let pages = Pages()
             login.browser = PageRecorder(pages: pages)
-            let error = await #expect(throws: OIDCError.self) { try await login.run() }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin() }
             #expect(error?.code == code, "\(String(describing: error))")
             #expect(error?.message.contains("time limit") == true)
             #expect(pages.statuses == [400])
@@ -69,7 +69,7 @@ struct JARMLoopbackTests {
         configuration.signedResponseFault = .plainCode
         try await withTestProvider(configuration) { provider in
             let login = try await Self.login(provider)
-            let error = await #expect(throws: OIDCError.self) { try await login.run() }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin() }
             #expect(error?.code == .unsecuredResponse)
             #expect(error?.category == .security)
             #expect(await provider.grantCount("authorization_code") == 0)

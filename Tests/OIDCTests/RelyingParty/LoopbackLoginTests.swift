@@ -65,7 +65,7 @@ struct RelyingPartyLoopbackLoginTests {
         (try? await NIOHTTPTransport.shared.send(HTTPRequest(url: url), options: HTTPRequestOptions(timeout: .scaled(.seconds(2))))) != nil
     }
 
-    @Test("run: the start URL shown first, the browser signs in, the ID token verified; then the listener is closed")
+    @Test("runLogin: the start URL shown first, the browser signs in, the ID token verified; then the listener is closed")
     func success() async throws {
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
             let rp = try await provider.relyingParty()
@@ -74,8 +74,8 @@ struct RelyingPartyLoopbackLoginTests {
             login.browser = BackgroundBrowser()
             login.configure = { $0.uiLocales = "sv en" }
             login.onProgress = { seen.report($0) }
-            let verified = try await login.run { seen.show($0) }
-            #expect(verified.idToken.claims.subject == "test-user")
+            let verified = try await login.runLogin { seen.show($0) }
+            #expect(verified.idToken?.claims.subject == "test-user")
             #expect(verified.tokens.refreshToken != nil)
             let start = try #require(seen.shown.first)
             #expect(start.host == "127.0.0.1" && start.path.count > 20)
@@ -85,7 +85,7 @@ struct RelyingPartyLoopbackLoginTests {
         }
     }
 
-    @Test("run: another program opens the start URL first and signs in; the user's browser then opens it: startURLReused, and no code is exchanged")
+    @Test("runLogin: another program opens the start URL first and signs in; the user's browser then opens it: startURLReused, and no code is exchanged")
     func racedLoginAborted() async throws {
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
             let rp = try await provider.relyingParty()
@@ -93,7 +93,7 @@ struct RelyingPartyLoopbackLoginTests {
             var login = rp.loopbackLogin()
             login.browser = RacedBrowser(seen: seen)
             login.onProgress = { seen.report($0) }
-            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin { seen.show($0) } }
             #expect(error?.code == .startURLReused)
             #expect(error?.category == .security)
             #expect(seen.events.isEmpty)
@@ -106,7 +106,7 @@ struct RelyingPartyLoopbackLoginTests {
         }
     }
 
-    @Test("run: a browser that cannot start is reported, the login waits for the URL shown, and times out closing the listener")
+    @Test("runLogin: a browser that cannot start is reported, the login waits for the URL shown, and times out closing the listener")
     func brokenBrowserAndTimeout() async throws {
         try await withTestProvider { provider in
             let rp = try await provider.relyingParty()
@@ -115,28 +115,28 @@ struct RelyingPartyLoopbackLoginTests {
             login.browser = BrokenBrowser()
             login.timeout = .milliseconds(300)
             login.onProgress = { seen.report($0) }
-            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin { seen.show($0) } }
             #expect(error?.code == .loginTimedOut)
             #expect(seen.events == ["browserFailed"])
             #expect(!(await Self.isListening(try #require(seen.shown.first))))
         }
     }
 
-    @Test("run: the provider's refusal ends the login with its error, and the listener is closed")
+    @Test("runLogin: the provider's refusal ends the login with its error, and the listener is closed")
     func refusal() async throws {
         try await withTestProvider(TestProvider.Configuration(authorizeBehaviour: .loginPage)) { provider in
             let rp = try await provider.relyingParty()
             let seen = Seen()
             var login = rp.loopbackLogin()
             login.browser = BackgroundBrowser(choice: .deny)
-            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin { seen.show($0) } }
             #expect(error?.code == .providerError && error?.providerError?.error == "access_denied")
             #expect(await provider.grantCount("authorization_code") == 0)
             #expect(!(await Self.isListening(try #require(seen.shown.first))))
         }
     }
 
-    @Test("run: a bad request setting is refused before the browser opens, and the listener is closed")
+    @Test("runLogin: a bad request setting is refused before the browser opens, and the listener is closed")
     func badConfiguration() async throws {
         try await withTestProvider { provider in
             let rp = try await provider.relyingParty()
@@ -144,20 +144,20 @@ struct RelyingPartyLoopbackLoginTests {
             var login = rp.loopbackLogin()
             login.browser = BackgroundBrowser()
             login.configure = { $0.additionalParameters.append(OAuthParameter("state", "mine")) }
-            let error = await #expect(throws: OIDCError.self) { try await login.run { seen.show($0) } }
+            let error = await #expect(throws: OIDCError.self) { try await login.runLogin { seen.show($0) } }
             #expect(error?.code == .reservedParameter)
             #expect(seen.shown.isEmpty)
             #expect(await provider.requestCount(.authorize) == 0)
         }
     }
 
-    @Test("run: cancelling the task ends the wait with cancelled")
+    @Test("runLogin: cancelling the task ends the wait with cancelled")
     func cancellation() async throws {
         try await withTestProvider { provider in
             let rp = try await provider.relyingParty()
             var login = rp.loopbackLogin()
             login.browser = nil
-            let task = Task { try await login.run() }
+            let task = Task { try await login.runLogin() }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
             let error = await #expect(throws: OIDCError.self) { try await task.value }

@@ -267,7 +267,7 @@ struct PushedAuthorizationTests {
                 await provider.advanceClock(by: 3)
                 return try await Self.signIn(at: shown)
             }
-            let verified = try await login.run { url in Task { await shown.set(url) } }
+            let verified = try await login.runLogin { url in Task { await shown.set(url) } }
             #expect(try await opener.value)
             #expect(verified.clientID == "test-client")
             let pushes = await provider.requestCount(.pushedAuthorization)
@@ -312,7 +312,7 @@ struct PushedAuthorizationTests {
             let rp = try await provider.relyingParty()
             var login = rp.loopbackLogin()
             login.browser = RelyingPartyLoopbackLoginTests.BackgroundBrowser()
-            let verified = try await login.run { _ in }
+            let verified = try await login.runLogin { _ in }
             #expect(verified.clientID == "test-client")
             #expect(await provider.requestCount(.pushedAuthorization) == 1)
             let authorize = await provider.requestParameters(.authorize)

@@ -138,7 +138,7 @@ struct RelyingPartyConfigurationTests {
                 await time.sleepsStarted(1)
                 time.advance(by: 31)
             }
-            let error = await #expect(throws: OIDCError.self) { try await login.waitForTokens() }
+            let error = await #expect(throws: OIDCError.self) { try await login.waitForLogin() }
             await mover.value
             #expect(error?.code == .loginTimedOut && error?.message.contains("DeviceLogin.timeout") == true)
             #expect(await provider.devicePollTimes().isEmpty)  // the deadline passed before the first poll

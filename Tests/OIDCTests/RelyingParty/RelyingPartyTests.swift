@@ -153,7 +153,7 @@ struct RelyingPartyTests {
 
             var loopback = rp.loopbackLogin()
             loopback.browser = nil
-            let early = await #expect(throws: OIDCError.self) { try await loopback.run { _ in Issue.record("started anyway") } }
+            let early = await #expect(throws: OIDCError.self) { try await loopback.runLogin { _ in Issue.record("started anyway") } }
             #expect(early?.code == .missingParameter)
         }
     }

@@ -4,7 +4,7 @@ import OIDC
 /// Logs the user in through the browser, keeps the login, and calls the API with it.
 func signInAndCallAPI(issuer: String, clientID: String, api: URL) async throws -> HTTPResponse {
     let rp = try await RelyingParty.discover(issuer: issuer, clientID: clientID)
-    let login = try await rp.loopbackLogin().run { url in print("Sign in at \(url)") }
+    let login = try await rp.loopbackLogin().runLogin { url in print("Sign in at \(url)") }
     let key = TokenStoreKey(service: "my-tool", account: clientID)
     let store = try FileKeychain()
     try await rp.save(login, in: store, as: key)

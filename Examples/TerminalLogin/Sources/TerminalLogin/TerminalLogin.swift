@@ -28,8 +28,7 @@ public struct TerminalLogin: Sendable {
         var login = relyingParty.loopbackLogin(scopes: ["openid", "offline_access"])
         login.browser = browser
         login.timeout = timeout
-        let verified = try await login.run(showing: show)
-        return try await relyingParty.save(verified, in: keychain, as: key)
+        return try await relyingParty.save(try await login.runLogin(showing: show), in: keychain, as: key)
     }
 
     /// A session that sends the stored access token to `api`'s host (and its subdomains) only,

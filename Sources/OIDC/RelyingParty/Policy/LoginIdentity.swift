@@ -53,6 +53,29 @@ package enum LoginIdentity: Sendable, Hashable {
     }
 }
 
+extension LoginIdentity {
+    /// The login to keep from `tokens` a grant without a front channel returned (the device flow,
+    /// CIBA next) at `relyingParty`: an ID token this identity uses is verified with `verify` and
+    /// names the user; without one (RFC 8628 promises none; a plain OAuth server's is dropped) the
+    /// login is kept without a subject, bound to `dpopKey`. With the relying party's `resource`.
+    func complete(
+        _ tokens: TokenSet, at relyingParty: RelyingParty, dpopKey: DPoPKey?,
+        verify: (TokenSet, Secret) async throws(OIDCError) -> VerifiedLogin
+    ) async throws(OIDCError) -> StoredLogin {
+        let tokens = received(tokens)
+        var login: StoredLogin
+        if let idToken = tokens.idToken {
+            login = StoredLogin(try await verify(tokens, idToken))
+        } else {
+            let provider = relyingParty.provider
+            login = StoredLogin(tokens: tokens, issuer: provider.issuer, clientID: relyingParty.clientID, subject: nil, provider: provider)
+            login.dpopKey = dpopKey
+        }
+        login.resource = relyingParty.tokenClient.resource
+        return login
+    }
+}
+
 extension RelyingParty {
     /// What this relying party's logins prove about the user: ``LoginIdentity/oauth`` when it was
     /// made for a resource at a plain OAuth server, ``LoginIdentity/openID`` otherwise.

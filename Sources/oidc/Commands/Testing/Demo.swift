@@ -70,7 +70,7 @@ struct Demo: AsyncParsableCommand, LoggingCommand {
         let outcome = try await flow.run(transport: transport)
         say("3. \(Login.summary(outcome.stored, profile: "demo")); code exchange and storage took \(milliseconds(outcome.callbackToStored)) ms")
         say("   the ID token passed every check (signature, iss, aud, exp, iat, nonce, at_hash); its claims:")
-        Console.output(try pretty(Array(outcome.verified.idToken.claims.rawJSON.utf8)))
+        Console.output(try pretty(Array(outcome.idToken.claims.rawJSON.utf8)))
 
         let resource = provider.protectedResource
         let session = outcome.relyingParty.session(store: keychain, key: key, allowlist: .default(for: resource))
