@@ -76,7 +76,20 @@ struct RelyingPartyLoopbackLoginTests {
             login.onProgress = { seen.report($0) }
             let verified = try await login.runLogin { seen.show($0) }
             #expect(verified.idToken?.claims.subject == "test-user")
+            #expect(verified.idToken?.token == verified.tokens.idToken && verified.subject == "test-user")
             #expect(verified.tokens.refreshToken != nil)
+            // The verified reading is this process's: a store keeps the token, a login read back has
+            // no reading, and the reading is no part of ==.
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-login-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try FileKeychain(directory: URL(fileURLWithPath: directory))
+            let key = TokenStoreKey(service: "loopback-test", account: "me")
+            try await rp.save(verified, in: store, as: key)
+            let loaded = try #require(try await store.load(key))
+            #expect(loaded.idToken == nil && loaded.tokens.idToken == verified.tokens.idToken && loaded.subject == verified.subject)
+            var unread = verified
+            unread.idToken = nil
+            #expect(unread == verified)
             let start = try #require(seen.shown.first)
             #expect(start.host == "127.0.0.1" && start.path.count > 20)
             #expect(seen.events == ["callbackReceived"])
