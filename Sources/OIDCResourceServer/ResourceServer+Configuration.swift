@@ -45,6 +45,12 @@ extension ResourceServer {
         /// resource given to ``init(resource:issuers:)`` (set it again after changing ``resource``).
         /// `nil` leaves the parameter out.
         public var metadataURL: URL?
+        /// Where clients reach this API, when that is not what a request's `Host` says: a server
+        /// behind a proxy or load balancer (`https://api.example`). An origin: scheme, host and
+        /// port, no path. ``ResourceServer/request(method:target:authority:headers:scheme:peerCertificate:)``
+        /// then builds every addressed URL (a DPoP proof's `htu`) on it; `nil`: on the connection's
+        /// scheme and the request's one `Host`. `Forwarded` and `X-Forwarded-*` are never read.
+        public var publicOrigin: URL?
         /// The scopes this resource knows, for the metadata's `scopes_supported`.
         public var scopesSupported: [String] = []
         /// The clock; the system's by default.

@@ -15,6 +15,9 @@ extension ResourceServer {
         guard resource.query(percentEncoded: true) == nil, resource.fragment(percentEncoded: true) == nil else {
             throw invalid("The resource identifier must have no query and no fragment (RFC 9728 §1.2).")
         }
+        if let publicOrigin = configuration.publicOrigin, case .failure(let why) = AddressedURL.origin(publicOrigin) {
+            throw invalid("The public origin \(why.why) (such as https://api.example).")
+        }
         guard !configuration.issuers.isEmpty || configuration.introspection != nil else {
             throw invalid("A resource server needs at least one trusted issuer or introspection.")
         }

@@ -34,6 +34,8 @@ public final class ResourceServer: Sendable {
     private let proofs: DPoPProofVerifier
     private let introspection: IntrospectionCache?
     private let challenges: Challenges
+    /// ``Configuration/publicOrigin``, as the addressed URLs are built from it.
+    let publicOrigin: String?
 
     /// A server for `configuration`.
     ///
@@ -57,6 +59,12 @@ public final class ResourceServer: Sendable {
         )
         introspection = configuration.introspection.map(IntrospectionCache.init)
         challenges = Challenges(configuration)
+        publicOrigin = configuration.publicOrigin.flatMap { try? AddressedURL.origin($0).get() }
+    }
+
+    /// `denial` as the answer to send, with this server's challenges.
+    func refusal(_ denial: Denial) -> AccessRefusal {
+        challenges.refusal(denial, usedScheme: nil, now: configuration.now())
     }
 
     /// This resource's RFC 9728 metadata, from the configuration.

@@ -48,6 +48,31 @@ struct ResourceServerCommandTests {
         #expect(stopped.stderr.contains("resource server stopped"))
     }
 
+    @Test("the URL a proof names is the printed one: two Host fields and a target for another host are 400 invalid_request; Host and X-Forwarded-Host never move it")
+    func addressedURL() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments)
+        defer { server.process.signal(SIGKILL) }
+        let key = try DPoPKey.generate()
+        let token = try tokens.token(boundTo: key)
+        func proved() throws -> [RawHTTPClient.Header] {
+            let proof = try key.proof(method: "GET", url: try #require(URL(string: server.base + "/me")), accessToken: Secret(token))
+            return [RawHTTPClient.Header(name: "Authorization", value: "DPoP " + token), RawHTTPClient.Header(name: "DPoP", value: proof)]
+        }
+        let twoHosts = try await RawHTTPClient.send("GET", server.base + "/me", headers: try proved() + [RawHTTPClient.Header(name: "Host", value: "evil.example")])
+        #expect(twoHosts.status == 400, "\(twoHosts.status)")
+        #expect(try twoHosts.json()["error"] as? String == "invalid_request")
+        let port = try #require(URL(string: server.base)?.port)
+        let elsewhere = try await RawHTTPClient.exchange("127.0.0.1", port, RawHTTPClient.request("GET", "http://evil.example/me", host: "127.0.0.1:\(port)"))
+        #expect(elsewhere.status == 400, "\(elsewhere.status)")
+        // One Host naming another name, and forwarding headers: the proof for the printed URL still holds.
+        let forwarded = try proved() + [RawHTTPClient.Header(name: "X-Forwarded-Host", value: "evil.example"), RawHTTPClient.Header(name: "Forwarded", value: "host=evil.example")]
+        #expect(try await RawHTTPClient.send("GET", server.base + "/me", headers: forwarded).status == 200)
+        let stopped = await server.stop(SIGTERM)
+        #expect(stopped.stderr.contains("(malformed_host)") && stopped.stderr.contains("(malformed_request_target)"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains(token))
+    }
+
     @Test("a bearer token is accepted: 200 with sub, client_id, scope, token_type, iss, aud, exp; SIGINT stops with 130")
     func bearer() async throws {
         let tokens = try AccessTokenIssuer()

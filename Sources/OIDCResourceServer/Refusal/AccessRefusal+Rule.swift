@@ -30,6 +30,12 @@ extension AccessRefusal {
         /// A token in the URL's query (`access_token`): it leaks into logs and `Referer`; this
         /// resource takes tokens in the `Authorization` header only (RFC 9700 §2.4 and RFC 6750 §2.3).
         public static let tokenInQuery = Rule("token_in_query")
+        /// The request target is neither a path nor an absolute URL of this resource (another
+        /// host's, the asterisk or authority form, a fragment, a byte outside visible ASCII).
+        public static let malformedRequestTarget = Rule("malformed_request_target")
+        /// No `Host` (without a public origin), more than one, or one that is not `host[:port]`
+        /// (RFC 9112 §3.2).
+        public static let malformedHost = Rule("malformed_host")
         /// A token longer than the configured maximum.
         public static let tokenTooLong = Rule("token_too_long")
 

@@ -13,8 +13,8 @@ import OIDCResourceServer
 public enum OrdersAPI {
     public static let scopes = ["orders:read", "orders:write"]
 
-    /// The routes, checking tokens with `server`; `publicOrigin` as in ``RequireAccess``.
-    public static func router(server: ResourceServer, publicOrigin: URL? = nil, orders: OrderBook = OrderBook()) -> Router<APIRequestContext> {
+    /// The routes, checking tokens with `server`.
+    public static func router(server: ResourceServer, orders: OrderBook = OrderBook()) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         // Where clients learn which authorization server to ask, for which scopes, with DPoP or
         // not; at the path-inserted well-known URL when the resource has a path (RFC 9728 §3.1).
@@ -23,7 +23,7 @@ public enum OrdersAPI {
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: metadata.json)))
         }
         func requiring(_ scopes: Set<String>) -> RequireAccess<APIRequestContext> {
-            RequireAccess(server, scopes: scopes, publicOrigin: publicOrigin)
+            RequireAccess(server, scopes: scopes)
         }
         router.group("me").add(middleware: requiring([])).get { _, context in
             let access = context.access!

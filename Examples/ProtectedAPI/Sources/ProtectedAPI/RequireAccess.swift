@@ -28,28 +28,26 @@ public struct APIRequestContext: AccessRequestContext {
 public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
     let server: ResourceServer
     let scopes: Set<String>
-    let publicOrigin: URL?
 
     /// - Parameters:
-    ///   - server: the resource server, built once for the whole API.
+    ///   - server: the resource server, built once for the whole API. Behind a proxy or a TLS
+    ///     terminator, its configuration's `publicOrigin` names where clients reach the API.
     ///   - scopes: the scopes this route needs (all of them); none: any valid token.
-    ///   - publicOrigin: where clients reach the API (`https://api.example`), when a proxy or a
-    ///     TLS terminator stands in front: a DPoP proof names the URL the client used. `nil`: the
-    ///     request's own scheme and `Host`.
-    public init(_ server: ResourceServer, scopes: Set<String> = [], publicOrigin: URL? = nil) {
+    public init(_ server: ResourceServer, scopes: Set<String> = []) {
         self.server = server
         self.scopes = scopes
-        self.publicOrigin = publicOrigin
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let url = Self.addressedURL(of: request, publicOrigin: publicOrigin) else {
-            return Response(status: .badRequest)
-        }
-        let headers = OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) })
         let access: VerifiedAccess
         do {
-            access = try await server.verify(ResourceRequest(method: request.method.rawValue, url: url, headers: headers), requiring: scopes)
+            // The kit builds the URL the client addressed (a proof's htu) from the target, the one
+            // Host (Hummingbird's HTTP/1 server moves the first into `authority`) and the public
+            // origin; it never reads X-Forwarded-*.
+            let checked = try server.request(
+                method: request.method.rawValue, target: request.head.path ?? "", authority: request.head.authority,
+                headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http")
+            access = try await server.verify(checked, requiring: scopes)
         } catch {
             return Response(
                 status: .init(code: error.status), headers: Self.fields(error.headers, [.contentType: "application/json"]),
@@ -63,35 +61,6 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
         return response
     }
 
-    /// The URL as the client addressed it (RFC 9449 §4.3 compares a proof's `htu` with it): the
-    /// public origin when configured, else the request's scheme and its one `Host`; then the
-    /// request target's path and query as received. `nil` for a request without a `Host`, with
-    /// two, or with one that is not a plain `host[:port]`.
-    static func addressedURL(of request: Request, publicOrigin: URL?) -> URL? {
-        guard let path = request.head.path, path.hasPrefix("/") else { return nil }
-        if let publicOrigin {
-            return URL(string: publicOrigin.absoluteString.trimmingSuffix("/") + path)
-        }
-        // Hummingbird's HTTP/1 server moves the first Host field into `authority` (a second one
-        // stays among the fields: RFC 9112 §3.2 answers 400), and says `http` even under its own
-        // TLS: an API that terminates TLS itself sets `publicOrigin`.
-        guard let host = request.head.authority, !host.isEmpty, host.utf8.allSatisfy(isAuthorityByte),
-            request.headers[HTTPField.Name("Host")!] == nil
-        else { return nil }
-        return URL(string: "\(request.head.scheme ?? "http")://\(host)\(path)")
-    }
-
-    /// A `Host` of letters, digits, `-`, `.`, and `:`/`[`/`]` for ports and IPv6: nothing that
-    /// could move the path or the user info of the URL built from it.
-    private static func isAuthorityByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
-            true
-        default: false
-        }
-    }
-
     /// The kit's header fields, then `rest`.
     static func fields(_ headers: OIDC.HTTPHeaders, _ rest: HTTPFields) -> HTTPFields {
         var fields = HTTPFields()
@@ -100,11 +69,5 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
         }
         fields.append(contentsOf: rest)
         return fields
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> Substring {
-        hasSuffix(suffix) ? dropLast(suffix.count) : self[...]
     }
 }

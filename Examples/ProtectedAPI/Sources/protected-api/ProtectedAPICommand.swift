@@ -64,12 +64,13 @@ struct ProtectedAPICommand: AsyncParsableCommand {
                 resource: resource, issuers: [TrustedIssuer(issuer: issuer, jwksURI: jwksURI, transport: transport)]
             )
             configuration.scopesSupported = OrdersAPI.scopes
+            configuration.publicOrigin = origin
             configuration.dpop.mode = mode
             if nonce { configuration.dpop.nonces = try DPoPServerNonces() }
             let server = try ResourceServer(configuration)
             // Written at once, also when stdout is a pipe or a log file.
             FileHandle.standardOutput.write(Data("protected-api: http://\(host):\(port), tokens of \(issuer) for \(resource.absoluteString)\n".utf8))
-            try await serve(OrdersAPI.router(server: server, publicOrigin: origin), host: host, port: port)
+            try await serve(OrdersAPI.router(server: server), host: host, port: port)
         }
     }
 }

@@ -31,13 +31,13 @@ final class ResourceServerRoutes: Sendable {
             return LoopbackHTTPService.Response(status: 200, headers: [("Content-Type", "application/json")], body: metadata.json)
         }
         let shown = "\(UntrustedText.sanitized(request.method, limit: 16)) \(UntrustedText.sanitized(request.path, limit: 120))"
-        // Origin-form only (RFC 9112 §3.2.1): the URL the proof names is this server's, with this path.
-        guard request.path.hasPrefix("/"), let url = URL(string: server.configuration.resource.absoluteString + request.path + (request.query.map { "?" + $0 } ?? "")) else {
-            Console.error("oidc: refused \(shown): 400: the request target is not a path")
-            return .text("Bad Request: the request target must be a path", status: 400)
-        }
         do {
-            let access = try await server.verify(ResourceRequest(method: request.method, url: url, headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) })), requiring: requiredScopes)
+            // The kit's one rule for the URL a proof names: this server's public origin (its base
+            // URL), the target's path and query; one Host at most.
+            let checked = try server.request(
+                method: request.method, target: request.path + (request.query.map { "?" + $0 } ?? ""),
+                headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) }))
+            let access = try await server.verify(checked, requiring: requiredScopes)
             Console.error("oidc: accepted \(shown): \(access.tokenType) token\(access.clientID.map { " of client \(UntrustedText.sanitized($0))" } ?? "")\(access.subject.map { " for subject \(UntrustedText.sanitized($0))" } ?? "")")
             return .json(Self.body(of: access), extraHeaders: access.responseHeaders.map { ($0.name, $0.value) })
         } catch {

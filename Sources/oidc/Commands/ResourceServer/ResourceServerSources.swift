@@ -66,6 +66,8 @@ struct ResourceServerSources: Sendable {
     func configuration(base: String, scopes: [String], command: ResourceServerCommand) throws -> ResourceServer.Configuration {
         guard let resource = URL(string: base) else { throw OIDCError(.invalidArgument, "The resource server's URL \(base) is not a URL.") }
         var configuration = ResourceServer.Configuration(resource: resource, issuers: issuers)
+        // Proofs name the URL printed on stdout, whatever Host a client sent.
+        configuration.publicOrigin = resource
         configuration.audiences = [command.audience]
         configuration.introspection = introspection
         configuration.scopesSupported = scopes
