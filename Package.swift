@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "OIDCPostgres", targets: ["OIDCPostgres"]),
         // The other end of the token: APIs that check what clients send (RFC 9068, 7662, 9449, 8705, 9728).
         .library(name: "OIDCResourceServer", targets: ["OIDCResourceServer"]),
+        // A Hummingbird 2 app's protected routes: RequireAccess, the access in the request context,
+        // the RFC 9728 metadata route. Only what imports it builds Hummingbird: OIDC and oidc never do.
+        .library(name: "OIDCHummingbird", targets: ["OIDCHummingbird"]),
         .executable(name: "oidc", targets: ["oidc"]),
     ],
     dependencies: [
@@ -23,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // OIDCHummingbird's framework; no default traits (neither swift-configuration nor full Foundation).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // Already in Hummingbird's graph: the names of its header fields.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // `swift package generate-documentation`: the DocC catalogs of OIDC and OIDCTesting.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -83,6 +90,16 @@ let package = Package(
                 "OIDC", "OIDCResourceServer",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OIDCHummingbird",
+            dependencies: [
+                "OIDC", "OIDCResourceServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -182,6 +199,16 @@ let package = Package(
         .testTarget(
             name: "OIDCResourceServerTests",
             dependencies: ["OIDCResourceServer", "OIDC", "OIDCTesting", "OIDCTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCHummingbirdTests",
+            dependencies: [
+                "OIDCHummingbird", "OIDCResourceServer", "OIDC", "OIDCTesting", "OIDCTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 // A Hummingbird API protected by swift-oidc's OIDCResourceServer: bearer and DPoP-bound access
-// tokens, scopes per route, RFC 9728 metadata, through one small middleware.
+// tokens, scopes per route, RFC 9728 metadata, through the OIDCHummingbird middleware.
 import PackageDescription
 
 let package = Package(
@@ -24,8 +24,9 @@ let package = Package(
             dependencies: [
                 .product(name: "OIDC", package: "swift-oidc"),
                 .product(name: "OIDCResourceServer", package: "swift-oidc"),
+                // RequireAccess, the access in the request context, the metadata route.
+                .product(name: "OIDCHummingbird", package: "swift-oidc"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OIDCHummingbird
 import OIDCResourceServer
 
 /// The example's API: each user's orders, behind ``RequireAccess`` with a scope per route.
@@ -18,24 +19,21 @@ public enum OrdersAPI {
         let router = Router(context: APIRequestContext.self)
         // Where clients learn which authorization server to ask, for which scopes, with DPoP or
         // not; at the path-inserted well-known URL when the resource has a path (RFC 9728 §3.1).
-        let metadata = server.metadata
-        router.get(RouterPath(metadata.wellKnownPath)) { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: metadata.json)))
-        }
+        router.addProtectedResourceMetadata(server)
         func requiring(_ scopes: Set<String>) -> RequireAccess<APIRequestContext> {
             RequireAccess(server, scopes: scopes)
         }
         router.group("me").add(middleware: requiring([])).get { _, context in
-            let access = context.access!
+            let access = try context.verifiedAccess
             return Me(sub: access.subject, client_id: access.clientID, scope: access.scopes.sorted().joined(separator: " "), token_type: access.tokenType)
         }
         router.group("orders").add(middleware: requiring(["orders:read"])).get { _, context in
-            OrderList(orders: await orders.list(for: context.access!.owner))
+            OrderList(orders: await orders.list(for: try context.verifiedAccess.owner))
         }
         router.group("orders").add(middleware: requiring(["orders:write"])).post { request, context in
             let new = try await request.decode(as: NewOrder.self, context: context)
             guard !new.item.isEmpty, new.item.count <= 200 else { throw HTTPError(.badRequest, message: "item: 1 to 200 characters") }
-            return EditedResponse(status: .created, response: await orders.add(new.item, for: context.access!.owner))
+            return EditedResponse(status: .created, response: await orders.add(new.item, for: try context.verifiedAccess.owner))
         }
         return router
     }

@@ -1,0 +1,67 @@
+public import Hummingbird
+internal import NIOCore
+internal import HTTPTypes
+internal import OIDC
+public import OIDCResourceServer
+
+/// Lets a request through only with an access token the kit accepts and that grants `scopes`: a
+/// bearer token, or a DPoP-bound one with its proof (RFC 9449), under the server's nonces when it
+/// has them. A refusal is answered exactly as the kit says: its status, the RFC 6750 / RFC 9449
+/// challenges (`WWW-Authenticate`, `resource_metadata`), `DPoP-Nonce`, and a JSON body naming the
+/// error. An accepted request goes on with ``AccessRequestContext/access`` set, and its answer
+/// carries the kit's response headers (a new `DPoP-Nonce`).
+///
+/// The URL a DPoP proof must name is the kit's (``OIDCResourceServer/ResourceServer/request(method:target:authority:headers:scheme:peerCertificate:)``):
+/// on the server's `publicOrigin` behind a proxy, else on the request's scheme and its one `Host`.
+///
+/// ```swift
+/// let router = Router(context: BasicAccessRequestContext.self)
+/// router.addProtectedResourceMetadata(server)
+/// router.group("orders").add(middleware: RequireAccess(server, scopes: ["orders:read"]))
+///     .get { _, context in try context.verifiedAccess.subject ?? "" }
+/// ```
+public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
+    /// The resource server that judges each request.
+    public let server: ResourceServer
+    /// The scopes the routes behind it need, all of them.
+    public let scopes: Set<String>
+
+    /// - Parameters:
+    ///   - server: the resource server, built once for the whole API.
+    ///   - scopes: the scopes the routes behind it need (all of them); none: any valid token.
+    public init(_ server: ResourceServer, scopes: Set<String> = []) {
+        self.server = server
+        self.scopes = scopes
+    }
+
+    /// Verifies the request's token, then hands it on with its access, or answers the refusal.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let access: VerifiedAccess
+        do {
+            let checked = try server.request(
+                method: request.method.rawValue, target: request.head.path ?? "", authority: request.head.authority,
+                headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http")
+            access = try await server.verify(checked, requiring: scopes)
+        } catch {
+            return Response(
+                status: HTTPResponse.Status(code: error.status), headers: HTTPFields(error.headers, then: [.contentType: "application/json", .cacheControl: "no-store"]),
+                body: ResponseBody(byteBuffer: ByteBuffer(string: error.body)))
+        }
+        var context = context
+        context.access = access
+        var response = try await next(request, context)
+        response.headers = HTTPFields(access.responseHeaders, then: response.headers)
+        return response
+    }
+}
+
+extension HTTPFields {
+    /// The kit's header fields, then `rest`.
+    init(_ headers: OIDC.HTTPHeaders, then rest: HTTPFields) {
+        self.init()
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
+        append(contentsOf: rest)
+    }
+}

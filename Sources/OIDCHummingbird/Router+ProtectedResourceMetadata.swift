@@ -1,0 +1,20 @@
+public import Hummingbird
+internal import NIOCore
+internal import OIDC
+public import OIDCResourceServer
+
+extension RouterMethods {
+    /// Serves `server`'s RFC 9728 metadata at its well-known path (`/.well-known/oauth-protected-resource`,
+    /// with the resource's path appended, RFC 9728 §3.1), unprotected: the document every challenge
+    /// names in `resource_metadata`, from which a client finds the authorization server.
+    @discardableResult
+    public func addProtectedResourceMetadata(_ server: ResourceServer) -> Self {
+        let metadata = server.metadata
+        let body = metadata.json
+        return get(RouterPath(metadata.wellKnownPath)) { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+}
