@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documentation check: builds the DocC archives of OIDC, OIDCTesting, OIDCPostgres and OIDCResourceServer (their
+# The documentation check: builds the DocC archives of OIDC, OIDCTesting, OIDCPostgres, OIDCResourceServer and OIDCHummingbird (their
 # catalogs are Sources/<module>/<module>.docc) and fails when
 #   (a) the build prints any warning (an unresolved ``link``, an undocumented parameter, a compiler
 #       warning), or
@@ -17,7 +17,7 @@ root=$(pwd -P)
 started=$SECONDS
 
 # Symbol graphs of an earlier run must not stand in for this one's.
-rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres .build/*/extracted-symbols/*/OIDCResourceServer
+rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres .build/*/extracted-symbols/*/OIDCResourceServer .build/*/extracted-symbols/*/OIDCHummingbird
 
 # DocC copies its renderer's files (the toolchain's share/docc/render) into every archive, keeping
 # their owner: as an ordinary user, with a toolchain that root installed, the copy stops at the first
@@ -37,12 +37,15 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-swift package generate-documentation --target OIDC --target OIDCTesting --target OIDCPostgres --target OIDCResourceServer "$@" >"$log" 2>&1 || status=$?
+swift package generate-documentation --target OIDC --target OIDCTesting --target OIDCPostgres --target OIDCResourceServer --target OIDCHummingbird "$@" >"$log" 2>&1 || status=$?
 
 # DocC prints `warning: …` followed by the source excerpt; compilers print `path:line:col: warning: …`.
-warnings=$(grep -cE '(^|: )warning:' "$log" || true)
+# SwiftPM's note that a dependency's checkout holds a file its manifest does not declare (Hummingbird's
+# swift-distributed-tracing ships a CMakeLists.txt) is about someone else's package, not these docs.
+ours_only() { grep -vE "^warning: '[^']+': found [0-9]+ file\(s\) which are unhandled" "$log"; }
+warnings=$(ours_only | grep -cE '(^|: )warning:' || true)
 if [ "$warnings" -gt 0 ] || [ "$status" -ne 0 ]; then
-    grep -E -A8 '(^|: )(warning|error):' "$log" >&2 || tail -40 "$log" >&2
+    ours_only | grep -E -A8 '(^|: )(warning|error):' >&2 || tail -40 "$log" >&2
 fi
 if [ "$status" -ne 0 ]; then
     echo "check-docs: swift package generate-documentation failed (exit $status)" >&2
@@ -53,7 +56,7 @@ documented=$(python3 - "$root" <<'PYTHON'
 import glob, json, sys, urllib.parse
 
 root = sys.argv[1].rstrip("/") + "/Sources/"
-ours = {"OIDC", "OIDCTesting", "OIDCPostgres", "OIDCResourceServer"}
+ours = {"OIDC", "OIDCTesting", "OIDCPostgres", "OIDCResourceServer", "OIDCHummingbird"}
 total, missing = 0, []
 for module in sorted(ours):
     files = glob.glob(f".build/*/extracted-symbols/*/{module}/{module}.symbols.json")

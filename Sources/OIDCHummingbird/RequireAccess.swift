@@ -11,7 +11,7 @@ public import OIDCResourceServer
 /// error. An accepted request goes on with ``AccessRequestContext/access`` set, and its answer
 /// carries the kit's response headers (a new `DPoP-Nonce`).
 ///
-/// The URL a DPoP proof must name is the kit's (``OIDCResourceServer/ResourceServer/request(method:target:authority:headers:scheme:peerCertificate:)``):
+/// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):
 /// on the server's `publicOrigin` behind a proxy, else on the request's scheme and its one `Host`.
 ///
 /// ```swift

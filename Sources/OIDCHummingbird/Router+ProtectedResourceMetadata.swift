@@ -3,6 +3,7 @@ internal import NIOCore
 internal import OIDC
 public import OIDCResourceServer
 
+/// The RFC 9728 metadata route, on any Hummingbird router or route group.
 extension RouterMethods {
     /// Serves `server`'s RFC 9728 metadata at its well-known path (`/.well-known/oauth-protected-resource`,
     /// with the resource's path appended, RFC 9728 §3.1), unprotected: the document every challenge

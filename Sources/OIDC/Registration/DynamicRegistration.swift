@@ -60,7 +60,7 @@ enum DynamicRegistration {
         }
         let redirects = try members.strings("redirect_uris") ?? [redirectURI]
         let configurationURI = try ClientConfigurationURI.accepted(
-            try members.endpoint("registration_client_uri"), registrationEndpoint: endpoint, issuer: issuer, logger: logger)
+            members.endpoint("registration_client_uri"), registrationEndpoint: endpoint, issuer: issuer, logger: logger)
         let expiry = try members.seconds("client_secret_expires_at")
         let registration = ClientRegistration(
             issuer: issuer, clientID: clientID, clientSecret: try members.nonEmptyString("client_secret").map(Secret.init),

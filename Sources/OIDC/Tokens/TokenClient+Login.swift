@@ -39,7 +39,7 @@ extension TokenClient {
     /// The verifier of a login's ID token: `issuer`, this client, `nonce`, the new access token's
     /// `at_hash`, and the client secret for HS256 when one is configured.
     func loginVerifier(issuer: String, nonce: IDTokenVerifier.NonceRule, tokens: TokenSet) -> IDTokenVerifier {
-        IDTokenVerifier(tokenResponseOf: issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching, hmacSecret: clientSecret)
+        IDTokenVerifier(tokenResponseOf: issuer, clientID: clientID, nonce: nonce, accessToken: tokens.accessToken, issuerMatching: provider.issuerMatching, hmacSecret: authentication.secret)
     }
 
     /// `tokens` as a verified login, once their ID token passes `verifier`.

@@ -22,7 +22,7 @@ extension TokenClient {
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("Accept", "application/json")
         for header in provider.tokenRequestHeaders { headers.add(header.name, header.value) }
-        let request = ProviderRequest(call: call, url: url, form: form, headers: headers, client: self, secrets: [clientSecret?.revealedValue].compactMap { $0 })
+        let request = ProviderRequest(call: call, url: url, form: form, headers: headers, client: self, secrets: [authentication.secret?.revealedValue].compactMap { $0 })
         return try await ProviderPipeline.send(request, passing: passing, read: read)
     }
 
