@@ -18,6 +18,8 @@ let package = Package(
         // A Hummingbird 2 app's protected routes: RequireAccess, the access in the request context,
         // the RFC 9728 metadata route. Only what imports it builds Hummingbird: OIDC and oidc never do.
         .library(name: "OIDCHummingbird", targets: ["OIDCHummingbird"]),
+        // An OpenAPI-generated client's middleware: every operation through a session's resource pipeline.
+        .library(name: "OIDCOpenAPI", targets: ["OIDCOpenAPI"]),
         .executable(name: "oidc", targets: ["oidc"]),
     ],
     dependencies: [
@@ -30,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         // Already in Hummingbird's graph: the names of its header fields.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // OIDCOpenAPI's ClientMiddleware protocol (it depends on swift-http-types alone).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         // `swift package generate-documentation`: the DocC catalogs of OIDC and OIDCTesting.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -100,6 +104,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OIDCOpenAPI",
+            dependencies: [
+                "OIDC",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
         ),
@@ -208,6 +221,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCOpenAPITests",
+            dependencies: [
+                "OIDCOpenAPI", "OIDC", "OIDCTesting",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
         ),

@@ -11,26 +11,26 @@ extension AuthenticatedSession {
     /// The library's stages of each attempt.
     static let attemptStages: [any ResourceStage] = [DPoPNonceRetryStage(), CredentialStage(), ResourceLoggingStage()]
 
-    /// `request` as one logical call, through the user's call stages.
-    func sendThroughPipeline(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
+    /// `request` as one logical call, through the user's call stages, each attempt ending at `transport`.
+    func sendThroughPipeline(_ request: HTTPRequest, transport: any HTTPTransport) async throws(OIDCError) -> HTTPResponse {
         let call = LogicalCall(call: .resource, method: request.method, url: request.url)
         return try await options.callStages.run(call) { () async throws(OIDCError) -> HTTPResponse in
-            try await self.sendRefreshing(request, call: call)
+            try await self.sendRefreshing(request, call: call, transport: transport)
         }
     }
 
     /// `request` with the session's login, refreshed first when it expires within the margin; a
     /// 401 from the resource gets one refresh and one retry, never more; a 403
     /// `insufficient_scope` is thrown as ``OIDCError/Code/insufficientScope`` at once.
-    nonisolated func sendRefreshing(_ request: HTTPRequest, call: LogicalCall) async throws(OIDCError) -> HTTPResponse {
+    nonisolated func sendRefreshing(_ request: HTTPRequest, call: LogicalCall, transport: any HTTPTransport) async throws(OIDCError) -> HTTPResponse {
         try Self.admit(request.url, to: allowlist, logger: logger)
         let login = try await validLogin()
-        let response = try await Self.send(request, attempt: try await attempt(with: login, number: 1, call: call))
+        let response = try await Self.send(request, attempt: try await attempt(with: login, number: 1, call: call, transport: transport))
         // 403 insufficient_scope: no refresh, no retry (the same scopes would come back).
         if let stepUp = InsufficientScope.error(response, from: request.url) { throw stepUp }
         guard response.status == 401 else { return response }
         let fresh = try await refresh(afterRefusalOf: login, at: request.url)
-        let retried = try await Self.send(request, attempt: try await attempt(with: fresh, number: 2, call: call))
+        let retried = try await Self.send(request, attempt: try await attempt(with: fresh, number: 2, call: call, transport: transport))
         if let stepUp = InsufficientScope.error(retried, from: request.url) { throw stepUp }
         guard retried.status == 401 else { return retried }
         throw ResourceRefusal.error(retried, from: request.url)
@@ -49,7 +49,7 @@ extension AuthenticatedSession {
     ///
     /// - Throws: ``OIDCError/Code/notLoggedIn`` before anything is sent when the login is DPoP-bound
     ///   and its key is missing or another key (`StoredLogin.dpopProofKey()`).
-    func attempt(with login: StoredLogin, number: Int, call: LogicalCall) throws(OIDCError) -> ResourceAttempt {
+    func attempt(with login: StoredLogin, number: Int, call: LogicalCall, transport: any HTTPTransport) throws(OIDCError) -> ResourceAttempt {
         let proofs = try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now)
         return ResourceAttempt(
             // The lines' metadata only when a line at debug or below can be logged: it costs a sanitiser call.

@@ -148,7 +148,19 @@ public actor AuthenticatedSession {
     ///   the refresh's errors (a rejected refresh has logged the user out; a transient one has not);
     ///   the transport's errors.
     public func send(_ request: HTTPRequest) async throws(OIDCError) -> HTTPResponse {
-        try await sendThroughPipeline(request)
+        try await sendThroughPipeline(request, transport: transport)
+    }
+
+    /// Sends `request` as ``send(_:)`` does, through the whole resource pipeline, with each attempt's
+    /// last hop through `transport` instead of the session's own: the door for another HTTP client (an
+    /// OpenAPI-generated client's transport, a framework's client). The token goes only where the
+    /// allowlist lets it, checked before `transport` sees the request; `transport` sees each attempt
+    /// with the `Authorization` and `DPoP` headers in it, and may be called twice (a nonce retry, a
+    /// retry after the refresh), so it must be able to send the same request again.
+    ///
+    /// - Throws: as ``send(_:)``, with `transport`'s errors as the transport's.
+    public func send(_ request: HTTPRequest, through transport: any HTTPTransport) async throws(OIDCError) -> HTTPResponse {
+        try await sendThroughPipeline(request, transport: transport)
     }
 
     /// Tokens whose access token is valid for at least ``Options/refreshMargin`` more (or of
