@@ -7,7 +7,7 @@ public import OpenAPIRuntime
 /// `AuthenticatedSession`'s resource pipeline: the access token (bearer, or DPoP with a fresh proof
 /// for each request of a DPoP-bound login), one retry with the server's DPoP nonce, the refresh
 /// before the token expires and once on a 401 (with one retry), the 403 `insufficient_scope`
-/// step-up error, the host allowlist, and the session's stages, as ``OIDC/AuthenticatedSession/send(_:)``
+/// step-up error, the host allowlist, and the session's stages, as `AuthenticatedSession.send(_:)`
 /// gives them. The request leaves through the client's own transport (`next`).
 ///
 /// ```swift
@@ -35,6 +35,11 @@ public struct SessionMiddleware: ClientMiddleware {
         self.maximumRequestBodySize = maximumRequestBodySize
     }
 
+    /// Sends `request` (its `body` read into memory first) through the session's resource pipeline,
+    /// each attempt through `next`; returns the last attempt's answer, its body streaming.
+    ///
+    /// - Throws: the session's `OIDCError`s (as `AuthenticatedSession.send(_:)`), `invalidArgument`
+    ///   for a body over ``maximumRequestBodySize``; `next`'s own errors as it threw them.
     public func intercept(
         _ request: HTTPTypes.HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPTypes.HTTPRequest, HTTPBody?, URL) async throws -> (HTTPTypes.HTTPResponse, HTTPBody?)
