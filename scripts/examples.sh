@@ -18,7 +18,7 @@ mcp_started=
 trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; [ -z "$mcp_started" ] || scripts/mcp-server.sh stop "$mcp_port" >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
 export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
 
-all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials ProtectedAPI MCPClient)
+all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials ProtectedAPI OpenAPIClient MCPClient)
 if [ $# -gt 0 ]; then examples=("$@"); else examples=("${all[@]}"); fi
 for example in "${examples[@]}"; do
     [[ " ${all[*]} " == *" $example "* ]] || { echo "examples.sh: no example '$example' (${all[*]})" >&2; exit 2; }
