@@ -9,7 +9,7 @@ internal import Logging
 /// `ProviderNonceRetryStage`.)
 struct DPoPNonceRetryStage: ResourceStage {
     func intercept(_ request: HTTPRequest, attempt: ResourceAttempt, next: Next) async throws(OIDCError) -> HTTPResponse {
-        guard let dpop = attempt.proofs else { return try await next(request) }
+        guard let dpop = attempt.credential.proofs else { return try await next(request) }
         let response = try await next(request)
         guard dpop.nonceChallenged(response, to: request.url) else { return try Self.checked(response, of: request) }
         attempt.logger.debug(

@@ -6,7 +6,7 @@ internal import Foundation
 struct CredentialStage: ResourceStage {
     func intercept(_ request: HTTPRequest, attempt: ResourceAttempt, next: Next) async throws(OIDCError) -> HTTPResponse {
         var request = request
-        _ = try DPoP.present(accessToken: attempt.accessToken, proofs: attempt.proofs, method: request.method, url: request.url, headers: &request.headers)
+        _ = try DPoP.present(accessToken: attempt.credential.accessToken, proofs: attempt.credential.proofs, method: request.method, url: request.url, headers: &request.headers)
         return try await next(request)
     }
 }

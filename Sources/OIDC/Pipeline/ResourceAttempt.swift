@@ -5,10 +5,8 @@ internal import Logging
 /// attempt's stages and its end need (the user's stages, the transport). A refresh starts a second
 /// attempt with the new tokens. It is an argument of each stage, never ambient state.
 struct ResourceAttempt: Sendable {
-    /// The access token to send.
-    let accessToken: Secret
-    /// The proofs of DPoP-bound tokens; `nil` for bearer tokens.
-    let proofs: DPoP?
+    /// The access token to send, and the proofs of DPoP-bound tokens.
+    let credential: ResourceCredential
     /// 1, then 2 after a refresh.
     let number: Int
     /// What the session's lines carry: its login's issuer, its account.

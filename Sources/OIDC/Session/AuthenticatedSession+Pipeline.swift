@@ -29,7 +29,7 @@ extension AuthenticatedSession {
         // 403 insufficient_scope: no refresh, no retry (the same scopes would come back).
         if let stepUp = InsufficientScope.error(response, from: request.url) { throw stepUp }
         guard response.status == 401 else { return response }
-        let fresh = try await refresh(afterRefusalOf: login, at: request.url)
+        let fresh = try await refresh(afterRefusalOf: login.tokens.accessToken, at: request.url)
         let retried = try await Self.send(request, attempt: try await attempt(with: fresh, number: 2, call: call, transport: transport))
         if let stepUp = InsufficientScope.error(retried, from: request.url) { throw stepUp }
         guard retried.status == 401 else { return retried }
@@ -50,11 +50,11 @@ extension AuthenticatedSession {
     /// - Throws: ``OIDCError/Code/notLoggedIn`` before anything is sent when the login is DPoP-bound
     ///   and its key is missing or another key (`StoredLogin.dpopProofKey()`).
     func attempt(with login: StoredLogin, number: Int, call: LogicalCall, transport: any HTTPTransport) throws(OIDCError) -> ResourceAttempt {
-        let proofs = try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now)
+        let credential = try credential(of: login)
         return ResourceAttempt(
             // The lines' metadata only when a line at debug or below can be logged: it costs a sanitiser call.
-            accessToken: login.tokens.accessToken, proofs: proofs, number: number, metadata: logger.logLevel <= .debug ? lineMetadata() : [:],
-            answerMetadata: DPoP.logMetadata(proving: proofs), logger: logger, call: call, stages: options.stages, allowlist: allowlist,
+            credential: credential, number: number, metadata: logger.logLevel <= .debug ? lineMetadata() : [:],
+            answerMetadata: DPoP.logMetadata(proving: credential.proofs), logger: logger, call: call, stages: options.stages, allowlist: allowlist,
             transport: transport, requestOptions: options.requestOptions)
     }
 
@@ -71,9 +71,9 @@ extension AuthenticatedSession {
         }
     }
 
-    /// After the resource at `url` refused `login`'s access token (401): the refresh, once.
-    func refresh(afterRefusalOf login: StoredLogin, at url: URL) async throws(OIDCError) -> StoredLogin {
+    /// After the resource at `url` refused `accessToken` (401): the refresh, once.
+    func refresh(afterRefusalOf accessToken: Secret, at url: URL) async throws(OIDCError) -> StoredLogin {
         logger.debug("resource refused the access token (401); refreshing once", metadata: lineMetadata(["url": .endpoint(url)]))
-        return try await refresh(replacing: login.tokens.accessToken, reason: "unauthorized")
+        return try await refresh(replacing: accessToken, reason: "unauthorized")
     }
 }

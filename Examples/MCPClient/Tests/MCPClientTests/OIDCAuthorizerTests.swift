@@ -82,6 +82,8 @@ struct OIDCAuthorizerTests {
                 let login = try await Self.logIn(provider, directory: directory, dpop: .on, transport: transport)
                 #expect(try login.keychain.load(login.key)?.dpopKey != nil)
                 let authorizer = OIDCAuthorizer(session: login.session())
+                // The session knows the server's nonce from the login (one origin): a new one makes the resource challenge.
+                try await provider.rotateDPoPNonce()
                 #expect(try await Self.post(through: authorizer, to: provider.protectedResource).contains(await provider.user.subject))
                 #expect(authorizer.authorizationHeader(for: provider.protectedResource)?.hasPrefix("DPoP ") == true)
                 let proofs = await provider.dpopProofs(.protectedResource)
