@@ -10,8 +10,6 @@ public struct PKCE: Sendable, Equatable {
     package static let minimumLength = 43
     /// RFC 7636 §4.1: at most 128 characters.
     package static let maximumLength = 128
-    /// The default verifier length: 64 characters, 384 bits of randomness.
-    public static let defaultLength = 64
 
     /// The code verifier, sent with the code exchange.
     public let verifier: Secret
@@ -40,10 +38,10 @@ public struct PKCE: Sendable, Equatable {
         self.challenge = Base64URLEncoding.encode(try LibCrypto.sha256(bytes))
     }
 
-    /// A fresh verifier of `length` characters from OpenSSL's CSPRNG, and its challenge.
+    /// A fresh verifier of `length` characters from OpenSSL's CSPRNG (by default 64: 384 bits of randomness), and its challenge.
     ///
     /// - Throws: ``OIDCError/Code/invalidArgument`` for a length outside 43...128.
-    public static func generate(length: Int = defaultLength) throws(OIDCError) -> PKCE {
+    public static func generate(length: Int = 64) throws(OIDCError) -> PKCE {
         guard (minimumLength...maximumLength).contains(length) else {
             throw .invalidArgument("A PKCE code verifier must have 43 to 128 characters; \(length) was asked for.")
         }

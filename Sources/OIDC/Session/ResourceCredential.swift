@@ -14,20 +14,17 @@ public import Foundation
 /// else { credential = try await session.credential(afterRefusalOf: credential, at: url) }
 /// ```
 ///
-/// Its `description` names the scheme and never the token.
+/// Its `description` names the scheme (`Bearer` or `DPoP`) and the scopes, never the token.
 public struct ResourceCredential: Sendable, CustomStringConvertible {
     /// The access token to send.
     let accessToken: Secret
     /// The login's proofs when its tokens are DPoP-bound; `nil` for bearer tokens.
     let proofs: DPoP?
-    /// The scopes the login was granted.
-    public let scopes: [String]
+    /// The scopes the login was granted (the start of a step-up's union).
+    let scopes: [String]
 
     /// Whether the login's tokens are DPoP-bound: each request then needs a fresh proof (``headers(method:url:)``).
     public var isDPoPBound: Bool { proofs != nil }
-
-    /// `DPoP` for a DPoP-bound login, `Bearer` otherwise: the scheme of the `Authorization` header.
-    public var scheme: String { proofs == nil ? "Bearer" : "DPoP" }
 
     /// The `Authorization` header, and for a DPoP-bound login a fresh `DPoP` proof of `method` and
     /// `url` with the server's latest nonce and the token's hash; make them for each request (a
@@ -57,7 +54,7 @@ public struct ResourceCredential: Sendable, CustomStringConvertible {
         return union
     }
 
-    public var description: String { "ResourceCredential(\(scheme), scopes: \(scopes.joined(separator: " ")))" }
+    public var description: String { "ResourceCredential(\(proofs == nil ? "Bearer" : "DPoP"), scopes: \(scopes.joined(separator: " ")))" }
 }
 
 extension AuthenticatedSession {

@@ -32,7 +32,7 @@ struct ResourceCredentialTests {
         #expect(credential.stepUpScopes(after: Self.response(403, #"Basic realm="x""#), from: Self.url) == nil)
         #expect(credential.stepUpScopes(after: Self.response(403), from: Self.url) == nil)
         #expect(!credential.nonceChallenged(Self.response(401, #"DPoP error="use_dpop_nonce""#), from: Self.url))
-        #expect(!credential.isDPoPBound && credential.scheme == "Bearer")
+        #expect(!credential.isDPoPBound && "\(credential)".contains("Bearer"))
         #expect(!"\(credential)".contains("secret-access-token"))
     }
 
@@ -46,7 +46,7 @@ struct ResourceCredentialTests {
             let session = try await rp.keep(login, in: InMemoryTokenStore(), as: TokenStoreKey(service: "credential-tests", account: "user"), allowlist: .default(for: provider.protectedResource))
             let url = provider.protectedResource
             let credential = try await session.credential(for: url)
-            #expect(credential.isDPoPBound && credential.scheme == "DPoP")
+            #expect(credential.isDPoPBound && "\(credential)".contains("DPoP"))
             #expect(credential.scopes == login.tokens.scopes)
 
             func get(_ credential: ResourceCredential) async throws -> HTTPResponse {
