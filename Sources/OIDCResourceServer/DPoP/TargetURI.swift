@@ -67,7 +67,8 @@ enum TargetURI {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
+    /// An RFC 3986 unreserved byte: a letter, a digit, `-`, `.`, `_` or `~` (also what a host name may hold here).
+    static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):

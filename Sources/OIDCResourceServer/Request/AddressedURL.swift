@@ -100,7 +100,7 @@ enum AddressedURL {
             index = close + 1
         } else {
             while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
-                guard isNameByte(bytes[index]) else { return false }
+                guard TargetURI.isUnreserved(bytes[index]) else { return false }
                 index += 1
             }
             guard index > 0 else { return false }
@@ -110,15 +110,6 @@ enum AddressedURL {
         let digits = bytes[(index + 1)...]
         guard (1...5).contains(digits.count), digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
         return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 65_535
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            true
-        default: false
-        }
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
