@@ -198,6 +198,8 @@ extension AuthenticatedSession {
         // the rotated refresh token.
         let newIDToken = answer.idToken
         var refreshed = stored
+        // A reading of the login's first ID token does not describe the refreshed tokens.
+        refreshed.idToken = nil
         var withoutIDToken = answer
         withoutIDToken.idToken = nil
         refreshed.tokens = stored.tokens.refreshed(with: withoutIDToken)

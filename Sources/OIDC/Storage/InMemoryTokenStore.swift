@@ -11,7 +11,12 @@ public actor InMemoryTokenStore: TokenStore {
 
     public func load(_ key: TokenStoreKey) -> StoredLogin? { logins[key] }
 
-    public func save(_ login: StoredLogin, for key: TokenStoreKey) { logins[key] = login }
+    /// Keeps `login` as every store does: its tokens, not this process's reading of its ID token (`StoredLogin.idToken`).
+    public func save(_ login: StoredLogin, for key: TokenStoreKey) {
+        var kept = login
+        kept.idToken = nil
+        logins[key] = kept
+    }
 
     public func delete(_ key: TokenStoreKey) { logins[key] = nil }
 

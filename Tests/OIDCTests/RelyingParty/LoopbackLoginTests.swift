@@ -90,6 +90,15 @@ struct RelyingPartyLoopbackLoginTests {
             var unread = verified
             unread.idToken = nil
             #expect(unread == verified)
+            // The same in memory, and after a session's refresh: the reading of the login's first ID
+            // token never stands beside another token.
+            let memory = InMemoryTokenStore()
+            try await rp.save(verified, in: memory, as: key)
+            #expect(try await memory.load(key)?.idToken == nil)
+            let session = rp.session(store: memory, key: key, allowlist: .default(for: provider.protectedResource))
+            _ = try await session.validTokens(forceRefresh: true)
+            let refreshed = try #require(try await session.login)
+            #expect(refreshed.idToken == nil && refreshed.tokens.accessToken != verified.tokens.accessToken)
             let start = try #require(seen.shown.first)
             #expect(start.host == "127.0.0.1" && start.path.count > 20)
             #expect(seen.events == ["callbackReceived"])
