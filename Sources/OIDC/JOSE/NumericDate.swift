@@ -6,12 +6,12 @@ package enum NumericDate {
     /// The rule, in the words of the errors.
     package static let rule = "must be a number of seconds between years 1 and 9999"
 
-    /// The last second of the year 9999.
-    static let latest: Double = 253_402_300_799
+    /// The first second of the year 1 and the last of the year 9999.
+    static let earliest: Double = -62_135_596_800, latest: Double = 253_402_300_799
 
     /// The seconds of `value`; `nil` when it breaks ``rule`` (or is absent).
     package static func seconds(_ value: JSONValue?) -> Double? {
-        guard case .number(let seconds)? = value, seconds.isFinite, abs(seconds) <= latest else { return nil }
+        guard case .number(let seconds)? = value, seconds.isFinite, (earliest...latest).contains(seconds) else { return nil }
         return seconds
     }
 }

@@ -103,7 +103,8 @@ package struct GrantPoller: Sendable {
             case .slowDown(let given, let after):
                 retryAfter = after
                 expiry.slowDowns += 1
-                interval = max(given ?? interval + .seconds(5), interval)
+                // RFC 8628 §3.5: this and every later request waits 5 s more; a longer interval named is taken.
+                interval = max(given ?? .zero, interval + .seconds(5))
                 onProgress(.slowDown(interval: interval))
             }
             wait = Self.withMargin(max(interval, retryAfter ?? .zero))

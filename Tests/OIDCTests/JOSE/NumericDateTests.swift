@@ -16,8 +16,8 @@ struct NumericDateTests {
         #expect(answer.expiresAt == Date(timeIntervalSince1970: seconds))
     }
 
-    @Test("a string, a boolean, an object and a date past 9999 are refused by every reader (null is no date either)", arguments: [
-        #""1800000600""#, "true", "{}", "253402300800", "-1e300",
+    @Test("a string, a boolean, an object and a date past 9999 or before the year 1 are refused by every reader (null is no date either)", arguments: [
+        #""1800000600""#, "true", "{}", "253402300800", "-62135596801", "-1e300",
     ])
     func notDates(text: String) throws {
         let value = try StrictJSONParser.parse(Array(text.utf8))

@@ -74,14 +74,21 @@ struct DeviceLoginTests {
         }
     }
 
-    @Test("a slow_down that names a new interval: the next poll waits that long")
+    @Test("a slow_down that names the same interval still adds 5 s (RFC 8628 §3.5); one that names a longer one is waited for")
     func slowDownWithInterval() async throws {
         try await withTestProvider(Self.provider()) { provider in
-            await provider.scriptDevicePolls([.slowDown(interval: 3), .approve])
-            _ = try await provider.relyingParty().deviceLogin().waitForLogin()
-            let times = await provider.devicePollTimes()
-            try #require(times.count == 2)
-            #expect(times[1].timeIntervalSince(times[0]) >= 3)
+            // The same interval named: 1 + 5 s. A longer one than that: as named.
+            for (named, waited) in [(1, 6), (9, 9)] {
+                await provider.scriptDevicePolls([.slowDown(interval: named), .approve])
+                var login = try await provider.relyingParty().deviceLogin()
+                let seen = Recorded()
+                login.onProgress = { if case .slowDown(let interval) = $0 { seen.add(interval) } }
+                _ = try await login.waitForLogin()
+                let times = await provider.devicePollTimes().suffix(2)
+                try #require(times.count == 2)
+                #expect(times.last!.timeIntervalSince(times.first!) >= Double(waited), "\(times.last!.timeIntervalSince(times.first!))")
+                #expect(seen.values == [.seconds(waited)])
+            }
         }
     }
 
@@ -193,10 +200,11 @@ struct DeviceLoginTests {
             login.clock = time.clock
             let started = login
             let waiting = Task { try await started.waitForLogin() }
-            // Three polls, each after the interval and its margin (2 s), each answered slow_down; then expiry.
-            for sleep in 1...3 {
+            // Three polls, each after the interval and its margin, each answered slow_down (which adds
+            // 5 s, RFC 8628 §3.5: 1 + 1 s, then 6 + 1 s, then 11 + 1.1 s); then expiry.
+            for (sleep, seconds) in [(1, 2.0), (2, 7.0), (3, 13.0)] {
                 await time.sleepsStarted(sleep)
-                time.advance(by: 2)
+                time.advance(by: seconds)
             }
             await time.sleepsStarted(4)
             #expect(await provider.devicePollTimes().count == 3)
