@@ -4,7 +4,7 @@ public import Foundation
 /// session's own (an SDK that asks for an `Authorization` header and lets you sign its requests):
 /// the access token as `Bearer`, or for a DPoP-bound login as `DPoP` with a fresh proof of each
 /// request (RFC 9449 §7.1). ``AuthenticatedSession/send(_:)`` uses the same value on each attempt,
-/// so "DPoP-bound" has one definition: the login's (``isDPoPBound``).
+/// so "DPoP-bound" has one definition: the login's (a `DPoP` header comes with each request's headers).
 ///
 /// ```swift
 /// var credential = try await session.credential(for: url)
@@ -14,8 +14,8 @@ public import Foundation
 /// else { credential = try await session.credential(afterRefusalOf: credential, at: url) }
 /// ```
 ///
-/// Its `description` names the scheme (`Bearer` or `DPoP`) and the scopes, never the token.
-public struct ResourceCredential: Sendable, CustomStringConvertible {
+/// It prints without the token (a `Secret`).
+public struct ResourceCredential: Sendable {
     /// The access token to send.
     let accessToken: Secret
     /// The login's proofs when its tokens are DPoP-bound; `nil` for bearer tokens.
@@ -24,7 +24,7 @@ public struct ResourceCredential: Sendable, CustomStringConvertible {
     let scopes: [String]
 
     /// Whether the login's tokens are DPoP-bound: each request then needs a fresh proof (``headers(method:url:)``).
-    public var isDPoPBound: Bool { proofs != nil }
+    var isDPoPBound: Bool { proofs != nil }
 
     /// The `Authorization` header, and for a DPoP-bound login a fresh `DPoP` proof of `method` and
     /// `url` with the server's latest nonce and the token's hash; make them for each request (a
@@ -53,8 +53,6 @@ public struct ResourceCredential: Sendable, CustomStringConvertible {
         for scope in scopes + (error.requiredScopes ?? []) where !union.contains(scope) { union.append(scope) }
         return union
     }
-
-    public var description: String { "ResourceCredential(\(proofs == nil ? "Bearer" : "DPoP"), scopes: \(scopes.joined(separator: " ")))" }
 }
 
 extension AuthenticatedSession {

@@ -58,9 +58,11 @@ public final class OIDCAuthorizer: HTTPClientAuthorizer, @unchecked Sendable {
 
     /// `request` with a fresh DPoP proof (of its method and URL, with the server's nonce) for a DPoP-bound login.
     public func sign(_ request: URLRequest) -> URLRequest {
-        guard let credential = lock.withLock({ credential }), credential.isDPoPBound, let url = request.url else { return request }
+        guard let credential = lock.withLock({ credential }), let url = request.url,
+            let proof = try? credential.headers(method: request.httpMethod ?? "GET", url: url)["DPoP"]
+        else { return request }
         var signed = request
-        signed.setValue(try? credential.headers(method: request.httpMethod ?? "GET", url: url)["DPoP"], forHTTPHeaderField: "DPoP")
+        signed.setValue(proof, forHTTPHeaderField: "DPoP")
         return signed
     }
 
