@@ -25,13 +25,18 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
     public let server: ResourceServer
     /// The scopes the routes behind it need, all of them.
     public let scopes: Set<String>
+    /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any.
+    public let authentication: AuthenticationRequirement?
 
     /// - Parameters:
     ///   - server: the resource server, built once for the whole API.
     ///   - scopes: the scopes the routes behind it need (all of them); none: any valid token.
-    public init(_ server: ResourceServer, scopes: Set<String> = []) {
+    ///   - authentication: the user's authentication the routes need (RFC 9470 step-up: `acr`,
+    ///     `auth_time`); `nil`: any.
+    public init(_ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil) {
         self.server = server
         self.scopes = scopes
+        self.authentication = authentication
     }
 
     /// Verifies the request's token, then hands it on with its access, or answers the refusal.
@@ -41,7 +46,7 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
             let checked = try server.request(
                 method: request.method.rawValue, target: request.head.path ?? "", authority: request.head.authority,
                 headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http")
-            access = try await server.verify(checked, requiring: scopes)
+            access = try await server.verify(checked, requiring: scopes, authentication: authentication)
         } catch {
             return Response(
                 status: HTTPResponse.Status(code: error.status), headers: HTTPFields(error.headers, then: [.contentType: "application/json", .cacheControl: "no-store"]),

@@ -4,7 +4,7 @@ public import OIDC
 /// The other end of the token: checks the access token (and its proof of possession) a request
 /// carries, for an API written with any server framework.
 ///
-/// Built once from a ``Configuration`` and shared: ``verify(_:requiring:)`` is safe to call from
+/// Built once from a ``Configuration`` and shared: ``verify(_:requiring:authentication:)`` is safe to call from
 /// many tasks at once and takes no lock on its common path but short ones (a key snapshot, the
 /// replay store).
 ///
@@ -82,14 +82,19 @@ public final class ResourceServer: Sendable {
         )
     }
 
-    /// Checks the access token `request` carries, its proof of possession, and that it grants `scopes`.
+    /// Checks the access token `request` carries, its proof of possession, that it grants `scopes`,
+    /// and that the user's authentication behind it meets `authentication`.
     ///
     /// - Parameters:
     ///   - request: the request, as received.
     ///   - scopes: the scopes the route requires; every one must be granted (else 403 `insufficient_scope`).
+    ///   - authentication: how strong and how recent the user's authentication must be (RFC 9470;
+    ///     else 401 `insufficient_user_authentication`); `nil`: any.
     /// - Returns: the verified access; send its ``VerifiedAccess/responseHeaders`` with the answer.
     /// - Throws: ``AccessRefusal``: the rule broken, and the status and headers to answer with.
-    public func verify(_ request: ResourceRequest, requiring scopes: Set<String> = []) async throws(AccessRefusal) -> VerifiedAccess {
+    public func verify(
+        _ request: ResourceRequest, requiring scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil
+    ) async throws(AccessRefusal) -> VerifiedAccess {
         var usedScheme: Denial.Scheme?
         do throws(Denial) {
             let now = configuration.now()
@@ -126,6 +131,7 @@ public final class ResourceServer: Sendable {
                 denial.scope = scopes
                 throw denial
             }
+            try authentication?.check(facts, now: now)
             let binding: VerifiedAccess.Binding = switch (keyThumbprint, certificateThumbprint) {
             case (nil, nil): .bearer
             case (let key?, nil): .dpop(keyThumbprint: key)
@@ -142,10 +148,12 @@ public final class ResourceServer: Sendable {
     /// introspection answer) and `scopes`, but **not** its sender constraint. The answer's
     /// ``VerifiedAccess/binding`` is what the token claims (`cnf`), not proven by any proof or
     /// certificate. For tools that inspect tokens (`oidc verify --kind access`); to let a request
-    /// through, use ``verify(_:requiring:)``.
+    /// through, use ``verify(_:requiring:authentication:)``.
     ///
-    /// - Throws: ``AccessRefusal``, as ``verify(_:requiring:)`` does for the token's rules.
-    public func verifyToken(_ token: String, requiring scopes: Set<String> = []) async throws(AccessRefusal) -> VerifiedAccess {
+    /// - Throws: ``AccessRefusal``, as ``verify(_:requiring:authentication:)`` does for the token's rules.
+    public func verifyToken(
+        _ token: String, requiring scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil
+    ) async throws(AccessRefusal) -> VerifiedAccess {
         let now = configuration.now()
         do throws(Denial) {
             guard token.utf8.count <= configuration.maximumTokenLength else {
@@ -157,6 +165,7 @@ public final class ResourceServer: Sendable {
                 denial.scope = scopes
                 throw denial
             }
+            try authentication?.check(facts, now: now)
             let binding: VerifiedAccess.Binding = switch (facts.keyThumbprint, facts.certificateThumbprint) {
             case (nil, nil): .bearer
             case (let key?, nil): .dpop(keyThumbprint: key)

@@ -16,6 +16,7 @@ struct ResourceServerCommandTests {
         (["--dpop", "off", "--nonce"], "--nonce"), (["--introspect"], "--introspect"), (["--client-id", "x"], "--client-id"),
         (["--require-scope", "a\"b"], "--require-scope"), (["--issuer", "ftp://idp.example"], "--issuer"),
         (["--audience", "two words"], "--audience"), (["--jwks", "/nonexistent.json"], "--jwks"),
+        (["--require-acr", "two words"], "--require-acr"), (["--max-age", "-1"], "--max-age"),
     ])
     func usage(arguments: [String], flag: String) async throws {
         var all = ["--issuer", AccessTokenIssuer.issuer, "--audience", AccessTokenIssuer.audience, "--jwks", "/dev/null"]
@@ -26,6 +27,24 @@ struct ResourceServerCommandTests {
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains(flag), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
+    }
+
+    @Test("--require-acr and --max-age (RFC 9470): a token without the acr, or authenticated too long ago, gets 401 insufficient_user_authentication naming acr_values and max_age; one that meets both gets 200")
+    func stepUp() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--require-acr", "urn:bank:sca", "--max-age", "300"])
+        defer { server.process.signal(SIGKILL) }
+        let now = Int(Date().timeIntervalSince1970)
+        let weak = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:password", "auth_time": now])))])
+        #expect(weak.status == 401)
+        #expect(weak.headers.values("WWW-Authenticate").first == #"Bearer error="insufficient_user_authentication", error_description="A different authentication level is required: the access token's acr is not one of acr_values.", acr_values="urn:bank:sca", max_age="300", resource_metadata="\#(server.base)/.well-known/oauth-protected-resource""#)
+        #expect(weak.json["error"] as? String == "insufficient_user_authentication")
+        let stale = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:sca", "auth_time": now - 3600])))])
+        #expect(stale.status == 401 && stale.headers.values("WWW-Authenticate").first?.contains("More recent authentication is required") == true)
+        let strong = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:sca", "auth_time": now - 10])))])
+        #expect(strong.status == 200)
+        let stopped = await server.stop(SIGTERM)
+        #expect(stopped.stderr.contains("(insufficient_user_authentication)"), "\(stopped.stderr)")
     }
 
     @Test("GET /.well-known/oauth-protected-resource is the RFC 9728 document; SIGTERM stops the server with 0")

@@ -81,6 +81,13 @@ extension AccessRefusal {
         /// The token lacks a scope the route requires: 403 `insufficient_scope`.
         public static let insufficientScope = Rule("insufficient_scope")
 
+        // MARK: Step-up authentication (RFC 9470)
+
+        /// The user's authentication behind the token is not the kind the route requires (`acr`),
+        /// or is older than it allows (`auth_time`, or none with a maximum age): 401
+        /// `insufficient_user_authentication`, the challenge naming `acr_values` and `max_age`.
+        public static let insufficientUserAuthentication = Rule("insufficient_user_authentication")
+
         // MARK: Sender constraints (RFC 9449 §7, RFC 8705 §3)
 
         /// A DPoP-bound token (`cnf.jkt`) came as a bearer token.

@@ -39,7 +39,7 @@ public struct AccessRefusal: Error, Sendable, CustomStringConvertible {
         return #"{"error":\#(JSONString.quoted(error)),"error_description":\#(JSONString.quoted(message))}"#
     }
 
-    /// A refusal with these parts; the server builds them (``ResourceServer/verify(_:requiring:)``),
+    /// A refusal with these parts; the server builds them (``ResourceServer/verify(_:requiring:authentication:)``),
     /// and so can a framework adapter that refuses before the kit is asked.
     public init(rule: Rule, error: String?, message: String, status: Int, headers: HTTPHeaders) {
         self.rule = rule

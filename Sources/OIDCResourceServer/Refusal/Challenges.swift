@@ -46,6 +46,11 @@ struct Challenges: Sendable {
         if let denial, let code = denial.code {
             parameters.append(#"error="\#(code.rawValue)""#)
             parameters.append(#"error_description="\#(Self.quotedContent(denial.message))""#)
+            // RFC 9470 §3: what a new authentication must be, as its examples write them.
+            if let required = denial.authentication {
+                if !required.acrValues.isEmpty { parameters.append(#"acr_values="\#(Self.quotedContent(required.acrValues.joined(separator: " ")))""#) }
+                if let maxAge = required.maxAge { parameters.append(#"max_age="\#(maxAge)""#) }
+            }
         }
         if let scope {
             parameters.append(#"scope="\#(Self.quotedContent(scope))""#)

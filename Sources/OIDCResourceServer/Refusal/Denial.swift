@@ -11,6 +11,7 @@ struct Denial: Error, Sendable {
         case invalidRequest = "invalid_request"
         case invalidToken = "invalid_token"
         case insufficientScope = "insufficient_scope"
+        case insufficientUserAuthentication = "insufficient_user_authentication"
         case invalidProof = "invalid_dpop_proof"
         case useNonce = "use_dpop_nonce"
 
@@ -18,7 +19,7 @@ struct Denial: Error, Sendable {
             switch self {
             case .invalidRequest: 400
             case .insufficientScope: 403
-            case .invalidToken, .invalidProof, .useNonce: 401
+            case .invalidToken, .invalidProof, .useNonce, .insufficientUserAuthentication: 401
             }
         }
     }
@@ -31,6 +32,8 @@ struct Denial: Error, Sendable {
     var scheme: Scheme?
     /// The scopes the route requires, for `insufficient_scope` and a request without a token.
     var scope: Set<String> = []
+    /// What the route requires of the user's authentication, for `insufficient_user_authentication` (RFC 9470 §3).
+    var authentication: AuthenticationRequirement?
     /// This server could not check the request (503, no challenge).
     var serverFailure = false
 

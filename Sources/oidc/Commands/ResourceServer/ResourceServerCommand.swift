@@ -14,7 +14,9 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
             Prints its base URL on stdout once it is listening, then serves until SIGTERM (exit 0) or \
             SIGINT (exit 130). GET /.well-known/oauth-protected-resource is the RFC 9728 metadata; every \
             other path is protected: 200 with the verified access as JSON (sub, client_id, scope, \
-            token_type, iss, aud, exp, cnf), or 401/403/400 with the RFC 6750 / RFC 9449 challenge, and \
+            token_type, iss, aud, exp, cnf), or 401/403/400 with the RFC 6750 / RFC 9449 challenge (401 \
+            insufficient_user_authentication with acr_values and max_age under --require-acr or --max-age, \
+            RFC 9470), and \
             one line on stderr saying why (never the token). Usage mistakes exit 2; an issuer or JWKS \
             that cannot be reached at start exits 5.
             """
@@ -40,6 +42,12 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
     @Option(help: "A scope every request's token must carry; repeat for several.")
     var requireScope: [String] = []
 
+    @Option(help: "An authentication context class (acr) the token's login must have, one of those given; repeat for several (RFC 9470 step-up).")
+    var requireAcr: [String] = []
+
+    @Option(help: "The most seconds since the user authenticated (the token's auth_time; RFC 9470 step-up).")
+    var maxAge: Int?
+
     @Flag(help: "Require server-provided DPoP nonces (RFC 9449 §9): a proof without the current one gets use_dpop_nonce.")
     var nonce = false
 
@@ -61,6 +69,11 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
         case off, allowed, required
     }
 
+    /// `--require-acr` and `--max-age`, when either is given.
+    var authenticationRequirement: AuthenticationRequirement? {
+        requireAcr.isEmpty && maxAge == nil ? nil : AuthenticationRequirement(acrValues: requireAcr, maxAge: maxAge)
+    }
+
     /// The scope tokens of `--require-scope`, in order, without repeats.
     var requiredScopes: [String] {
         get throws { try ScopeTokens.parse(requireScope, flag: "--require-scope") }
@@ -72,6 +85,10 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
         do { _ = try ProviderDiscovery.wellKnownURLs(for: issuer) } catch { throw ValidationError("--issuer: \(error.message)") }
         try Self.checkAudience(audience)
         _ = try requiredScopes
+        for value in requireAcr where value.isEmpty || value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || UntrustedText.isUnsafe($0) }) {
+            throw ValidationError("--require-acr '\(UntrustedText.sanitized(value))' must be one acr value: printable, without spaces or quotes")
+        }
+        if let maxAge, !(0...315_360_000).contains(maxAge) { throw ValidationError("--max-age must be 0 to 315360000 seconds (10 years)") }
         if nonce, dpop == .off { throw ValidationError("--nonce needs --dpop allowed or required (nonces are for DPoP proofs)") }
         if introspect {
             guard clientId != nil, clientSecretFile != nil else {
@@ -133,7 +150,7 @@ extension ResourceServerCommand {
     /// Reads the issuer's keys (or introspection endpoint), binds, and prints the base URL.
     private func start(scopes: [String], transport: any HTTPTransport) async throws -> LoopbackHTTPService {
         let sources = try await ResourceServerSources.load(self, transport: transport)
-        let routes = ResourceServerRoutes(requiredScopes: scopes)
+        let routes = ResourceServerRoutes(requiredScopes: scopes, authentication: authenticationRequirement)
         let service: LoopbackHTTPService
         do {
             service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024, connections: connections.limits) { request in

@@ -11,9 +11,12 @@ final class ResourceServerRoutes: Sendable {
     private let server = Box<ResourceServer>()
     /// `--require-scope`: every protected path requires all of them.
     private let requiredScopes: Set<String>
+    /// `--require-acr` and `--max-age` (RFC 9470): what every protected path requires of the user's authentication.
+    private let authentication: AuthenticationRequirement?
 
-    init(requiredScopes: [String]) {
+    init(requiredScopes: [String], authentication: AuthenticationRequirement? = nil) {
         self.requiredScopes = Set(requiredScopes)
+        self.authentication = authentication
     }
 
     /// From now on, requests are checked by a server built from `configuration`.
@@ -37,7 +40,7 @@ final class ResourceServerRoutes: Sendable {
             let checked = try server.request(
                 method: request.method, target: request.path + (request.query.map { "?" + $0 } ?? ""),
                 headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) }))
-            let access = try await server.verify(checked, requiring: requiredScopes)
+            let access = try await server.verify(checked, requiring: requiredScopes, authentication: authentication)
             Console.error("oidc: accepted \(shown): \(access.tokenType) token\(access.clientID.map { " of client \(UntrustedText.sanitized($0))" } ?? "")\(access.subject.map { " for subject \(UntrustedText.sanitized($0))" } ?? "")")
             return .json(Self.body(of: access), extraHeaders: access.responseHeaders.map { ($0.name, $0.value) })
         } catch {
