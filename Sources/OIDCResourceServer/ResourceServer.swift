@@ -132,13 +132,14 @@ public final class ResourceServer: Sendable {
                 throw denial
             }
             try authentication?.check(facts, now: now)
+            let details = try facts.authorizationDetails()
             let binding: VerifiedAccess.Binding = switch (keyThumbprint, certificateThumbprint) {
             case (nil, nil): .bearer
             case (let key?, nil): .dpop(keyThumbprint: key)
             case (nil, let certificate?): .certificate(thumbprint: certificate)
             case (let key?, let certificate?): .dpopAndCertificate(keyThumbprint: key, certificateThumbprint: certificate)
             }
-            return VerifiedAccess(facts, binding: binding, responseHeaders: responseHeaders)
+            return VerifiedAccess(facts, authorizationDetails: details, binding: binding, responseHeaders: responseHeaders)
         } catch {
             throw challenges.refusal(error, usedScheme: usedScheme, now: configuration.now())
         }
@@ -166,13 +167,14 @@ public final class ResourceServer: Sendable {
                 throw denial
             }
             try authentication?.check(facts, now: now)
+            let details = try facts.authorizationDetails()
             let binding: VerifiedAccess.Binding = switch (facts.keyThumbprint, facts.certificateThumbprint) {
             case (nil, nil): .bearer
             case (let key?, nil): .dpop(keyThumbprint: key)
             case (nil, let certificate?): .certificate(thumbprint: certificate)
             case (let key?, let certificate?): .dpopAndCertificate(keyThumbprint: key, certificateThumbprint: certificate)
             }
-            return VerifiedAccess(facts, binding: binding, responseHeaders: HTTPHeaders())
+            return VerifiedAccess(facts, authorizationDetails: details, binding: binding, responseHeaders: HTTPHeaders())
         } catch {
             throw challenges.refusal(error, usedScheme: .bearer, now: now)
         }

@@ -29,7 +29,7 @@ struct ResourceServerCommandTests {
         #expect(result.stdout.isEmpty)
     }
 
-    @Test("--require-acr and --max-age (RFC 9470): a token without the acr, or authenticated too long ago, gets 401 insufficient_user_authentication naming acr_values and max_age; one that meets both gets 200")
+    @Test("--require-acr and --max-age (RFC 9470): a token without the acr, or authenticated too long ago, gets 401 insufficient_user_authentication naming acr_values and max_age; one that meets both gets 200, its authorization_details (RFC 9396) in the body")
     func stepUp() async throws {
         let tokens = try AccessTokenIssuer()
         let server = try await ResourceServerProcess.start(tokens.arguments + ["--require-acr", "urn:bank:sca", "--max-age", "300"])
@@ -41,8 +41,15 @@ struct ResourceServerCommandTests {
         #expect(weak.json["error"] as? String == "insufficient_user_authentication")
         let stale = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:sca", "auth_time": now - 3600])))])
         #expect(stale.status == 401 && stale.headers.values("WWW-Authenticate").first?.contains("More recent authentication is required") == true)
-        let strong = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:sca", "auth_time": now - 10])))])
+        // RFC 9396: the token's authorization_details echoed in the 200 body.
+        let details: [[String: Any]] = [["type": "payment_initiation", "instructedAmount": ["currency": "EUR", "amount": "123.50"]]]
+        let strong = try await server.send(headers: [
+            ("Authorization", "Bearer " + (try tokens.token(["acr": "urn:bank:sca", "auth_time": now - 10, "authorization_details": details]))),
+        ])
         #expect(strong.status == 200)
+        let echoed = try #require(strong.json["authorization_details"] as? [[String: Any]])
+        #expect(echoed.first?["type"] as? String == "payment_initiation")
+        #expect((echoed.first?["instructedAmount"] as? [String: Any])?["amount"] as? String == "123.50")
         let stopped = await server.stop(SIGTERM)
         #expect(stopped.stderr.contains("(insufficient_user_authentication)"), "\(stopped.stderr)")
     }

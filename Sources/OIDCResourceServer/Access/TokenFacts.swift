@@ -31,6 +31,19 @@ struct TokenFacts: Sendable {
         }
     }
 
+    /// `authorization_details` (RFC 9396 §9.1 in a JWT, §9.2 in an introspection answer): absent,
+    /// or an array of objects each with a non-empty string `type` (§2); empty when absent.
+    func authorizationDetails() throws(Denial) -> [JSONValue] {
+        guard let value = allClaims["authorization_details"] else { return [] }
+        guard case .array(let details) = value, details.allSatisfy({ detail in
+            guard case .object(let members) = detail, case .string(let type)? = members["type"] else { return false }
+            return !type.isEmpty
+        }) else {
+            throw .invalidToken(.invalidClaim, "The access token's authorization_details must be an array of objects, each with a string type (RFC 9396 §2).")
+        }
+        return details
+    }
+
     /// A token's `cnf` (RFC 7800 §3.1), read.
     enum Confirmation {
         /// No binding, or one this resource checks: `jkt` (RFC 9449 §6), `x5t#S256` (RFC 8705 §3.1).

@@ -58,6 +58,10 @@ public struct VerifiedAccess: Sendable {
     public let issuedAt: Date?
     /// `jti`, when present.
     public let tokenID: String?
+    /// `authorization_details` (RFC 9396): what the token grants as structured data (a payment's
+    /// amount and creditor, an account's actions), from the JWT claim or the introspection member;
+    /// each an object with a string `type`. Empty when the token has none.
+    public let authorizationDetails: [JSONValue]
     /// How the token is bound; the request proved possession where it is.
     public let binding: Binding
     /// Where the facts come from.
@@ -75,7 +79,15 @@ public struct VerifiedAccess: Sendable {
     /// Whether the token grants every one of `scopes`.
     public func hasScopes(_ required: Set<String>) -> Bool { required.isSubset(of: scopes) }
 
-    init(_ facts: TokenFacts, binding: Binding, responseHeaders: HTTPHeaders) {
+    /// The members of each of ``authorizationDetails`` whose `type` is `type`, in order.
+    public func authorizationDetails(ofType type: String) -> [[String: JSONValue]] {
+        authorizationDetails.compactMap { detail in
+            guard case .object(let members) = detail, members["type"] == .string(type) else { return nil }
+            return members
+        }
+    }
+
+    init(_ facts: TokenFacts, authorizationDetails: [JSONValue], binding: Binding, responseHeaders: HTTPHeaders) {
         self.subject = facts.subject
         self.clientID = facts.clientID
         self.scopes = facts.scopes
@@ -84,6 +96,7 @@ public struct VerifiedAccess: Sendable {
         self.expiresAt = facts.expiresAt
         self.issuedAt = facts.issuedAt
         self.tokenID = facts.tokenID
+        self.authorizationDetails = authorizationDetails
         self.binding = binding
         self.source = facts.source
         self.responseHeaders = responseHeaders

@@ -57,7 +57,7 @@ public struct TestUser: Sendable, Equatable {
 
 extension JSONValue {
     /// The value as `JSONSerialization` writes it.
-    var foundationValue: Any {
+    package var foundationValue: Any {
         switch self {
         case .null: NSNull()
         case .bool(let value): value

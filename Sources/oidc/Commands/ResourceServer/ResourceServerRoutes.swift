@@ -64,6 +64,7 @@ final class ResourceServerRoutes: Sendable {
         if let key = access.binding.keyThumbprint { confirmation["jkt"] = key }
         if let certificate = access.binding.certificateThumbprint { confirmation["x5t#S256"] = certificate }
         if !confirmation.isEmpty { body["cnf"] = confirmation }
+        if !access.authorizationDetails.isEmpty { body["authorization_details"] = access.authorizationDetails.map(\.foundationValue) }
         return body
     }
 
