@@ -14,7 +14,7 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
             Prints its base URL on stdout once it is listening, then serves until SIGTERM (exit 0) or \
             SIGINT (exit 130). GET /.well-known/oauth-protected-resource is the RFC 9728 metadata; every \
             other path is protected: 200 with the verified access as JSON (sub, client_id, scope, \
-            token_type, iss, aud, exp, cnf), or 401/403/400 with the RFC 6750 / RFC 9449 challenge (401 \
+            token_type, iss, aud, exp, cnf, authorization_details), or 401/403/400 with the RFC 6750 / RFC 9449 challenge (401 \
             insufficient_user_authentication with acr_values and max_age under --require-acr or --max-age, \
             RFC 9470), and \
             one line on stderr saying why (never the token). Usage mistakes exit 2; an issuer or JWKS \
