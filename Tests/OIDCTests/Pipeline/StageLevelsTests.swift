@@ -80,6 +80,8 @@ struct StageLevelsTests {
             #expect(watcher.requests.map(\.status) == [400, 200])
             #expect(watcher.requests.allSatisfy { $0.call == exchange && $0.carriesProof && $0.body.contains("x_tenant=blue") })
             #expect(tenant.count == 1, "the OAuth-level stage runs once per call, outside the nonce retry")
+            // What the provider itself received: the parameter on both attempts of the exchange.
+            #expect(await provider.requestParameters(.token).map { $0["x_tenant"] } == ["blue", "blue"])
             // Client authentication is made afresh for the retry: two different assertions.
             let assertions = watcher.requests.map { Self.assertion(in: $0.body) }
             #expect(assertions.count == 2 && assertions.allSatisfy { $0 != nil } && assertions[0] != assertions[1])
