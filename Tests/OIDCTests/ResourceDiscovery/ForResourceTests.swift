@@ -9,13 +9,6 @@ import Testing
 @Suite("A relying party from a resource's URL", .timeLimit(.scaledMinutes(1)))
 struct ForResourceTests {
     /// Opens the URL in the background and signs in, as a system browser does.
-    struct BackgroundBrowser: BrowserLauncher {
-        func open(_ url: URL) async throws(OIDCError) {
-            let browser = TestBrowser()
-            Task { _ = try await browser.open(url) }
-        }
-    }
-
     static func plainOAuth(_ change: (inout TestProvider.Configuration) -> Void = { _ in }) -> TestProvider.Configuration {
         var configuration = TestProvider.Configuration()
         configuration.registration = TestProvider.Registration()
@@ -28,7 +21,7 @@ struct ForResourceTests {
 
     static func login(_ rp: RelyingParty, scopes: [String]? = nil) async throws -> StoredLogin {
         var login = rp.loopbackLogin(scopes: scopes)
-        login.browser = BackgroundBrowser()
+        login.browser = TestBrowser().launcher
         return try await login.runLogin()
     }
 
