@@ -19,6 +19,10 @@ public import OpenAPIRuntime
 ///   retry sends it again; a larger one is refused with `invalidArgument` before anything is sent.
 /// - The answer's body streams through untouched, except for a 401 or 403, which the pipeline reads
 ///   (at most the session's `maximumResponseSize`).
+/// - The URL is the base URL's path (without a trailing `/`) followed by the operation's path and
+///   query; the middlewares and the transport after this one get it back as an origin-only base URL
+///   and the whole path. A stage of the session's that rewrites the URL is checked against the
+///   allowlist again, but the DPoP proof was made for the URL before it.
 /// - What the session throws (`OIDCError`: `hostNotAllowed`, `notLoggedIn`, `unauthorized` after the
 ///   refresh, `insufficientScope` with the scopes to ask for) reaches the caller as the generated
 ///   client's `ClientError`, whose `underlyingError` it is; an error of the transport is passed on as

@@ -131,7 +131,7 @@ public final class ResourceServer: Sendable {
                 denial.scope = scopes
                 throw denial
             }
-            try authentication?.check(facts, now: now)
+            try authentication?.check(facts, now: now, leeway: configuration.leeway)
             let details = try facts.authorizationDetails()
             let binding: VerifiedAccess.Binding = switch (keyThumbprint, certificateThumbprint) {
             case (nil, nil): .bearer
@@ -166,7 +166,7 @@ public final class ResourceServer: Sendable {
                 denial.scope = scopes
                 throw denial
             }
-            try authentication?.check(facts, now: now)
+            try authentication?.check(facts, now: now, leeway: configuration.leeway)
             let details = try facts.authorizationDetails()
             let binding: VerifiedAccess.Binding = switch (facts.keyThumbprint, facts.certificateThumbprint) {
             case (nil, nil): .bearer

@@ -6,13 +6,14 @@ internal import Synchronization
 /// --profile-dpop`). The token held here is one the key's login already holds; copies of a
 /// ``DPoPKey`` share it; never printed.
 final class DPoPAccessTokenHash: Sendable {
-    private let last = Mutex<(token: String, hash: String)?>(nil)
+    // The token as a `Secret`: a key printed, reflected or dumped never shows it.
+    private let last = Mutex<(token: Secret, hash: String)?>(nil)
 
     /// `ath` for `token`: the kept one when `token` is the last one asked for, else a new hash.
     func hash(of token: String) throws(OIDCError) -> String {
-        if let hash = last.withLock({ $0?.token == token ? $0?.hash : nil }) { return hash }
+        if let hash = last.withLock({ $0?.token.revealedValue == token ? $0?.hash : nil }) { return hash }
         let hash = Base64URLEncoding.encode(try LibCrypto.sha256(Array(token.utf8)))
-        last.withLock { $0 = (token, hash) }
+        last.withLock { $0 = (Secret(token), hash) }
         return hash
     }
 }

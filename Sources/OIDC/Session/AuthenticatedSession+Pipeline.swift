@@ -28,6 +28,8 @@ extension AuthenticatedSession {
         let response = try await Self.send(request, attempt: try await attempt(with: login, number: 1, call: call, transport: transport))
         // 403 insufficient_scope: no refresh, no retry (the same scopes would come back).
         if let stepUp = InsufficientScope.error(response, from: request.url) { throw stepUp }
+        // 401 insufficient_user_authentication (RFC 9470): a new login, not a refresh.
+        if let stepUp = StepUpAuthentication.error(response, from: request.url) { throw stepUp }
         guard response.status == 401 else { return response }
         let fresh = try await refresh(afterRefusalOf: login.tokens.accessToken, at: request.url)
         let retried = try await Self.send(request, attempt: try await attempt(with: fresh, number: 2, call: call, transport: transport))

@@ -22,6 +22,8 @@ public struct ResourceCredential: Sendable {
     let proofs: DPoP?
     /// The scopes the login was granted (the start of a step-up's union).
     let scopes: [String]
+    /// The hosts the token may go to: ``headers(method:url:)`` makes none for another.
+    let allowlist: HostAllowlist
 
     /// Whether the login's tokens are DPoP-bound: each request then needs a fresh proof (``headers(method:url:)``).
     var isDPoPBound: Bool { proofs != nil }
@@ -30,8 +32,10 @@ public struct ResourceCredential: Sendable {
     /// `url` with the server's latest nonce and the token's hash; make them for each request (a
     /// proof is good once).
     ///
-    /// - Throws: ``OIDCError/Code/invalidArgument`` when `url` cannot be a proof's `htu`.
+    /// - Throws: ``OIDCError/Code/hostNotAllowed`` for a `url` off the session's allowlist (the
+    ///   token goes nowhere else); ``OIDCError/Code/invalidArgument`` when `url` cannot be a proof's `htu`.
     public func headers(method: String, url: URL) throws(OIDCError) -> HTTPHeaders {
+        try allowlist.check(url)
         var headers = HTTPHeaders()
         _ = try DPoP.present(accessToken: accessToken, proofs: proofs, method: method, url: url, headers: &headers)
         return headers
@@ -82,6 +86,6 @@ extension AuthenticatedSession {
     nonisolated func credential(of login: StoredLogin) throws(OIDCError) -> ResourceCredential {
         ResourceCredential(
             accessToken: login.tokens.accessToken, proofs: try DPoP.proofs(for: login, describedAs: "under \(key)", nonces: dpopNonces, now: now),
-            scopes: login.tokens.scopes)
+            scopes: login.tokens.scopes, allowlist: allowlist)
     }
 }

@@ -29,8 +29,9 @@ public struct AuthenticationRequirement: Sendable, Hashable {
         self.maxAge = maxAge
     }
 
-    /// Whether the token `facts` describe meets this requirement at `now`.
-    func check(_ facts: TokenFacts, now: Date) throws(Denial) {
+    /// Whether the token `facts` describe meets this requirement at `now`; `auth_time` may be at
+    /// most `leeway` seconds ahead of `now` (a later one is a broken claim, not a recent login).
+    func check(_ facts: TokenFacts, now: Date, leeway: TimeInterval) throws(Denial) {
         let claims = facts.allClaims
         if !acrValues.isEmpty {
             guard case .string(let acr)? = claims["acr"], acrValues.contains(acr) else {
@@ -38,8 +39,14 @@ public struct AuthenticationRequirement: Sendable, Hashable {
             }
         }
         if let maxAge {
-            guard let authTime = NumericDate.seconds(claims["auth_time"]) else {
+            guard let value = claims["auth_time"] else {
                 throw denial("More recent authentication is required: the access token has no auth_time.")
+            }
+            guard let authTime = NumericDate.seconds(value) else {
+                throw .invalidToken(.invalidClaim, "The access token's auth_time \(NumericDate.rule).")
+            }
+            guard authTime <= now.timeIntervalSince1970 + leeway else {
+                throw .invalidToken(.invalidClaim, "The access token's auth_time is in the future.")
             }
             guard now.timeIntervalSince1970 - authTime <= Double(maxAge) else {
                 throw denial("More recent authentication is required: the user authenticated more than max_age seconds ago.")

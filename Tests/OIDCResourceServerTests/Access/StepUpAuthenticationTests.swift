@@ -44,6 +44,12 @@ struct StepUpAuthenticationTests {
             #expect(missing.message.contains("no auth_time"))
             _ = try await fixture.server.verify(ResourceFixture.bearer(try await fixture.token(extra: ["auth_time": now - 299])), authentication: recent)
 
+            // An auth_time past the leeway (60 s) ahead, or one that is no NumericDate: a broken claim.
+            let future = try await Self.refusal(fixture, ResourceFixture.bearer(try await fixture.token(extra: ["auth_time": now + 3600])), recent)
+            #expect(future.rule == .invalidClaim && future.error == "invalid_token" && future.message.contains("future"), "\(future)")
+            let text = try await Self.refusal(fixture, ResourceFixture.bearer(try await fixture.token(extra: ["auth_time": "\(now)"])), recent)
+            #expect(text.rule == .invalidClaim, "\(text)")
+
             let both = AuthenticationRequirement(acrValues: ["urn:bank:sca"], maxAge: 60)
             let stale = try await fixture.token(extra: ["acr": "urn:bank:sca", "auth_time": now - 61])
             let twice = try await Self.refusal(fixture, ResourceFixture.bearer(stale), both)

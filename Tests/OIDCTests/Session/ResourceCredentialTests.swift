@@ -16,17 +16,17 @@ struct ResourceCredentialTests {
     @Test("step-up scopes after a 403 insufficient_scope: those granted, then those asked for, each once (the MCP Python SDK's challenge, behind another scheme, a DPoP one)")
     func stepUpUnion() {
         let python = #"Bearer error="insufficient_scope", scope="mcp:tools mcp:admin", resource_metadata="http://127.0.0.1:9420/.well-known/oauth-protected-resource/mcp", error_description="the tool needs mcp:tools mcp:admin""#
-        let granted = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: ["mcp:tools"])
+        let granted = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: ["mcp:tools"], allowlist: .default(for: Self.url))
         #expect(granted.stepUpScopes(after: Self.response(403, python), from: Self.url) == ["mcp:tools", "mcp:admin"])
-        let more = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: ["openid", "mcp:tools"])
+        let more = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: ["openid", "mcp:tools"], allowlist: .default(for: Self.url))
         #expect(more.stepUpScopes(after: Self.response(403, "Negotiate", python), from: Self.url) == ["openid", "mcp:tools", "mcp:admin"])
-        let none = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: [])
+        let none = ResourceCredential(accessToken: Secret("t"), proofs: nil, scopes: [], allowlist: .default(for: Self.url))
         #expect(none.stepUpScopes(after: Self.response(403, #"DPoP algs="ES256", error="insufficient_scope", scope="a""#), from: Self.url) == ["a"])
     }
 
     @Test("no step-up: a 401, another error, no Bearer or DPoP challenge; a bearer credential is never nonce-challenged; no token in its description")
     func noStepUp() throws {
-        let credential = ResourceCredential(accessToken: Secret("secret-access-token"), proofs: nil, scopes: ["a"])
+        let credential = ResourceCredential(accessToken: Secret("secret-access-token"), proofs: nil, scopes: ["a"], allowlist: .default(for: Self.url))
         #expect(credential.stepUpScopes(after: Self.response(401, #"Bearer error="insufficient_scope", scope="a""#), from: Self.url) == nil)
         #expect(credential.stepUpScopes(after: Self.response(403, #"Bearer error="invalid_token""#), from: Self.url) == nil)
         #expect(credential.stepUpScopes(after: Self.response(403, #"Basic realm="x""#), from: Self.url) == nil)
@@ -62,6 +62,14 @@ struct ResourceCredentialTests {
             let proofs = await provider.dpopProofs(.protectedResource)
             #expect(proofs.map(\.error) == ["use_dpop_nonce", nil] && Set(proofs.map(\.compact)).count == 2)
             #expect(try credential.headers(method: "GET", url: url)["Authorization"]?.hasPrefix("DPoP ") == true)
+            // The token and its proof go only where the session's allowlist lets them.
+            let elsewhere = #expect(throws: OIDCError.self) { try credential.headers(method: "GET", url: URL(string: "https://api.example.net/")!) }
+            #expect(elsewhere?.code == .hostNotAllowed)
+            // A DPoP credential, after its key has hashed the token for a proof: no token in what it prints.
+            var dumped = ""
+            dump(credential, to: &dumped)
+            let token = credential.accessToken.revealedValue
+            #expect(!dumped.contains(token) && !"\(credential)".contains(token) && !String(reflecting: credential).contains(token))
 
             // The resource refuses the token: two callers that saw it, one refresh.
             await provider.expireAccessTokens()
