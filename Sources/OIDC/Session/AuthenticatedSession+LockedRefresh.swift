@@ -134,9 +134,8 @@ extension AuthenticatedSession {
             return try await refreshWithToken(stored, foreignMark: foreignMark, client: client, stale: stale, reason: reason, startedIn: startedIn)
         case .host(let provide):
             return try await askHost(provide, stored: stored, reason: reason, startedIn: startedIn)
-        case .clientCredentials(let client, let scopes, let parameters, let dpopKey):
-            return try await requestClientCredentials(
-                client, scopes: scopes, parameters: parameters, dpopKey: dpopKey, stored: stored, reason: reason, startedIn: startedIn)
+        case .ownGrant(let client, let own, let dpopKey):
+            return try await requestOwnGrant(client, own, dpopKey: dpopKey, stored: stored, reason: reason, startedIn: startedIn)
         }
     }
 

@@ -12,8 +12,21 @@ extension AuthenticatedSession {
             case refreshToken(TokenClient)
             case host(@Sendable () async -> TokenProviderOutcome)
             // `dpopKey` makes the key of each new grant (a relying party's ``DPoPUse``).
-            case clientCredentials(
-                TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)? = nil)
+            /// A grant of the client's own (client credentials, or an assertion it presents): asked
+            /// anew when the tokens expire. `dpopKey` makes the key of each new grant.
+            case ownGrant(TokenClient, OwnGrant, dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)? = nil)
+        }
+
+        /// What a grant of the client's own asks for: client credentials, or the JWT bearer grant
+        /// with the assertion its holder has now.
+        struct OwnGrant: Sendable {
+            var grant: StoredLogin.Grant
+            /// The JWT bearer grant's assertion, read anew for each request (a rotated file).
+            var assertion: (@Sendable () async throws(OIDCError) -> Secret)?
+
+            static func clientCredentials(scopes: [String], parameters: [OAuthParameter]) -> OwnGrant {
+                OwnGrant(grant: .clientCredentials(scopes: scopes, parameters: parameters))
+            }
         }
 
         let kind: Kind
@@ -34,14 +47,25 @@ extension AuthenticatedSession {
         /// session asks for a new one, once for every caller and, under the store's lock, once for
         /// every process sharing the store. No login is needed first.
         public static func clientCredentials(_ client: TokenClient, scopes: [String] = [], parameters: [OAuthParameter] = []) -> TokenSource {
-            TokenSource(kind: .clientCredentials(client, scopes: scopes, parameters: parameters))
+            TokenSource(kind: .ownGrant(client, .clientCredentials(scopes: scopes, parameters: parameters)))
+        }
+
+        /// The JWT bearer grant (RFC 7523 §2.1) at `client`'s token endpoint: `assertion` is asked
+        /// for the JWT each time new tokens are needed (read a workload identity file there, so
+        /// that its owner's rotation is followed), and traded for tokens; there is no refresh token
+        /// to spend, and a refused assertion logs nobody out: the next call asks again.
+        public static func jwtBearer(
+            _ client: TokenClient, scopes: [String] = [], parameters: [OAuthParameter] = [],
+            assertion: @escaping @Sendable () async throws(OIDCError) -> Secret
+        ) -> TokenSource {
+            TokenSource(kind: .ownGrant(client, OwnGrant(grant: .jwtBearer(scopes: scopes, parameters: parameters), assertion: assertion)))
         }
 
         /// The token client this source refreshes with, and revokes with at logout; `nil` for a
         /// host application's source.
         public var tokenClient: TokenClient? {
             switch kind {
-            case .refreshToken(let client), .clientCredentials(let client, _, _, _): client
+            case .refreshToken(let client), .ownGrant(let client, _, _): client
             case .host: nil
             }
         }
@@ -55,23 +79,32 @@ extension AuthenticatedSession {
         var unauthenticated = false
     }
 
-    /// Under the lock: asks for the client's own tokens (client credentials), and keeps them. A
-    /// refused request logs nobody out: there is no login to end, and the next call asks again.
-    func requestClientCredentials(
-        _ client: TokenClient, scopes: [String], parameters: [OAuthParameter], dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?,
+    /// Under the lock: asks for the client's own tokens (client credentials, or the JWT bearer
+    /// grant with the assertion as it is now), and keeps them. A refused request logs nobody out:
+    /// there is no login to end, and the next call asks again.
+    func requestOwnGrant(
+        _ client: TokenClient, _ own: TokenSource.OwnGrant, dpopKey: (@Sendable () -> Result<DPoPKey?, OIDCError>)?,
         stored: StoredLogin?, reason: String, startedIn: Int
     ) async throws(OIDCError) -> LockedRefresh {
-        // A new key for each grant, when the relying party binds its tokens (its DPoPUse).
-        let client = client.proving(ifGiven: try dpopKey?().get() ?? nil, nonces: dpopNonces, now: now)
-        logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": "client_credentials", "reason": .string(reason)]))
-        let tokens = try await client.clientCredentials(scopes: scopes, parameters: parameters)
+        // A new key for each grant, when the relying party binds its tokens (its DPoPUse); the
+        // login's resource (RFC 8707) asked for again.
+        let client = client.proving(ifGiven: try dpopKey?().get() ?? nil, nonces: dpopNonces, now: now).indicating(stored?.resource)
+        let grant = own.grant
+        logger.debug("requesting tokens", metadata: lineMetadata(["grant_type": .string(grant.type.rawValue), "reason": .string(reason)]))
+        let tokens: TokenSet
+        if let assertion = own.assertion {
+            tokens = try await client.jwtBearer(assertion: try await assertion(), scopes: grant.scopes, parameters: grant.parameters)
+        } else {
+            tokens = try await client.clientCredentials(scopes: grant.scopes, parameters: grant.parameters)
+        }
         guard generation == startedIn else { throw Self.loggedOutMeanwhile }
         var login = StoredLogin(
             tokens: tokens, issuer: client.provider.issuer, clientID: client.clientID, subject: nil, provider: client.provider,
             attributes: stored?.attributes ?? [:]
         )
         login.dpopKey = client.provingKey
-        login.grant = .clientCredentials(scopes: scopes, parameters: parameters)
+        login.grant = grant
+        login.resource = stored?.resource
         await keep(login, replacing: nil)
         return .done(login)
     }

@@ -27,8 +27,18 @@ extension StoredLogin {
         /// The device authorization grant (RFC 8628).
         public static let deviceCode = Grant(type: .deviceCode)
 
+        /// The JWT bearer grant (RFC 7523 §2.1), asked for with `scopes` and `parameters`: new
+        /// tokens come from presenting the assertion again (its holder's current one), as a
+        /// client's own tokens do from its credentials.
+        public static func jwtBearer(scopes: [String] = [], parameters: [OAuthParameter] = []) -> Grant {
+            Grant(type: .jwtBearer, scopes: scopes, parameters: parameters)
+        }
+
         /// Whether the tokens are the client's own (client credentials).
         package var isClientCredentialsGrant: Bool { type == .clientCredentials }
+
+        /// Whether the tokens came for an assertion (the JWT bearer grant).
+        package var isJWTBearerGrant: Bool { type == .jwtBearer }
     }
 }
 

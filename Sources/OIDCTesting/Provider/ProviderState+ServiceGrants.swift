@@ -21,6 +21,22 @@ extension ProviderState {
             familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false, jkt: jkt, audience: resource)
     }
 
+    /// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 §2.1), its assertion
+    /// checked (``AssertionGrantCheck``): an access token about the assertion's `sub` (the
+    /// configured user when it is theirs), within the client's allowed scopes; no refresh token and
+    /// no ID token, so a new one comes from presenting an assertion again.
+    func jwtBearer(subject: String, client: TestProvider.Client, scope requested: String?, jkt: String?, resource: String?) throws(OAuthError) -> IssuedTokens {
+        let asked = (requested ?? "").split(separator: " ").map(String.init).filter { $0 != "openid" }
+        if let allowed = client.allowedScopes, let refused = asked.first(where: { !allowed.contains($0) }) {
+            throw .invalidScope("The client may not ask for the scope '\(refused)'.")
+        }
+        let familyID = try Self.randomToken()
+        let user = subject == self.user.subject ? self.user : TestUser(subject: subject, name: subject)
+        families[familyID] = TokenFamily(clientID: client.id, user: user, authTime: now, scope: asked.joined(separator: " "), resource: resource)
+        return try issueTokens(
+            familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false, jkt: jkt, audience: resource)
+    }
+
     /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`: an active access token of this
     /// provider, traded for a new access token for `client`, about the same user, with the same or
     /// less scope; or, when `requested_token_type` is the ID token type, an ID token about that user

@@ -81,6 +81,9 @@ extension TestProvider {
         public var registration: Registration?
         /// Which metadata documents are served: OpenID discovery and RFC 8414 by default.
         public var metadataDocuments: MetadataDocuments = .openIDAndOAuth
+        /// The issuers whose JWTs the token endpoint takes in the JWT bearer grant (RFC 7523 §2.1):
+        /// none by default, so the grant is refused `invalid_grant` (``TrustedAssertionIssuer``).
+        public var trustedAssertionIssuers: [TrustedAssertionIssuer] = []
 
         /// A configuration; each parameter's default is the one its property names.
         public init(

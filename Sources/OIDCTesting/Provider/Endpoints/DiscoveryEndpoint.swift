@@ -22,7 +22,7 @@ enum DiscoveryEndpoint {
             "response_modes_supported": context.configuration.signedResponses == .offered ? ["query", "jwt", "query.jwt"] : ["query"],
             "grant_types_supported": [
                 "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
-                "urn:ietf:params:oauth:grant-type:device_code",
+                "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer",
             ],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": TestProvider.IDTokenAlgorithm.allCases.map(\.rawValue),

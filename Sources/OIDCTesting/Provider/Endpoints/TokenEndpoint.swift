@@ -1,7 +1,7 @@
 internal import OIDC
 
 /// `/token` (RFC 6749 §3.2, §4.1.3, §4.4, §6, RFC 8693): `authorization_code` with PKCE,
-/// `refresh_token`, `client_credentials` and token exchange.
+/// `refresh_token`, `client_credentials`, the device code, the JWT bearer grant (RFC 7523) and token exchange.
 /// Errors are RFC 6749 §5.2 JSON with `Cache-Control: no-store`; `invalid_client` is a 401 with
 /// `WWW-Authenticate: Basic`.
 ///
@@ -80,6 +80,10 @@ enum TokenEndpoint {
                 deviceCode, client: client, codeVerifier: parameters["code_verifier"], jkt: jkt, resource: resource)
         case "client_credentials":
             return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
+        case GrantType.jwtBearer.rawValue:
+            guard let assertion = parameters.nonEmpty("assertion") else { throw .invalidRequest("assertion is missing.") }
+            let subject = try await AssertionGrantCheck.subject(of: assertion, request, context)
+            return try await context.state.jwtBearer(subject: subject, client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
         case "urn:ietf:params:oauth:grant-type:token-exchange":
             guard let subject = parameters.nonEmpty("subject_token"), let type = parameters.nonEmpty("subject_token_type") else {
                 throw .invalidRequest("subject_token and subject_token_type are required.")
@@ -94,7 +98,7 @@ enum TokenEndpoint {
         default:
             throw OAuthError(
                 code: "unsupported_grant_type",
-                description: "Only authorization_code, refresh_token, client_credentials and token exchange are supported."
+                description: "Only authorization_code, refresh_token, client_credentials, the device code, the JWT bearer grant and token exchange are supported."
             )
         }
     }
