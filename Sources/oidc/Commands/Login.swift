@@ -42,8 +42,11 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "With --resource: register the client anew at the issuer (the new registration replaces the kept one for every profile), for a server that no longer knows it. Not remembered.")
     var newRegistration = false
 
-    @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials. Remembered.")
+    @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials, jwt-bearer (with --assertion-file). Remembered.")
     var flow: LoginFlowKind?
+
+    @Option(help: "With --flow jwt-bearer: a file holding the JWT to present (RFC 7523; a workload identity token), yours and not writable by others; read again whenever new tokens are needed (the path is remembered, not the JWT).")
+    var assertionFile: String?
 
     @Option(help: "The device authorization endpoint, for a provider whose discovery document names none (RFC 8628).")
     var deviceAuthorizationEndpoint: String?
@@ -161,6 +164,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if newRegistration, profile.resource == nil || profile.clientID != nil {
             throw ValidationError("--new-registration is for a client oidc registered for a --resource login (no --client-id)")
         }
+        try Self.checkJWTBearer(profile, assertionFileGiven: assertionFile != nil)
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {
@@ -208,10 +212,31 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
     }
 
+    /// `--flow jwt-bearer` needs the issuer that takes the assertion, and a readable assertion file
+    /// (this user's, not writable by others: refused before anything is sent); `--assertion-file`
+    /// goes with that flow only.
+    static func checkJWTBearer(_ profile: Profile, assertionFileGiven: Bool) throws {
+        guard profile.flow == .jwtBearer else {
+            if assertionFileGiven { throw ValidationError("--assertion-file goes with --flow jwt-bearer") }
+            return
+        }
+        if profile.provider == .generic, profile.issuer == nil {
+            throw ValidationError("--flow jwt-bearer needs --issuer URL: the authorization server that takes the assertion (--resource only names what the tokens are for)")
+        }
+        guard profile.clientID != nil else { throw ValidationError("--flow jwt-bearer needs --client-id") }
+        guard let path = profile.assertionFile else {
+            throw ValidationError("--flow jwt-bearer needs --assertion-file FILE: the JWT to present (a workload identity token)")
+        }
+        _ = try AssertionFile.read(path)
+    }
+
     static func summary(_ login: StoredLogin, profile: String) -> String {
         let expiry = login.tokens.expiresAt.map { "the access token expires at \(ExecCredential.rfc3339($0))" } ?? "the access token has no stated expiry"
         if ClientCredentialsRequest(of: login) != nil {
             return "client \(UntrustedText.sanitized(login.clientID)) has its own tokens from \(login.issuer) (profile '\(profile)'); \(expiry)"
+        }
+        if JWTBearerRequest(of: login) != nil {
+            return "client \(UntrustedText.sanitized(login.clientID)) has tokens for its assertion from \(login.issuer) (profile '\(profile)'); \(expiry); no refresh token: the assertion file is presented again when it expires"
         }
         let refresh = login.tokens.refreshToken == nil ? "; no refresh token" : ""
         if let resource = login.resource, login.subject == nil, login.tokens.idToken == nil {

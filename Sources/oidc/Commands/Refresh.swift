@@ -29,7 +29,7 @@ struct Refresh: AsyncParsableCommand, LoggingCommand {
     func run() async throws {
         let stored = try ProfileLogin.load(storeOptions)
         try stored.requireRefreshable(clientSecretFile: credentials.clientSecretFile)
-        guard stored.login.tokens.refreshToken != nil || ClientCredentialsRequest(of: stored.login) != nil else {
+        guard stored.login.tokens.refreshToken != nil || stored.login.renewsByOwnGrant else {
             throw OIDCError(
                 .notLoggedIn, "The login of profile '\(storeOptions.profileName)' has no refresh token (ask for offline_access when you log in); log in again with: \(stored.loginAgain)",
                 context: ["profile": storeOptions.profileName]

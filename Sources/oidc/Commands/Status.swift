@@ -119,11 +119,10 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             entry["superseded"] = true
             entry["profile_points_to"] = current
         }
-        let clientCredentials = ClientCredentialsRequest(of: login) != nil
-        if clientCredentials { entry["grant_type"] = ClientCredentialsRequest.grant.rawValue }
+        if let grant = login.grant, login.renewsByOwnGrant { entry["grant_type"] = grant.type.rawValue }
         if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant.rawValue }
         if let reason = DeviceGrant.missingIDTokenReason(login) { entry["no_id_token"] = reason }
-        let refreshable = (login.tokens.refreshToken != nil || clientCredentials) && StoredProvider.configuration(of: login) != nil
+        let refreshable = (login.tokens.refreshToken != nil || login.renewsByOwnGrant) && StoredProvider.configuration(of: login) != nil
             && !stored.lacksSecret(file: nil)
         entry["refreshable"] = refreshable
         var expired = false
@@ -160,6 +159,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         let cannot = entry["can_give_token"] as? Bool == false
         let who = if entry["grant_type"] as? String == ClientCredentialsRequest.grant.rawValue {
             "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has its own tokens (client credentials)"
+        } else if entry["grant_type"] as? String == GrantType.jwtBearer.rawValue {
+            "client \(UntrustedText.sanitized(entry["client_id"] as? String ?? "?")) has tokens for its assertion (JWT bearer grant)"
         } else if entry["resource"] != nil, entry["subject"] == nil {
             "logged in, subject unknown: no ID token (a plain OAuth server)"
         } else if let reason = entry["no_id_token"] as? String {

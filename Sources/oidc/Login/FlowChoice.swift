@@ -11,6 +11,8 @@ enum LoginFlowKind: String, ExpressibleByArgument, CaseIterable {
     case device
     /// No person: the client's own credentials (RFC 6749 §4.4).
     case clientCredentials = "client-credentials"
+    /// No person: a JWT the client holds, traded for tokens (RFC 7523 §2.1).
+    case jwtBearer = "jwt-bearer"
 }
 
 /// Whether a browser can be used on this machine, from the environment alone: what `--flow auto`

@@ -10,16 +10,19 @@ extension LoginFlow {
     /// The profile's provider as a relying party, each part logging under its own label, the client
     /// authenticating as `--client-auth` says or as chosen from its credentials and the provider's methods.
     func relyingParty(transport: NIOHTTPTransport) async throws -> RelyingParty {
-        if let resource = profile.resource { return try await resourceRelyingParty(resource, transport: transport) }
+        // A JWT bearer login names its authorization server (--issuer); its --resource is the
+        // RFC 8707 resource its tokens are asked for.
+        if let resource = profile.resource, flow != .jwtBearer { return try await resourceRelyingParty(resource, transport: transport) }
         guard let clientID = profile.clientID, !clientID.isEmpty else { throw ValidationError("--client-id is required") }
         var (provider, supported) = try await resolveProvider(transport: transport)
         let method = try profile.clientAuthenticationMethod(hasSecret: clientSecret != nil, supported: supported, preset: provider.clientAuthentication)
         provider.clientAuthentication = method
         if let endpoint = profile.deviceAuthorizationEndpoint { provider.deviceAuthorizationEndpoint = URL(string: endpoint) }
-        let client = TokenClient(
+        var client = TokenClient(
             provider: provider, clientID: clientID, authentication: try profile.clientAuthentication(method: method, secret: clientSecret),
             transport: transport, now: CLIClock.now, logger: CLILog.logger(.token)
         )
+        if flow == .jwtBearer { client.resource = profile.resource }
         let keys = provider.jwksURI.map { JWKSCache(transport: transport, jwksURI: $0, logger: CLILog.logger(.jwks)) }
         var configuration = RelyingParty.Configuration()
         try profile.configure(&configuration, provider: provider)

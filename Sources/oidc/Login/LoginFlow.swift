@@ -60,7 +60,7 @@ struct LoginFlow {
         // FAPI 2.0 holds the authorization code flow: auto takes the browser, and the other flows,
         // which the profile does not cover, are refused (before discovery) rather than run as if
         // they were held to it.
-        if profile.fapi2, flow == .device || flow == .clientCredentials {
+        if profile.fapi2, flow == .device || flow == .clientCredentials || flow == .jwtBearer {
             throw ValidationError(
                 "--fapi2 holds browser logins (the authorization code flow) to the FAPI 2.0 Security Profile; --flow \(flow.rawValue) is outside it. Use --flow browser, or leave out --fapi2 (oidc login --no-fapi2 forgets it).")
         }
@@ -69,6 +69,7 @@ struct LoginFlow {
         if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }
         switch chosen {
         case .clientCredentials: return try await clientCredentialsLogin(rp)
+        case .jwtBearer: return try await jwtBearerLogin(rp)
         case .device:
             if rp.protectedResource != nil { return try await resourceLogin(rp) { rp in try await deviceLogin(rp) } }
             return try await deviceLogin(rp)

@@ -49,6 +49,8 @@ struct Profile: Equatable {
     var allowHosts: [String] = []
     /// `--flow`: `nil` is `auto`.
     var flow: LoginFlowKind?
+    /// `--assertion-file`: the JWT bearer grant's assertion, read at each grant.
+    var assertionFile: String?
     /// `--device-authorization-endpoint`, for a provider whose discovery does not name one.
     var deviceAuthorizationEndpoint: String?
     /// `--par`: push every browser login's authorization request (RFC 9126), not only where the
@@ -96,7 +98,7 @@ struct Profile: Equatable {
     /// it on (a resource that takes only bound tokens), as `--dpop` is remembered.
     func remembering(_ login: StoredLogin) -> Profile {
         var kept = self
-        guard resource != nil else { return kept }
+        guard resource != nil, flow != .jwtBearer else { return kept }
         kept.resourceIssuer = login.issuer
         if login.isDPoPBound { kept.dpop = true }
         return kept

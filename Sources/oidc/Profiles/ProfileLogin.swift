@@ -132,6 +132,22 @@ struct ProfileLogin {
         // A refresh must not be cut short between the provider's answer and the save.
         SignalShield.install()
         let rp = try relyingParty(transport: transport, clientSecretFile: clientSecretFile)
+        if let request = JWTBearerRequest(of: login) {
+            // A workload's tokens: the assertion file's current content presented anew, under the
+            // store's lock, when they expire.
+            let path = boundProfile?.assertionFile
+            let name = self.options.profileName
+            return rp.jwtBearerSession(
+                scopes: request.scopes, parameters: request.parameters, allowlist: allowlist, store: keychain, key: self.options.key, options: options
+            ) { () throws(OIDCError) -> Secret in
+                guard let path else {
+                    throw OIDCError(
+                        .notLoggedIn, "The login of profile '\(name)' came from the JWT bearer grant and the profile names no assertion file; log in again with --profile \(name) --flow jwt-bearer --assertion-file FILE.",
+                        context: ["profile": name])
+                }
+                return try AssertionFile.read(path)
+            }
+        }
         if let request = ClientCredentialsRequest(of: login) {
             // The client's own tokens: asked for anew, under the store's lock, when they expire.
             return rp.serviceSession(

@@ -9,19 +9,13 @@ import Testing
 /// the assertion as it is now each time new tokens are needed.
 @Suite("JWT bearer grant (RFC 7523)", .timeLimit(.scaledMinutes(1)))
 struct JWTBearerGrantTests {
-    static let workloadIssuer = "https://workload.example"
-
-    /// A provider that trusts JWTs of ``workloadIssuer`` signed by `key`, and a confidential client.
+    /// A provider that trusts the workload issuer's JWTs signed by `key`, and a confidential client.
     static func configuration(_ key: TestSigningKey) throws -> TestProvider.Configuration {
-        var configuration = TestProvider.Configuration(clients: [.default, ServiceGrantsTests.daemon])
-        configuration.trustedAssertionIssuers = [.init(issuer: workloadIssuer, jwks: try key.jwksJSON)]
-        return configuration
+        try WorkloadAssertion.trusting(key, in: TestProvider.Configuration(clients: [.default, ServiceGrantsTests.daemon]))
     }
 
-    /// A JWT of the workload issuer about `subject` for `audience`, expiring `lifetime` seconds from now.
     static func assertion(_ key: TestSigningKey, subject: String = "system:serviceaccount:ci:builder", audience: String, lifetime: Int = 600) throws -> Secret {
-        let now = Int(Date().timeIntervalSince1970)
-        return Secret(try key.sign(claims: ["iss": workloadIssuer, "sub": subject, "aud": audience, "iat": now, "exp": now + lifetime]))
+        try WorkloadAssertion.make(key, subject: subject, audience: audience, lifetime: lifetime)
     }
 
     @Test("a trusted workload JWT gives an access token about its sub, sent as assertion with scope and resource; no refresh or ID token")
