@@ -79,7 +79,8 @@ test-package: deps
 # (scripts/dot-provider.sh, a device grant without ID tokens) on 127.0.0.1:9410, glewlwyd (its tokens
 # at `oidc resource-server`), requests-oauth2client (scripts/dpop-client.sh, an independent DPoP
 # client) and the MCP Python SDK's server (scripts/mcp-server.sh, on 127.0.0.1:9420 and :9421: `oidc
-# login --resource` from its URL alone), stopped whatever happens.
+# login --resource` from its URL alone), stopped whatever happens; Authlib's JWT bearer grant
+# (scripts/jwt-bearer-server.sh install: the tests start scripts/jwt-bearer-server.py on a free port).
 test-installed: release
 	@scripts/install-deps.sh test
 	@trap 'scripts/dot-provider.sh stop 9410 > /dev/null 2>&1; scripts/glewlwyd.sh stop > /dev/null 2>&1; scripts/mcp-server.sh stop 9420 > /dev/null 2>&1' EXIT; \
@@ -88,6 +89,7 @@ test-installed: release
 	mcp=$$(scripts/mcp-server.sh start 9420) || exit 1; eval "$$mcp"; \
 	glewlwyd=$$(scripts/glewlwyd.sh start) || exit 1; eval "$$glewlwyd"; \
 	dpop=$$(scripts/dpop-client.sh install) || exit 1; eval "$$dpop"; \
+	authlib=$$(scripts/jwt-bearer-server.sh install) || exit 1; eval "$$authlib"; \
 	$(WHO); $(FILES) OIDC_BINARY=$(CURDIR)/.build/install/bin/oidc $(UNPRIVILEGED) $(SWIFT) test --filter OIDCCLITests
 
 demo: release

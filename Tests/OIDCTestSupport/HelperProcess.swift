@@ -44,11 +44,19 @@ public final class HelperProcess: Sendable {
     public var standardError: String { errorOutput.withLock { $0 } }
 
     /// Starts the helper `name` with `arguments`, the test's environment plus `environment`.
-    public init(
+    public convenience init(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], writesInput: Bool = false, watchdog: Duration
     ) throws {
+        try self.init(executable: Self.url(of: name).path, arguments, environment: environment, writesInput: writesInput, watchdog: watchdog)
+    }
+
+    /// Starts the program at `executable` (a test peer's interpreter, say) with `arguments`, the
+    /// test's environment plus `environment`.
+    public init(
+        executable: String, _ arguments: [String], environment: [String: String] = [:], writesInput: Bool = false, watchdog: Duration
+    ) throws {
         let child = try ChildProcess(
-            Self.url(of: name).path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
             writesInput: writesInput)
         self.child = child
         self.watchdog = watchdog
