@@ -39,11 +39,18 @@ struct CLIReferenceTests {
         var configuration = TestProvider.Configuration(authorizeBehaviour: .loginPage)
         configuration.clients.append(.confidential(id: "my-daemon", secret: Self.daemonSecret))
         configuration.deviceFlow = .init(interval: 1)
+        // `my-workload` holds a JWT of a workload issuer the provider trusts, in the file the JWT bearer example names.
+        configuration.clients.append(TestProvider.Client(id: "my-workload", authentication: .none, redirectURIs: []))
+        let workloadKey = try TestSigningKey.generate(.es256)
+        configuration = try WorkloadAssertion.trusting(workloadKey, in: configuration)
         try await withTestProvider(configuration) { provider in
             let sandbox = LoginSandbox()
             let secretFile = sandbox.root.appendingPathComponent("daemon.secret").path
             try Self.daemonSecret.write(toFile: secretFile, atomically: false, encoding: .utf8)
             _ = chmod(secretFile, 0o600)
+            let assertionFile = sandbox.root.appendingPathComponent("oidc-token").path
+            try WorkloadAssertion.make(workloadKey, audience: provider.issuer).revealedValue.write(toFile: assertionFile, atomically: false, encoding: .utf8)
+            _ = chmod(assertionFile, 0o600)
             var environment = sandbox.environment()
             environment["PATH"] = OIDCBinary.url.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
             for example in examples {
@@ -53,6 +60,7 @@ struct CLIReferenceTests {
                     .replacingOccurrences(of: "api.example.com", with: "127.0.0.1")
                     .replacingOccurrences(of: "my-cli", with: TestProvider.Client.default.id)
                     .replacingOccurrences(of: "daemon.secret", with: secretFile)
+                    .replacingOccurrences(of: "/var/run/secrets/tokens/oidc-token", with: assertionFile)
                 let result = try await Self.shell(command, environment: environment)
                 #expect(result.status == 0, "docs/cli.md: `\(example)` exited \(result.status): \(result.stderr)")
             }

@@ -28,6 +28,7 @@ struct ProfileFormatTests {
         profile.store = "/home/u/store"
         profile.allowHosts = [".example.com", "api.example"]
         profile.flow = .clientCredentials
+        profile.assertionFile = "/home/u/token"
         profile.deviceAuthorizationEndpoint = "https://id.example/device"
         profile.pushedAuthorization = true
         profile.signsRequestObjects = true
@@ -45,7 +46,8 @@ struct ProfileFormatTests {
         return profile
     }
 
-    /// What `oidc` 0.x before the key table wrote for ``full`` (JSONSerialization, sorted keys, indented).
+    /// What `oidc` 0.x before the key table wrote for ``full`` (JSONSerialization, sorted keys, indented),
+    /// with the settings added since (`assertion_file`).
     static let fullFile = #"""
 {
   "acr_values" : "urn:acr:2",
@@ -54,6 +56,7 @@ struct ProfileFormatTests {
     "api.example"
   ],
   "assertion_audience" : "endpoint",
+  "assertion_file" : "/home/u/token",
   "browser" : "/usr/bin/firefox --new-window",
   "ca_file" : "/home/u/ca.pem",
   "client_auth" : "private_key_jwt",
@@ -140,7 +143,7 @@ struct ProfileFormatTests {
         (#"{"version":1,"parameters":[["a"]]}"#, "'parameters' must be a list of [name, value] pairs"),
         (#"{"version":1,"max_age":1.5}"#, "'max_age' is not a whole number of seconds"),
         (#"{"version":1,"max_age":-1}"#, "'max_age' is not a whole number of seconds"),
-        (#"{"version":1,"flow":"carrier-pigeon"}"#, "'flow' is not one of auto, browser, device, client-credentials"),
+        (#"{"version":1,"flow":"carrier-pigeon"}"#, "'flow' is not one of auto, browser, device, client-credentials, jwt-bearer"),
         (#"{"version":1,"provider":"acme"}"#, "'provider' is not one of generic, schibsted, swan"),
     ])
     func refused(file: String, reason: String) {
