@@ -68,3 +68,38 @@ struct StepUp {
         ).requiring(scopes: asked)
     }
 }
+
+/// An API's 401 `insufficient_user_authentication` (RFC 9470) to `oidc request`: the login is not
+/// strong or recent enough. The session neither refreshes nor retries (refreshed tokens keep the old
+/// authentication); `oidc request` exits 4 naming what the API asked for and the login that gets it:
+/// `oidc login --profile P --acr-values '…' [--max-age S]`, which sends them and refuses an ID token
+/// that does not meet them.
+struct AuthenticationStepUp {
+    let profile: String
+    let url: URL
+    let acrValues: [String]?
+    let maxAge: Int?
+
+    /// The command line of the login that asks for what the API named: single-quoted for a POSIX
+    /// shell (a `$` or a backtick a server put there stays text).
+    var command: String {
+        var command = "oidc login --profile \(profile)"
+        if let acrValues { command += " --acr-values '" + acrValues.joined(separator: " ").replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+        if let maxAge { command += " --max-age \(maxAge)" }
+        return command
+    }
+
+    /// The error `oidc request` exits with (4): never the token; the command ends the line.
+    var error: OIDCError {
+        let where_ = UntrustedText.sanitized(url.absoluteString, limit: 200)
+        let asked = [acrValues.map { "acr_values '\($0.joined(separator: " "))'" }, maxAge.map { "max_age \($0) s" }].compactMap { $0 }
+        guard !asked.isEmpty else {
+            return OIDCError(
+                .insufficientUserAuthentication,
+                "\(where_) needs a stronger or more recent login (401 insufficient_user_authentication, RFC 9470) and named no acr_values or max_age; log in again as the API documents, with: oidc login --profile \(profile)")
+        }
+        return OIDCError(
+            .insufficientUserAuthentication,
+            "\(where_) needs a stronger or more recent login: 401 insufficient_user_authentication (RFC 9470) asking for \(asked.joined(separator: " and ")). Log in for it with: \(command)")
+    }
+}

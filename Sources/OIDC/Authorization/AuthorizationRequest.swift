@@ -63,6 +63,11 @@ public struct AuthorizationRequest: Sendable {
     /// Authentication methods the ID token's `amr` must show (not sent; checked on the answer):
     /// the Schibsted preset sets it when multi-factor authentication is requested.
     public var requiredAMRValues: [String]?
+    /// Authentication context classes one of which the ID token's `acr` must be (not sent; checked
+    /// on the answer): ``acrValues`` asks the provider for them, which it may ignore (OpenID
+    /// Connect Core §3.1.2.1); set this too when the login is worth nothing without one (a step-up
+    /// a resource asked for, RFC 9470).
+    public var requiredACRValues: [String]?
     /// The DPoP key of this login (RFC 9449), when its tokens are to be DPoP-bound: its thumbprint
     /// is sent as `dpop_jkt` (§10), so the code is bound too, and the exchange proves possession
     /// of it. ``RelyingParty/authorizationRequest(redirectURI:scopes:configure:)`` sets it when

@@ -20,9 +20,10 @@ enum StepUpAuthentication {
                 let asked = [acr.map { "acr_values '\($0)'" }, maxAge.map { "max_age \($0) s" }].compactMap { $0 }
                 let named = asked.isEmpty ? "it names no acr_values or max_age" : "it asks for " + asked.joined(separator: " and ")
                 return OIDCError(
-                    .unauthorized,
+                    .insufficientUserAuthentication,
                     "The resource at \(HTTPErrorMapping.describe(url)) needs a stronger or more recent login (401 insufficient_user_authentication; \(named)); log in again asking for them. The token was not refreshed: a refresh keeps the old authentication.",
-                    context: context)
+                    context: context
+                ).requiring(acrValues: acr.map { $0.split(separator: " ").map(String.init) }, maxAge: maxAge)
             }
         }
         return nil

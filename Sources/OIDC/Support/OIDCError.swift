@@ -46,6 +46,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case senderConstraintMissing, profileViolation
             case unsecuredResponse
             case resourceMismatch, noAuthorizationServer, pkceNotSupported, insufficientScope
+            case insufficientUserAuthentication
         }
 
         private let base: Base
@@ -71,7 +72,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
             case .startURLReused, .senderConstraintMissing, .unsecuredResponse: .security
             case .profileViolation: .configuration
             case .resourceMismatch: .security
-            case .noAuthorizationServer, .pkceNotSupported, .insufficientScope: .provider
+            case .noAuthorizationServer, .pkceNotSupported, .insufficientScope, .insufficientUserAuthentication: .provider
             case .randomFailure, .cryptoFailure: .internal
             case .invalidKey, .malformedToken, .algorithmNotAllowed, .keyNotFound, .ambiguousKey, .invalidSignature,
                 .invalidClaim, .tokenExpired, .tokenNotYetValid, .nonceMismatch, .audienceMismatch:
@@ -169,6 +170,12 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         /// Log in again for the union of the login's scopes and these (step-up); the session does
         /// not refresh or retry on it.
         public static let insufficientScope = Code(.insufficientScope)
+        /// A resource answered 401 `insufficient_user_authentication` (RFC 9470): the login is not
+        /// strong or recent enough; ``OIDCError/requiredACRValues`` and
+        /// ``OIDCError/requiredMaxAge`` name what the resource asked for. Log in again asking for
+        /// them (``AuthorizationRequest/acrValues``, ``AuthorizationRequest/maxAge``); the session
+        /// does not refresh or retry on it (refreshed tokens keep the old authentication).
+        public static let insufficientUserAuthentication = Code(.insufficientUserAuthentication)
         /// The system's random number generator failed.
         public static let randomFailure = Code(.randomFailure)
         /// OpenSSL failed unexpectedly.
@@ -237,6 +244,15 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// `scope`), for ``Code/insufficientScope``; `nil` when it named none. ``context`` shows them as
     /// `scope`.
     public private(set) var requiredScopes: [String]?
+    /// The authentication context classes a resource asked for in its 401
+    /// `insufficient_user_authentication` challenge (RFC 9470 §3 `acr_values`, space-separated
+    /// there), for ``Code/insufficientUserAuthentication``; `nil` when it named none. ``context``
+    /// shows them as `acr_values`.
+    public private(set) var requiredACRValues: [String]?
+    /// The most seconds since the user's authentication that the resource accepts (RFC 9470 §3
+    /// `max_age`), for ``Code/insufficientUserAuthentication``; `nil` when it named none.
+    /// ``context`` shows it as `max_age`.
+    public private(set) var requiredMaxAge: Int?
 
     /// Whether the login is over and the user must log in again: show the login screen. `true`
     /// when this error ended the login (``endedLogin``) and for ``Code/notLoggedIn``; `false` for
@@ -251,6 +267,14 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     package func retrying(after wait: Duration?) -> OIDCError {
         var error = self
         error.retryAfter = wait
+        return error
+    }
+
+    /// This error, naming what a resource's `insufficient_user_authentication` asked for.
+    package func requiring(acrValues: [String]?, maxAge: Int?) -> OIDCError {
+        var error = self
+        error.requiredACRValues = acrValues
+        error.requiredMaxAge = maxAge
         return error
     }
 

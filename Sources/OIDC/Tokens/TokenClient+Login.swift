@@ -32,6 +32,7 @@ extension TokenClient {
         verifier.issuerMatching = request.issuerMatching
         verifier.maxAge = request.maxAge
         verifier.requiredAMRValues = request.requiredAMRValues
+        if let required = request.requiredACRValues { verifier.acceptedACRValues = Set(required) }
         configure(&verifier)
         return try await verifiedLogin(tokens, verifier: verifier, keys: keys, now: now)
     }

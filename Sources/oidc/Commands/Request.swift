@@ -95,6 +95,10 @@ struct Request: AsyncParsableCommand, LoggingCommand {
             // The session's word for a 403 insufficient_scope (RFC 6750 §3.1): no refresh, no retry.
             Console.error("HTTP 403")
             throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
+        } catch let error as OIDCError where error.code == .insufficientUserAuthentication {
+            // A 401 insufficient_user_authentication (RFC 9470): a new login, not a refresh.
+            Console.error("HTTP 401")
+            throw AuthenticationStepUp(profile: storeOptions.profileName, url: target, acrValues: error.requiredACRValues, maxAge: error.requiredMaxAge).error
         } catch let error as OIDCError where error.code == .unauthorized {
             // A 401 that a freshly refreshed token did not cure: the resource's reason is in the
             // message; where it names its metadata, the login that gets a token for it follows.

@@ -111,7 +111,8 @@ struct AuthorizationOptions: ParsableArguments {
 extension Profile {
     /// Lays the profile's request settings over `request`: for Schibsted, the preset's own request
     /// in its place (its scopes, `prompt` or MFA, with the same client, redirect URI and extra
-    /// scopes); otherwise the prompt, login hint and acr values; then, for every provider, `max_age`,
+    /// scopes); otherwise the prompt, login hint and acr values (the ID token's `acr` required to be
+    /// one of them); then, for every provider, `max_age` (its `auth_time` checked against it),
     /// `ui_locales` and the extra parameters.
     func configure(_ request: inout AuthorizationRequest) throws(OIDCError) {
         if provider == .schibsted, let name = environment, let environment = Schibsted.Environment(name: name) {
@@ -123,6 +124,8 @@ extension Profile {
             request.prompt = prompt
             request.loginHint = loginHint
             request.acrValues = acrValues
+            // What was asked for is required (a step-up, RFC 9470): an ID token with another acr is refused (exit 4).
+            request.requiredACRValues = acrValues.map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
         }
         request.maxAge = maxAge
         request.uiLocales = uiLocales

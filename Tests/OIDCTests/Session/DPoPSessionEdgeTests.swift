@@ -69,7 +69,7 @@ struct DPoPSessionEdgeTests {
         }
     }
 
-    @Test("a resource that asks for a stronger login (RFC 9470 insufficient_user_authentication): no refresh, no retry; the error names acr_values and max_age")
+    @Test("a resource that asks for a stronger login (RFC 9470 insufficient_user_authentication): no refresh, no retry; the error (insufficientUserAuthentication) names acr_values and max_age")
     func stepUpAuthentication() async throws {
         let reply = RawHTTPServer.response(status: 401, [
             ("WWW-Authenticate", #"DPoP error="insufficient_user_authentication", error_description="A different authentication level is required", acr_values="urn:bank:sca", max_age="300", algs="ES256""#),
@@ -77,7 +77,8 @@ struct DPoPSessionEdgeTests {
         ])
         try await Self.withResource(reply) { server, provider, session in
             let error = await #expect(throws: OIDCError.self) { try await session.send(HTTPRequest(url: server.url("/api"))) }
-            #expect(error?.code == .unauthorized && error?.endsLogin == false, "\(String(describing: error))")
+            #expect(error?.code == .insufficientUserAuthentication && error?.endsLogin == false, "\(String(describing: error))")
+            #expect(error?.requiredACRValues == ["urn:bank:sca"] && error?.requiredMaxAge == 300)
             #expect(error?.context["acr_values"] == "urn:bank:sca" && error?.context["max_age"] == "300")
             #expect(error?.message.contains("acr_values 'urn:bank:sca' and max_age 300 s") == true, "\(String(describing: error))")
             #expect(server.requests.count == 1)
