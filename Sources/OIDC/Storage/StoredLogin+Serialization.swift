@@ -5,7 +5,8 @@ internal import Foundation
 /// ```json
 /// {"version": 1, "issuer": "…", "client_id": "…", "subject": "…", "session_id": "…",
 ///  "tokens": {"access_token": "…", "token_type": "Bearer", "refresh_token": "…", "id_token": "…",
-///             "expires_at": 1700000000, "received_at": 1699996400, "scope": "openid"},
+///             "expires_at": 1700000000, "received_at": 1699996400, "scope": "openid",
+///             "authorization_details": [{"type": "payment_initiation", …}]},
 ///  "provider": {"issuer": "…", "authorization_endpoint": "…", "token_endpoint": "…", …},
 ///  "refresh_in_flight": "<id> <ms since 1970>",
 ///  "grant": {"type": "client_credentials", "scopes": ["reports"], "parameters": [["resource", "…"]]},
@@ -37,6 +38,9 @@ extension StoredLogin {
         tokenObject["refresh_token"] = tokens.refreshToken?.revealedValue
         tokenObject["id_token"] = tokens.idToken?.revealedValue
         tokenObject["expires_at"] = tokens.expiresAt?.timeIntervalSince1970
+        if let details = tokens.authorizationDetails {
+            tokenObject["authorization_details"] = try? JSONSerialization.jsonObject(with: Data(details.jsonText.utf8))
+        }
         var attributes = attributes
         attributes[Self.legacyMarkAttribute] = refreshMark?.encoded
         var object: [String: Any] = [
@@ -59,6 +63,17 @@ extension StoredLogin {
             return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
         } catch {
             throw OIDCError(.storageFailure, "The login could not be serialized: \(error.localizedDescription).")
+        }
+    }
+
+    /// The tokens' `authorization_details` (RFC 9396) as stored: absent, or an array of typed objects.
+    private static func authorizationDetails(_ value: JSONValue?, corrupt: (String) -> OIDCError) throws(OIDCError) -> AuthorizationDetails? {
+        switch value {
+        case nil, .null?: return nil
+        case .array(let elements)?:
+            guard let details = try? AuthorizationDetails(elements) else { throw corrupt("authorization_details is not an array of typed objects") }
+            return details
+        default: throw corrupt("authorization_details is not an array")
         }
     }
 
@@ -122,7 +137,8 @@ extension StoredLogin {
                 idToken: try optionalString(tokens["id_token"]).map(Secret.init),
                 expiresAt: try expiry(tokens["expires_at"]),
                 scopes: scope.split(separator: " ").map(String.init),
-                receivedAt: Date(timeIntervalSince1970: received)
+                receivedAt: Date(timeIntervalSince1970: received),
+                authorizationDetails: try Self.authorizationDetails(tokens["authorization_details"], corrupt: corrupt)
             ),
             issuer: issuer, clientID: clientID, subject: try optionalString(object["subject"], "subject"), provider: provider,
             attributes: attributes

@@ -53,10 +53,20 @@ extension TokenSet {
         }
         let expiresAt = try members.seconds("expires_in").map(receivedAt.addingTimeInterval)
         let scope = try members.string("scope")
+        var details: AuthorizationDetails?
+        if let value = object["authorization_details"], value != .null {
+            guard let elements = value.arrayValue, let read = try? AuthorizationDetails(elements) else {
+                throw OIDCError(
+                    .malformedResponse, "The token response's authorization_details is not an array of objects each with a type (RFC 9396 §7).",
+                    context: ["parameter": "authorization_details"])
+            }
+            details = read
+        }
         self.init(
             accessToken: Secret(access), tokenType: accepted, refreshToken: try token("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) },
             idToken: try token("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }, expiresAt: expiresAt,
-            scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes, receivedAt: receivedAt
+            scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes, receivedAt: receivedAt,
+            authorizationDetails: details
         )
     }
 }

@@ -21,12 +21,15 @@ public struct TokenSet: Sendable, Equatable {
     public var scopes: [String]
     /// When the response was received.
     public var receivedAt: Date
+    /// What the tokens were granted for as structured data (RFC 9396 §7: the response's
+    /// `authorization_details`), when the provider said.
+    public var authorizationDetails: AuthorizationDetails?
 
     /// A token set from its parts: for tokens a host application provides, and for tests. The type is
     /// `Bearer` and the receipt time now unless given.
     public init(
         accessToken: Secret, tokenType: String = "Bearer", refreshToken: Secret? = nil, idToken: Secret? = nil,
-        expiresAt: Date? = nil, scopes: [String] = [], receivedAt: Date = Date()
+        expiresAt: Date? = nil, scopes: [String] = [], receivedAt: Date = Date(), authorizationDetails: AuthorizationDetails? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -35,6 +38,7 @@ public struct TokenSet: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.scopes = scopes
         self.receivedAt = receivedAt
+        self.authorizationDetails = authorizationDetails
     }
 
     /// Whether the access token has expired at `now`, or will within `margin` seconds. A token
@@ -62,6 +66,8 @@ public struct TokenSet: Sendable, Equatable {
         if result.refreshToken == nil { result.refreshToken = refreshToken }
         if result.idToken == nil { result.idToken = idToken }
         if result.scopes.isEmpty { result.scopes = scopes }
+        // RFC 9396 §7: a refresh that names none keeps what was granted.
+        if result.authorizationDetails == nil { result.authorizationDetails = authorizationDetails }
         return result
     }
 }

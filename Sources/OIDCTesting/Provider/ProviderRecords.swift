@@ -18,6 +18,8 @@ struct ValidatedAuthorization: Sendable {
     var signedResponseClient: String?
     /// `resource` (RFC 8707): where the tokens are for; their `aud`.
     var resource: String?
+    /// `authorization_details` (RFC 9396), checked.
+    var authorizationDetails: AuthorizationDetails?
 }
 
 /// One login and everything descended from it: the code, then access and refresh tokens. Revoking
@@ -30,6 +32,8 @@ struct TokenFamily: Sendable {
     var revoked = false
     /// The `resource` the login was granted for (RFC 8707): its access tokens' `aud`.
     var resource: String?
+    /// The `authorization_details` granted (RFC 9396), answered with every token of the family.
+    var authorizationDetails: AuthorizationDetails?
 }
 
 struct AuthorizationCodeRecord: Sendable {
@@ -74,6 +78,8 @@ struct IssuedTokens: Sendable {
     /// `Bearer`, `DPoP` for a bound token (RFC 9449 §5); `N_A` for a token exchange's answer that is
     /// not an access token (RFC 8693 §2.2.1).
     var tokenType = "Bearer"
+    /// `authorization_details` granted (RFC 9396 §7).
+    var authorizationDetails: AuthorizationDetails?
 
     var json: [String: Any] {
         var object: [String: Any] = [
@@ -82,6 +88,7 @@ struct IssuedTokens: Sendable {
         if let refreshToken { object["refresh_token"] = refreshToken }
         if let idToken { object["id_token"] = idToken }
         if let issuedTokenType { object["issued_token_type"] = issuedTokenType }
+        if let authorizationDetails { object["authorization_details"] = AuthorizationDetailsCheck.foundationValue(authorizationDetails) }
         return object
     }
 }

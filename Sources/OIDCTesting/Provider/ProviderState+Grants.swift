@@ -143,6 +143,7 @@ extension ProviderState {
             refreshToken: refreshToken, idToken: idToken, scope: scope
         )
         if jkt != nil { issued.tokenType = "DPoP" }
+        issued.authorizationDetails = family.authorizationDetails
         return issued
     }
 

@@ -6,7 +6,9 @@ internal import OIDC
 extension ProviderState {
     /// `grant_type=client_credentials`: an access token for the client itself (its `sub` is the
     /// client id), within its allowed scopes; no refresh token, no ID token (§4.4.3).
-    func clientCredentials(client: TestProvider.Client, scope requested: String?, jkt: String? = nil, resource: String? = nil) throws(OAuthError) -> IssuedTokens {
+    func clientCredentials(
+        client: TestProvider.Client, scope requested: String?, jkt: String? = nil, resource: String? = nil, authorizationDetails: AuthorizationDetails? = nil
+    ) throws(OAuthError) -> IssuedTokens {
         guard !client.isPublic else {
             throw OAuthError(code: "unauthorized_client", description: "A public client cannot use client credentials.")
         }
@@ -16,7 +18,9 @@ extension ProviderState {
         }
         let familyID = try Self.randomToken()
         let service = TestUser(subject: client.id, name: client.id)
-        families[familyID] = TokenFamily(clientID: client.id, user: service, authTime: now, scope: asked.joined(separator: " "), resource: resource)
+        families[familyID] = TokenFamily(
+            clientID: client.id, user: service, authTime: now, scope: asked.joined(separator: " "), resource: resource,
+            authorizationDetails: authorizationDetails)
         return try issueTokens(
             familyID: familyID, scope: asked.joined(separator: " "), nonce: nil, includeRefreshToken: false, jkt: jkt, audience: resource)
     }

@@ -127,7 +127,8 @@ actor ProviderState {
     func issueCode(for authorization: ValidatedAuthorization) throws(OAuthError) -> String {
         let familyID = try Self.randomToken()
         families[familyID] = TokenFamily(
-            clientID: authorization.client.id, user: user, authTime: now, scope: authorization.scope, resource: authorization.resource
+            clientID: authorization.client.id, user: user, authTime: now, scope: authorization.scope, resource: authorization.resource,
+            authorizationDetails: authorization.authorizationDetails
         )
         let code = try Self.randomToken()
         codes[code] = AuthorizationCodeRecord(

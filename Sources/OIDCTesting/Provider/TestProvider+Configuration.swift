@@ -84,6 +84,10 @@ extension TestProvider {
         /// The issuers whose JWTs the token endpoint takes in the JWT bearer grant (RFC 7523 §2.1):
         /// none by default, so the grant is refused `invalid_grant` (``TrustedAssertionIssuer``).
         public var trustedAssertionIssuers: [TrustedAssertionIssuer] = []
+        /// The `authorization_details` types (RFC 9396) the provider takes, published as
+        /// `authorization_details_types_supported`; `nil` (the default) takes any type. Details of
+        /// another type, or malformed ones, are refused `invalid_authorization_details`.
+        public var authorizationDetailsTypes: Set<String>?
 
         /// A configuration; each parameter's default is the one its property names.
         public init(

@@ -191,11 +191,16 @@ enum AuthorizeEndpoint {
         if let resource, !ResourceIndicator.isValid(resource) {
             return refuse("invalid_target", "resource must be an absolute URI without a fragment (RFC 8707 §2).")
         }
+        let details: AuthorizationDetails?
+        do { details = try AuthorizationDetailsCheck.check(parameters["authorization_details"], context.configuration) } catch {
+            return refuse(error.code, error.description ?? "authorization_details is refused.")
+        }
         return .success(
             ValidatedAuthorization(
                 client: client, redirectURI: redirectURI, scope: scope.joined(separator: " "), state: state,
                 nonce: parameters.nonEmpty("nonce"), codeChallenge: challenge, dpopJKT: dpopJKT,
-                signedResponseClient: responseMode.map(signedResponseModes.contains) == true ? clientID : nil, resource: resource
+                signedResponseClient: responseMode.map(signedResponseModes.contains) == true ? clientID : nil, resource: resource,
+                authorizationDetails: details
             )
         )
     }

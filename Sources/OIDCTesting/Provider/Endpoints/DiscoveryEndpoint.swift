@@ -51,6 +51,9 @@ enum DiscoveryEndpoint {
         case .offered, .required:
             document["require_pushed_authorization_requests"] = context.configuration.pushedAuthorizationRequests == .required
         }
+        if let types = context.configuration.authorizationDetailsTypes {
+            document["authorization_details_types_supported"] = types.sorted()
+        }
         if context.configuration.dpop.support != .notOffered {
             document["dpop_signing_alg_values_supported"] = context.configuration.dpop.algorithms.map(\.rawValue)
         }

@@ -79,7 +79,9 @@ enum TokenEndpoint {
             return try await context.state.pollDevice(
                 deviceCode, client: client, codeVerifier: parameters["code_verifier"], jkt: jkt, resource: resource)
         case "client_credentials":
-            return try await context.state.clientCredentials(client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
+            let details = try AuthorizationDetailsCheck.check(parameters["authorization_details"], context.configuration)
+            return try await context.state.clientCredentials(
+                client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource, authorizationDetails: details)
         case GrantType.jwtBearer.rawValue:
             guard let assertion = parameters.nonEmpty("assertion") else { throw .invalidRequest("assertion is missing.") }
             let subject = try await AssertionGrantCheck.subject(of: assertion, request, context)
