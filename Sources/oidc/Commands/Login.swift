@@ -45,6 +45,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials, jwt-bearer (with --assertion-file). Remembered.")
     var flow: LoginFlowKind?
 
+    @Option(help: "Rich authorization request (RFC 9396): a JSON array of objects each with a type, or @FILE holding one; sent as authorization_details on the authorization request (in the pushed request or the request object when those are used) or on the grant's token request. Not remembered (a client-credentials login asks for it again on renewal).")
+    var authorizationDetails: String?
+
     @Option(help: "With --flow jwt-bearer: a file holding the JWT to present (RFC 7523; a workload identity token), yours and not writable by others; read again whenever new tokens are needed (the path is remembered, not the JWT).")
     var assertionFile: String?
 
@@ -127,6 +130,12 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             do { _ = try LoopbackRedirectListener.Endpoint(parsing: text) } catch { throw ValidationError("--listen: \(error.message)") }
         }
         try AllowedHosts.validate(allowHost)
+        if authorizationDetails != nil {
+            _ = try requestedAuthorizationDetails()
+            if try AuthorizationOptions.parseParameters(authorization.parameters).contains(where: { $0.name == "authorization_details" }) {
+                throw ValidationError("--param authorization_details=… and --authorization-details: give the details once, with --authorization-details")
+            }
+        }
         if let resource {
             try ResourceLogin.validate(resource: resource, provider: authorization.provider, parameters: authorization.parameters)
         }
@@ -184,6 +193,8 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             key: storeOptions.key
         )
         flow.flow = profile.flow ?? .auto
+        // RFC 9396: on this login's requests only (the profile does not remember it).
+        if let details = try requestedAuthorizationDetails() { flow.profile.parameters.append(details.parameter) }
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
         flow.newRegistration = newRegistration
@@ -210,6 +221,27 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         try profiles.save(profile.remembering(stored), as: storeOptions.profileName)
         if let replaced { Console.error("oidc: \(replaced)") }
         Console.error("oidc: \(Self.summary(stored, profile: storeOptions.profileName))")
+    }
+
+    /// `--authorization-details`: the JSON given, or the content of `@FILE` (at most 64 KiB), checked
+    /// (an array of objects each with a string `type`); `nil` when not given. A usage error (exit 2)
+    /// otherwise, before any request.
+    func requestedAuthorizationDetails() throws -> AuthorizationDetails? {
+        guard let given = authorizationDetails else { return nil }
+        var json = given
+        if given.hasPrefix("@") {
+            let path = String(given.dropFirst())
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw ValidationError("--authorization-details: cannot read \(UntrustedText.sanitized(path, limit: 200))")
+            }
+            defer { try? handle.close() }
+            let bytes = (try? handle.read(upToCount: AuthorizationDetails.sizeLimit + 1)) ?? Data()
+            guard bytes.count <= AuthorizationDetails.sizeLimit else {
+                throw ValidationError("--authorization-details: \(UntrustedText.sanitized(path, limit: 200)) is over \(AuthorizationDetails.sizeLimit / 1024) KiB")
+            }
+            json = String(decoding: bytes, as: UTF8.self)
+        }
+        do { return try AuthorizationDetails(json: json) } catch { throw ValidationError("--authorization-details: \(error.message)") }
     }
 
     /// `--flow jwt-bearer` needs the issuer that takes the assertion, and a readable assertion file

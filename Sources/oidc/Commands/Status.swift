@@ -114,6 +114,8 @@ struct Status: AsyncParsableCommand, LoggingCommand {
         entry["resource"] = login.resource.map { UntrustedText.sanitized($0) }
         entry["subject"] = login.subject.map { UntrustedText.sanitized($0) }
         entry["scopes"] = login.tokens.scopes.map { UntrustedText.sanitized($0) }
+        // RFC 9396: what the tokens were granted for, as the provider said (controls escaped on output).
+        entry["authorization_details"] = login.tokens.authorizationDetails.flatMap { try? JSONSerialization.jsonObject(with: Data($0.jsonText.utf8)) }
         let stored = ProfileLogin(options: options.selection, profile: profile, keychain: keychain, login: login)
         if let profile, let current = try Self.pointsElsewhere(profile, from: login, in: keychain, name: options.profileName) {
             entry["superseded"] = true
@@ -178,6 +180,10 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             lines.append("  expires:     not stated")
         }
         lines.append("  scopes:      \((entry["scopes"] as? [String] ?? []).joined(separator: " "))")
+        if let details = entry["authorization_details"] as? [[String: Any]] {
+            let types = details.compactMap { $0["type"] as? String }.map { UntrustedText.sanitized($0, limit: 64) }
+            lines.append("  authorization details: \(types.joined(separator: ", ")) (oidc token --output authorization-details)")
+        }
         lines.append("  refreshable: \(entry["refreshable"] as? Bool == true ? "yes" : "no")")
         if cannot {
             lines.append("  state:       expired and not refreshable: no token can be had; log in again with: \(entry["log_in_again"] ?? "oidc login")")

@@ -33,6 +33,8 @@ struct Token: AsyncParsableCommand, LoggingCommand {
         case execCredential = "exec-credential"
         case idToken = "id-token"
         case header
+        /// The login's `authorization_details` (RFC 9396), as JSON.
+        case authorizationDetails = "authorization-details"
     }
 
     enum TokenType: String, ExpressibleByArgument, CaseIterable {
@@ -41,7 +43,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "What to print: token (the access token), json, exec-credential (kubectl), id-token, or header (one line: 'Authorization: Bearer TOKEN', or DPoP).")
+    @Option(help: "What to print: token (the access token), json, exec-credential (kubectl), id-token, header (one line: 'Authorization: Bearer TOKEN', or DPoP), or authorization-details (what the tokens were granted for, RFC 9396, as a JSON array).")
     var output: Output = .token
 
     @Option(help: "With --output exec-credential: which token kubectl gets, id (default when there is one) or access.")
@@ -182,6 +184,15 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             Console.output(idToken?.revealedValue ?? "")
         case .header:
             try AuthorizationHeaderLine.emit(login, profile: profile)
+        case .authorizationDetails:
+            guard let details = tokens.authorizationDetails else {
+                throw OIDCError(
+                    .missingParameter,
+                    "The login of profile '\(profile)' has no authorization_details: the provider granted none with its tokens (log in with --authorization-details to ask for them, RFC 9396).",
+                    context: ["profile": profile])
+            }
+            // The provider's JSON, terminal controls escaped.
+            Console.output(JSONOutput.safe(details.jsonText))
         case .execCredential:
             if idToken == nil { try refuseBoundTokenForKubectl(tokens, profile: profile) }
             let token = idToken ?? tokens.accessToken
@@ -195,6 +206,7 @@ struct Token: AsyncParsableCommand, LoggingCommand {
             object["expires_at"] = tokens.expiresAt.map(DateRange.unixSeconds)
             object["id_token"] = tokens.idToken?.revealedValue
             object["subject"] = login.subject
+            object["authorization_details"] = tokens.authorizationDetails.flatMap { try? JSONSerialization.jsonObject(with: Data($0.jsonText.utf8)) }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
             // The scope and subject as the provider sent them, terminal controls escaped (review 3, L3).
             Console.output(JSONOutput.safe(String(decoding: data, as: UTF8.self)))
