@@ -20,6 +20,7 @@ package enum ProviderEndpoint: String, CaseIterable, Sendable {
     case deviceAuthorization = "device_authorization_endpoint"
     case introspection = "introspection_endpoint"
     case pushedAuthorization = "pushed_authorization_request_endpoint"
+    case backchannelAuthentication = "backchannel_authentication_endpoint"
 
     /// The metadata member that names the endpoint: `token_endpoint`.
     package var member: String { rawValue }
@@ -36,6 +37,7 @@ package enum ProviderEndpoint: String, CaseIterable, Sendable {
         case .deviceAuthorization: \.deviceAuthorizationEndpoint
         case .introspection: \.introspectionEndpoint
         case .pushedAuthorization: \.pushedAuthorizationRequestEndpoint
+        case .backchannelAuthentication: \.backchannelAuthenticationEndpoint
         }
     }
 
@@ -44,7 +46,7 @@ package enum ProviderEndpoint: String, CaseIterable, Sendable {
     /// the browser's (authorization, end session) and the key set.
     package var alias: WritableKeyPath<MutualTLSEndpointAliases, URL?>? {
         switch self {
-        case .authorization, .jwks, .endSession: nil
+        case .authorization, .jwks, .endSession, .backchannelAuthentication: nil
         case .token: \.tokenEndpoint
         case .userinfo: \.userinfoEndpoint
         case .revocation: \.revocationEndpoint

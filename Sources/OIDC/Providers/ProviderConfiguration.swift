@@ -73,6 +73,9 @@ public struct ProviderConfiguration: Sendable, Equatable {
     /// ``RelyingParty/authorizationURL(for:)`` sends a login's parameters when the provider requires
     /// it or the relying party asks for it.
     public var pushedAuthorizationRequestEndpoint: URL?
+    /// The backchannel authentication endpoint (OpenID CIBA Core 1.0 §4,
+    /// `backchannel_authentication_endpoint`), for ``RelyingParty/backchannelLogin(_:)``.
+    public var backchannelAuthenticationEndpoint: URL?
     /// Whether the provider takes authorization requests only when pushed (RFC 9126 §5,
     /// `require_pushed_authorization_requests`): ``RelyingParty/authorizationURL(for:)`` then pushes
     /// every request, whatever the relying party's setting.
@@ -146,6 +149,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         self.deviceAuthorizationEndpoint = nil
         self.introspectionEndpoint = nil
         self.pushedAuthorizationRequestEndpoint = nil
+        self.backchannelAuthenticationEndpoint = nil
         self.requiresPushedAuthorizationRequests = false
         self.requiresSignedRequestObjects = false
         self.requestObjectSigningAlgorithms = []

@@ -102,11 +102,7 @@ public struct DeviceLogin: Sendable {
 
     /// `tokens` as a verified login, once their ID token passes the checks of this grant (no nonce).
     private func verified(_ tokens: TokenSet, idToken: Secret) async throws(OIDCError) -> VerifiedLogin {
-        let verifier = relyingParty.idTokenVerifier(for: tokens, nonce: .notChecked)
-        let verified = try await verifier.verify(idToken.revealedValue, keys: try relyingParty.requireKeys(), now: clock.now())
-        var login = VerifiedLogin(tokens: tokens, idToken: verified, clientID: relyingParty.clientID, issuer: verifier.issuer, provider: relyingParty.provider)
-        login.dpopKey = dpopKey
-        return login
+        try await relyingParty.verifiedWithoutFrontChannel(tokens, idToken: idToken, dpopKey: dpopKey, now: clock.now())
     }
 
     /// Polls until the user approves, or the codes expire, or ``timeout``: the tokens.

@@ -116,6 +116,20 @@ extension RelyingParty {
         return verifier
     }
 
+    /// `tokens` of a grant without a front channel (the device flow, CIBA) as a verified login:
+    /// their ID token checked without a nonce (none was sent), with `acceptedACRValues` when the
+    /// login asked for them; bound to `dpopKey`.
+    package func verifiedWithoutFrontChannel(
+        _ tokens: TokenSet, idToken: Secret, dpopKey: DPoPKey?, now: Date, acceptedACRValues: [String]? = nil
+    ) async throws(OIDCError) -> VerifiedLogin {
+        var verifier = idTokenVerifier(for: tokens, nonce: .notChecked)
+        if let acceptedACRValues { verifier.acceptedACRValues = Set(acceptedACRValues) }
+        let verified = try await verifier.verify(idToken.revealedValue, keys: try requireKeys(), now: now)
+        var login = VerifiedLogin(tokens: tokens, idToken: verified, clientID: clientID, issuer: verifier.issuer, provider: provider)
+        login.dpopKey = dpopKey
+        return login
+    }
+
     /// The verifier of the ID token in `tokens`, which a token endpoint of this provider sent: its
     /// issuer, this client, `nonce`'s rule, the access token's `at_hash`, the client secret for
     /// HS256 when there is one, and the security profile's algorithms. For a flow built from the

@@ -149,7 +149,7 @@ extension TokenClient {
 
     /// What a poll's refusal says about waiting (RFC 8628 §3.5): `authorization_pending`, or
     /// `slow_down` with the provider's new `interval` if it gives a sane one; `nil` for anything else.
-    private static func waiting(in response: HTTPResponse, now: Date) -> DevicePoll? {
+    static func waiting(in response: HTTPResponse, now: Date) -> DevicePoll? {
         guard response.status == 400 || response.status == 401, let object = try? StrictJSONParser.parseObject(response.body) else { return nil }
         let retryAfter = response.headers["Retry-After"].flatMap { RetryAfter.duration($0, now: now) }
         switch object["error"]?.stringValue {

@@ -29,6 +29,6 @@ extension TokenClient {
     /// Form parameters whose values are secrets.
     static let secretParameters: Set<String> = [
         "code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token", "subject_token", "actor_token",
-        "device_code", "assertion",
+        "device_code", "assertion", "auth_req_id", "client_notification_token",
     ]
 }

@@ -29,6 +29,7 @@ enum ProviderPaths {
     static let deviceVerification = "/device"
     static let endSession = "/logout"
     static let pushedAuthorization = "/par"
+    static let backchannelAuthentication = "/bc-authorize"
     static let protectedResource = "/api/me"
 
     /// The path of each endpoint of the library's list (``ProviderEndpoint``), below the issuer.
@@ -43,6 +44,7 @@ enum ProviderPaths {
         case .deviceAuthorization: deviceAuthorization
         case .introspection: introspection
         case .pushedAuthorization: pushedAuthorization
+        case .backchannelAuthentication: backchannelAuthentication
         }
     }
 
@@ -75,6 +77,7 @@ enum ProviderPaths {
         case deviceVerification[...]: return .deviceVerification
         case endSession[...]: return .endSession
         case pushedAuthorization[...]: return .pushedAuthorization
+        case backchannelAuthentication[...]: return .backchannelAuthentication
         case protectedResource[...]: return .protectedResource
         default: return nil
         }

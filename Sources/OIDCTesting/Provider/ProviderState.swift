@@ -32,6 +32,8 @@ actor ProviderState {
     var issuedIDTokens: [String: String] = [:]
     /// Device codes (RFC 8628) by their value.
     var deviceCodes: [String: DeviceCodeRecord] = [:]
+    /// Backchannel logins (CIBA) by `auth_req_id`.
+    var backchannelRequests: [String: BackchannelRecord] = [:]
     /// Outcomes the next device polls are answered, in turn.
     var devicePollScript: [TestProvider.DevicePollOutcome] = []
     /// When each device poll came (the real clock).

@@ -64,6 +64,7 @@ struct Router: Sendable {
         case .deviceVerification: return await DeviceEndpoints.verification(request, context)
         case .endSession: return await EndSessionEndpoint.handle(request, context)
         case .pushedAuthorization: return await PushedAuthorizationEndpoint.handle(request, context)
+        case .backchannelAuthentication: return await BackchannelEndpoint.handle(request, context)
         case .protectedResource: return await ProtectedResourceEndpoint.handle(request, context)
         case .registration: return await RegistrationEndpoint.handle(request, context)
         case .resource: return await ResourceEndpoints.resource(request, context)

@@ -88,6 +88,8 @@ extension TestProvider {
         /// `authorization_details_types_supported`; `nil` (the default) takes any type. Details of
         /// another type, or malformed ones, are refused `invalid_authorization_details`.
         public var authorizationDetailsTypes: Set<String>?
+        /// Backchannel logins (OpenID CIBA Core 1.0, poll and ping): their lifetime and interval.
+        public var ciba = CIBA()
 
         /// A configuration; each parameter's default is the one its property names.
         public init(

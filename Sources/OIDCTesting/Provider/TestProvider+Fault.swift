@@ -51,6 +51,8 @@ extension TestProvider {
         case endSession
         /// `{issuer}/par`: pushed authorization requests (RFC 9126).
         case pushedAuthorization
+        /// `{issuer}/bc-authorize`: backchannel authentication requests (OpenID CIBA Core 1.0 §7).
+        case backchannelAuthentication
         /// `{issuer}/api/me`.
         case protectedResource
         /// `{issuer}/register`: dynamic client registration (RFC 7591), with ``Configuration/registration``.

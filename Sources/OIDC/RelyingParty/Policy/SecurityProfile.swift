@@ -145,12 +145,12 @@ extension SecurityProfile {
     /// Refuses the device flow (RFC 8628) where the profile holds logins to the code flow (FAPI 2.0).
     ///
     /// - Throws: ``OIDCError/Code/profileViolation``; nothing was sent.
-    package func checkDeviceFlow() throws(OIDCError) {
+    package func checkDeviceFlow(_ flow: String = "the device flow") throws(OIDCError) {
         guard requiresPushedCodeFlow else { return }
         let rule = "Security Profile §5.3.2.2, the authorization code flow"
         throw OIDCError(
             .profileViolation,
-            "FAPI 2.0 (\(rule)): the profile holds browser logins through pushed authorization requests; the device flow is outside it. Log in with the code flow, or set RelyingParty.Configuration(securityProfile: .none) for this login. Nothing was sent.",
+            "FAPI 2.0 (\(rule)): the profile holds browser logins through pushed authorization requests; \(flow) is outside it. Log in with the code flow, or set RelyingParty.Configuration(securityProfile: .none) for this login. Nothing was sent.",
             context: ["profile": rawValue, "rule": rule]
         )
     }

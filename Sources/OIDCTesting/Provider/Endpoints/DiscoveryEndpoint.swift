@@ -22,7 +22,7 @@ enum DiscoveryEndpoint {
             "response_modes_supported": context.configuration.signedResponses == .offered ? ["query", "jwt", "query.jwt"] : ["query"],
             "grant_types_supported": [
                 "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
-                "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:openid:params:grant-type:ciba",
             ],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": TestProvider.IDTokenAlgorithm.allCases.map(\.rawValue),
@@ -51,6 +51,8 @@ enum DiscoveryEndpoint {
         case .offered, .required:
             document["require_pushed_authorization_requests"] = context.configuration.pushedAuthorizationRequests == .required
         }
+        document["backchannel_token_delivery_modes_supported"] = ["poll", "ping"]
+        document["backchannel_user_code_parameter_supported"] = false
         if let types = context.configuration.authorizationDetailsTypes {
             document["authorization_details_types_supported"] = types.sorted()
         }

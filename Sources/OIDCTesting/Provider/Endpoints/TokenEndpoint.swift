@@ -82,6 +82,9 @@ enum TokenEndpoint {
             let details = try AuthorizationDetailsCheck.check(parameters["authorization_details"], context.configuration)
             return try await context.state.clientCredentials(
                 client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource, authorizationDetails: details)
+        case GrantType.ciba.rawValue:
+            guard let id = parameters.nonEmpty("auth_req_id") else { throw .invalidRequest("auth_req_id is missing.") }
+            return try await context.state.pollBackchannel(id, client: client, jkt: jkt, resource: resource)
         case GrantType.jwtBearer.rawValue:
             guard let assertion = parameters.nonEmpty("assertion") else { throw .invalidRequest("assertion is missing.") }
             let subject = try await AssertionGrantCheck.subject(of: assertion, request, context)
