@@ -31,6 +31,17 @@ same REST calls that app makes (webapp/login.js), with python3's standard librar
         whose listener's port is known only once it listens; and, when given, its
         backchannel_logout_session_required (whether its logout tokens carry sid). Prints {"client_id": ..., "backchannel_logout_uri": ...}.
 
+    glewlwyd-agent.py ciba [--issuer URL] [--client-id ID] [--binding-message MSG] [--deny] [--grant "SCOPES"]
+        Approves (or with --deny cancels) the user's pending CIBA request (OpenID CIBA Core 1.0): logs
+        in (POST API/auth/), lists the user's pending requests (GET ISSUER/ciba_user_list), takes the
+        newest one of CLIENT_ID with that binding_message, grants its scopes to the client
+        (PUT API/auth/grant/CLIENT_ID), then GETs its connect_uri + "&g_continue" (302 to
+        login.html?...ciba_message=complete), or its cancel_uri (ciba_message=cancelled, the client
+        then gets access_denied). Prints {"client_id", "binding_message", "scopes", "result"}.
+        Default issuer $OIDC_GLEWLWYD_CIBA_ISSUER.
+    glewlwyd-agent.py ciba-notification-uri CLIENT_ID URL
+        As backchannel-uri, for the client's backchannel_client_notification_endpoint (CIBA ping/push).
+
 A file:// URL is a local page that redirects with <meta http-equiv="refresh">, as `oidc` hands its
 browser (the URL stays off the command line): the agent reads it and goes on to the URL it names. So
 the agent can be `oidc login --browser "scripts/glewlwyd-agent.py device"`.
@@ -191,6 +202,18 @@ def log_in_and_grant(browser: Browser, api: str, args, params: dict) -> None:
                                       {"scope": grant})
     if status != 200:
         die(f"grant of '{grant}' to {client_id} refused: HTTP {status} {text[:200]}")
+    # RFC 9396: the login page names the requested authorization_details types (comma separated) and
+    # the plugin; the user consents to each (PUT API/PLUGIN/rar/CLIENT_ID/TYPE/1), as login.js does.
+    # Without a consent glewlwyd sends the user back to its login page.
+    types, plugin = params.get("authorization_details"), params.get("plugin")
+    for kind in filter(None, (types or "").split(",")):
+        if not plugin:
+            die(f"glewlwyd's login redirect names authorization_details but no plugin: {params}")
+        url = (f"{api}/{urllib.parse.quote(plugin, safe='')}/rar/{urllib.parse.quote(client_id, safe='')}/"
+               f"{urllib.parse.quote(kind, safe='')}/1")
+        status, _, text = browser.request("PUT", url)
+        if status != 200:
+            die(f"consent to the authorization_details type {kind} refused: HTTP {status} {text[:200]}")
 
 
 def cmd_device(args, defaults: dict) -> None:
@@ -333,15 +356,54 @@ def cmd_backchannel_uri(args, defaults: dict) -> None:
     if status != 200:
         die(f"GET {client_url}: HTTP {status}")  # the body holds the client's secret: not printed
     client = json.loads(text)
-    client["backchannel_logout_uri"] = args.url
-    if args.session_required is not None:
+    client[args.property] = args.url
+    if getattr(args, "session_required", None) is not None:
         client["backchannel_logout_session_required"] = args.session_required
     client.pop("source", None)
     status, _, text = browser.request("PUT", client_url, client)
     if status != 200:
         die(f"PUT {client_url}: HTTP {status} {text[:200]}")
     browser.request("DELETE", f"{api}/auth/")
-    print(json.dumps({"client_id": args.client_id, "backchannel_logout_uri": args.url}))
+    print(json.dumps({"client_id": args.client_id, args.property: args.url}))
+
+
+def cmd_ciba(args, defaults: dict) -> None:
+    issuer = (args.issuer or defaults.get("OIDC_GLEWLWYD_CIBA_ISSUER") or "").rstrip("/")
+    if not issuer:
+        die("no --issuer and no OIDC_GLEWLWYD_CIBA_ISSUER (run scripts/glewlwyd.sh start)")
+    api = api_of(issuer)
+    browser = Browser(args.timeout, args.cafile)
+    with open(args.password_file, encoding="utf-8") as handle:
+        password = handle.readline().strip()
+    status, _, text = browser.request("POST", f"{api}/auth/", {"username": args.username, "password": password})
+    if status != 200:
+        die(f"login of {args.username} refused: HTTP {status} {text[:200]}")
+    status, _, text = browser.request("GET", f"{issuer}/ciba_user_list")
+    if status != 200:
+        die(f"GET {issuer}/ciba_user_list: HTTP {status} {text[:200]}")
+    pending = [entry for entry in json.loads(text)
+               if (args.client_id is None or entry.get("client_id") == args.client_id)
+               and (args.binding_message is None or entry.get("binding_message") == args.binding_message)]
+    if not pending:
+        die(f"no pending CIBA request of {args.username} for client_id={args.client_id} "
+            f"binding_message={args.binding_message}")
+    entry = pending[-1]
+    if args.deny:
+        url, expected = entry["cancel_uri"], "cancelled"
+    else:
+        grant = " ".join(entry.get("scopes") or []) if args.grant is None else args.grant
+        client = urllib.parse.quote(entry["client_id"], safe="")
+        status, _, text = browser.request("PUT", f"{api}/auth/grant/{client}", {"scope": grant})
+        if status != 200:
+            die(f"grant of '{grant}' to {entry['client_id']} refused: HTTP {status} {text[:200]}")
+        url, expected = with_continue(entry["connect_uri"]), "complete"
+    status, location, text = browser.request("GET", url)
+    result = login_page_params(location or "").get("ciba_message")
+    browser.request("DELETE", f"{api}/auth/")
+    if status != 302 or result != expected:
+        die(f"CIBA request not {expected}: HTTP {status}, Location {location}, {text[:200]}", 3)
+    print(json.dumps({"client_id": entry["client_id"], "binding_message": entry.get("binding_message"),
+                      "scopes": entry.get("scopes"), "result": result}))
 
 
 def main() -> None:
@@ -376,9 +438,19 @@ def main() -> None:
     backchannel.add_argument("url", help="the new backchannel_logout_uri")
     backchannel.add_argument("--session-required", choices=["true", "false"],
                              help="the client's backchannel_logout_session_required")
-    backchannel.set_defaults(run=cmd_backchannel_uri)
+    backchannel.set_defaults(run=cmd_backchannel_uri, property="backchannel_logout_uri")
+    ciba = commands.add_parser("ciba", parents=[common])
+    ciba.add_argument("--issuer", help="issuer with CIBA (default $OIDC_GLEWLWYD_CIBA_ISSUER)")
+    ciba.add_argument("--client-id", help="only a request of this client")
+    ciba.add_argument("--binding-message", help="only a request with this binding_message")
+    ciba.add_argument("--deny", action="store_true", help="cancel the request instead of approving it")
+    ciba.set_defaults(run=cmd_ciba)
+    notification = commands.add_parser("ciba-notification-uri", parents=[common])
+    notification.add_argument("client_id")
+    notification.add_argument("url", help="the new backchannel_client_notification_endpoint")
+    notification.set_defaults(run=cmd_backchannel_uri, property="backchannel_client_notification_endpoint")
     args = parser.parse_args()
-    if args.command in ("device", "authorize") and not os.path.isfile(args.password_file):
+    if args.command in ("device", "authorize", "ciba") and not os.path.isfile(args.password_file):
         die(f"no password file {args.password_file} (run scripts/glewlwyd.sh start)")
     args.run(args, defaults)
 

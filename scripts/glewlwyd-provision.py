@@ -10,10 +10,11 @@ database script (`password`, on a database just made by glewlwyd.sh), then:
     backend's data format (it drops properties it does not list);
   - creates the scope `api.read` and the user `alice` (password scheme) with openid and api.read;
   - creates the clients (see CLIENTS below) with their secrets and keys from DIR/secrets;
-  - creates five OIDC plugin instances (see PLUGINS below), each its own issuer (oidc-logout
+  - creates six OIDC plugin instances (see PLUGINS below), each its own issuer (oidc-logout
     with OP sessions and back-channel logout; oidc-dcr with open dynamic registration and resource
     indicators for one resource, http://127.0.0.1:PORT on a port free now or $GLEWLWYD_RESOURCE_PORT,
-    exported as OIDC_GLEWLWYD_DCR_RESOURCE_URL and _PORT);
+    exported as OIDC_GLEWLWYD_DCR_RESOURCE_URL and _PORT; oidc-ciba with CIBA poll/ping/push and
+    RFC 9396 authorization_details types, for the clients swift-ciba-poll, swift-ciba-ping, swift-rar);
   - with --tls-dir (glewlwyd serving HTTPS with the test CA of that directory): mTLS on every
     issuer (certificate from the TLS session, endpoint aliases .../mtls/...) and the client
     swift-mtls (tls_client_auth, subject CN=swift-mtls, certificate made by glewlwyd.sh);
@@ -86,11 +87,38 @@ CLIENTS = {
         token_endpoint_auth_method=["client_secret_basic", "client_secret_post"],
         backchannel_logout_uri="http://127.0.0.1:9/backchannel-logout", backchannel_logout_session_required="true",
         env="LOGOUT"),
+    # CIBA (OpenID CIBA Core 1.0) on the issuer oidc-ciba: glewlwyd's grant type name for it is the URN.
+    # login_hint must be the JSON {"username": "alice"}; the user approves through
+    # ISSUER/ciba_user_list and its connect_uri (glewlwyd-agent.py ciba).
+    "swift-ciba-poll": dict(
+        name="Confidential client, CIBA poll mode", confidential=True, secret=True,
+        authorization_type=["urn:openid:params:grant-type:ciba", "refresh_token"],
+        token_endpoint_auth_method=["client_secret_basic", "client_secret_post"],
+        backchannel_token_delivery_mode="poll", env="CIBA_POLL"),
+    # Its notification endpoint is set by the test that listens (glewlwyd-agent.py ciba-notification-uri);
+    # until then an address nothing listens on. glewlwyd POSTs {"auth_req_id": ...} with
+    # "Authorization: Bearer <client_notification_token>" there; plain http://127.0.0.1 is accepted.
+    "swift-ciba-ping": dict(
+        name="Confidential client, CIBA ping mode", confidential=True, secret=True,
+        authorization_type=["urn:openid:params:grant-type:ciba", "refresh_token"],
+        token_endpoint_auth_method=["client_secret_basic", "client_secret_post"],
+        backchannel_token_delivery_mode="ping",
+        backchannel_client_notification_endpoint="http://127.0.0.1:9/ciba-notification", env="CIBA_PING"),
+    # RFC 9396 authorization_details (authorization endpoint and PAR only: glewlwyd 2.7.5 ignores it
+    # at the token endpoint for client_credentials and at the CIBA endpoint).
+    "swift-rar": dict(
+        name="Confidential client with authorization_details types", confidential=True, secret=True,
+        authorization_type=["code", "refresh_token", "client_credentials"],
+        token_endpoint_auth_method=["client_secret_basic", "client_secret_post"],
+        authorization_details_types=["payment_initiation", "account_information"], env="RAR"),
 }
 
 # Client properties the database client backend must keep (it drops what its data-format does not list).
 CLIENT_PROPERTIES = ("dpop_bound_access_tokens", "tls_client_auth_subject_dn", "backchannel_logout_uri",
-                     "backchannel_logout_session_required")
+                     "backchannel_logout_session_required", "backchannel_token_delivery_mode",
+                     "backchannel_client_notification_endpoint", "authorization_details_types")
+# Of these, the ones the backend keeps as lists.
+MULTIPLE_CLIENT_PROPERTIES = ("authorization_details_types",)
 
 # plugin name (= issuer path under /api) -> overrides of BASE_PLUGIN_PARAMETERS, env variable prefix
 PLUGINS = {
@@ -107,6 +135,25 @@ PLUGINS = {
     # in docs/glewlwyd.md.
     "oidc-dcr": ({"register-client-allowed": True, "register-client-auth-scope": [],
                   "register-client-management-allowed": True, "resource-allowed": True}, "OIDC_GLEWLWYD_DCR"),
+    # CIBA (poll, ping, push; backchannel_authentication_endpoint ISSUER/ciba) and RFC 9396 rich
+    # authorization requests (authorization_details of the types of RAR_TYPES, plain in the URL or
+    # by PAR: rar-allow-auth-unsigned). An issuer of its own: RAR adds authorization_details to the
+    # authorization responses.
+    "oidc-ciba": ({
+        "oauth-ciba-allowed": True, "oauth-ciba-default-expiry": 600, "oauth-ciba-maximum-expiry": 1200,
+        "oauth-ciba-mode-poll-allowed": True, "oauth-ciba-mode-ping-allowed": True,
+        "oauth-ciba-mode-push-allowed": True, "oauth-ciba-allow-https-non-secure": False,
+        "oauth-ciba-user-code-allowed": False, "oauth-ciba-user-code-property": "user-code",
+        "oauth-ciba-email-allowed": False,
+        "oauth-rar-allowed": True, "rar-allow-auth-unsigned": True, "rar-allow-auth-unencrypted": True,
+        "rar-types-client-property": "authorization_details_types",
+        "rar-types": {
+            "payment_initiation": {"scopes": [CUSTOM_SCOPE], "description": "Payment initiation (swift-oidc tests)",
+                                   "locations": ["https://bank.example/payments"], "actions": ["initiate", "status"],
+                                   "datatypes": [], "enriched": [], "privileges": []},
+            "account_information": {"scopes": ["openid", CUSTOM_SCOPE], "description": "Account information",
+                                    "locations": [], "actions": [], "datatypes": [], "enriched": [], "privileges": []},
+        }}, "OIDC_GLEWLWYD_CIBA"),
 }
 
 # The OIDC plugin's parameters: glewlwyd 2.7.5's admin app defaults (webapp/admin.js), then what the
@@ -302,7 +349,8 @@ def main() -> None:
     # The database client backend keeps only the properties of its data-format: add the one DPoP needs.
     module = admin.call("GET", "/mod/client/database")
     for prop in CLIENT_PROPERTIES:
-        module["parameters"]["data-format"][prop] = {"multiple": False, "read": True, "write": True}
+        module["parameters"]["data-format"][prop] = {"multiple": prop in MULTIPLE_CLIENT_PROPERTIES, "read": True,
+                                                     "write": True}
     admin.call("PUT", "/mod/client/database", {k: module[k] for k in ("module", "name", "display_name",
                                                                        "order_rank", "parameters", "readonly")
                                                if k in module})

@@ -8,7 +8,7 @@
 #       /tmp/oidc-glewlwyd.* when that user cannot reach the checkout), writes glewlwyd's config
 #       there, starts glewlwyd on 127.0.0.1:PORT (default: a free port; also $GLEWLWYD_PORT), waits at
 #       most 20 s for it, then provisions it through the admin API (scripts/glewlwyd-provision.py:
-#       five OIDC issuers, the user alice, the clients, their secrets and keys under
+#       six OIDC issuers, the user alice, the clients, their secrets and keys under
 #       .build-glewlwyd/secrets) and prints shell `export OIDC_GLEWLWYD_...=...` lines on stdout (also
 #       in .build-glewlwyd/env.sh and env.json): URLs, client ids and the paths of secret and key
 #       files, never a secret. Already running (same mode, and PORT if given): prints them again.

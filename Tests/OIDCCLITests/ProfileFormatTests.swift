@@ -143,7 +143,8 @@ struct ProfileFormatTests {
         (#"{"version":1,"parameters":[["a"]]}"#, "'parameters' must be a list of [name, value] pairs"),
         (#"{"version":1,"max_age":1.5}"#, "'max_age' is not a whole number of seconds"),
         (#"{"version":1,"max_age":-1}"#, "'max_age' is not a whole number of seconds"),
-        (#"{"version":1,"flow":"carrier-pigeon"}"#, "'flow' is not one of auto, browser, device, client-credentials, jwt-bearer"),
+        (#"{"version":1,"flow":"carrier-pigeon"}"#, "'flow' is not one of auto, browser, device, client-credentials, jwt-bearer, ciba"),
+        (#"{"version":1,"ciba_mode":"push"}"#, "'ciba_mode' is not one of poll, ping"),
         (#"{"version":1,"provider":"acme"}"#, "'provider' is not one of generic, schibsted, swan"),
     ])
     func refused(file: String, reason: String) {
@@ -159,6 +160,8 @@ struct ProfileFormatTests {
         var everything = Self.full
         everything.resource = "https://mcp.example.com/mcp"
         everything.resourceIssuer = "https://as.example.com"
+        everything.cibaMode = .ping
+        everything.notificationListen = "127.0.0.1:8001"
         let written = try #require(try JSONSerialization.jsonObject(with: Data(try everything.serialized())) as? [String: Any])
         #expect(Set(written.keys) == Set(keys + ["version"]))
         #expect(Mirror(reflecting: everything).children.count == keys.count)

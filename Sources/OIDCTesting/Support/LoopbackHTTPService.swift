@@ -12,6 +12,13 @@ package final class LoopbackHTTPService: Sendable {
         package var query: String?
         /// Header fields in the order received, names as sent.
         package var headers: [(name: String, value: String)]
+        /// The body (at most the service's `maximumBodySize` bytes).
+        package var body: [UInt8] = []
+
+        /// The first field named `name` (case-insensitively).
+        package func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
     }
 
     /// One response; `Content-Length` and `Connection` are set by the server.
@@ -52,7 +59,7 @@ package final class LoopbackHTTPService: Sendable {
     ) async throws -> LoopbackHTTPService {
         let limits = HTTPServer.Limits(maximumBodySize: maximumBodySize, maximumHeaderSize: maximumHeaderSize, connections: connections)
         let server = try await HTTPServer.start(host: host, port: port, limits: limits) { request in
-            let answer = await handler(Request(method: request.method, path: request.path, query: request.query, headers: request.headers))
+            let answer = await handler(Request(method: request.method, path: request.path, query: request.query, headers: request.headers, body: request.body))
             return ProviderResponse(status: answer.status, headers: answer.headers, body: answer.body)
         }
         return LoopbackHTTPService(server: server)

@@ -14,7 +14,10 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             tokens under the profile. --flow device (RFC 8628) shows a page and a code to enter on \
             any device, waits for the approval, verifies the ID token and stores the tokens. \
             --flow client-credentials (RFC 6749 §4.4) gets the client's own tokens, no person \
-            involved; later commands ask for new ones when they expire. --flow auto (the default) \
+            involved; later commands ask for new ones when they expire. --flow ciba (OpenID CIBA) asks \
+            the provider to reach the user named by --login-hint on their own device, then polls \
+            (or, with --ciba-mode ping, waits for the provider's notification at \
+            --notification-listen) until they approve. --flow auto (the default) \
             is the device flow when no browser is usable here (an SSH session or no display, and \
             no --browser or $BROWSER) and the provider has it, else the browser; with --no-browser, \
             the browser flow, its URL printed to open by hand. Everything but \
@@ -42,7 +45,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Flag(help: "With --resource: register the client anew at the issuer (the new registration replaces the kept one for every profile), for a server that no longer knows it. Not remembered.")
     var newRegistration = false
 
-    @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials, jwt-bearer (with --assertion-file). Remembered.")
+    @Option(help: "How to sign in: auto (default: device when no browser is usable here, else browser), browser, device, client-credentials, jwt-bearer (with --assertion-file), ciba (approved on the user's own device, with --login-hint). Remembered.")
     var flow: LoginFlowKind?
 
     @Option(help: "Rich authorization request (RFC 9396): a JSON array of objects each with a type, or @FILE holding one; sent as authorization_details on the authorization request (in the pushed request or the request object when those are used) or on the grant's token request. Not remembered (a client-credentials login asks for it again on renewal).")
@@ -50,6 +53,15 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @Option(help: "With --flow jwt-bearer: a file holding the JWT to present (RFC 7523; a workload identity token), yours and not writable by others; read again whenever new tokens are needed (the path is remembered, not the JWT).")
     var assertionFile: String?
+
+    @Option(help: "With --flow ciba: a short text shown on the user's device and here, so that they can tell this login from another (CIBA binding_message; plain text, at most 256 characters). Not remembered.")
+    var bindingMessage: String?
+
+    @Option(help: "With --flow ciba: poll (default: the token endpoint is asked every interval) or ping (the provider notifies --notification-listen, then one token request). Remembered.")
+    var cibaMode: CIBAMode?
+
+    @Option(help: "With --ciba-mode ping: where to listen for the provider's notification, 127.0.0.1:PORT or [::1]:PORT (the client's registered backchannel_client_notification_endpoint; port 0 picks one and prints it). Remembered.")
+    var notificationListen: String?
 
     @Option(help: "The device authorization endpoint, for a provider whose discovery document names none (RFC 8628).")
     var deviceAuthorizationEndpoint: String?
@@ -129,6 +141,11 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         for text in listen {
             do { _ = try LoopbackRedirectListener.Endpoint(parsing: text) } catch { throw ValidationError("--listen: \(error.message)") }
         }
+        if let notificationListen {
+            do { _ = try LoopbackRedirectListener.Endpoint(parsing: notificationListen) } catch {
+                throw ValidationError("--notification-listen: \(error.message)")
+            }
+        }
         try AllowedHosts.validate(allowHost)
         if authorizationDetails != nil {
             _ = try requestedAuthorizationDetails()
@@ -174,6 +191,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             throw ValidationError("--new-registration is for a client oidc registered for a --resource login (no --client-id)")
         }
         try Self.checkJWTBearer(profile, assertionFileGiven: assertionFile != nil)
+        try CIBALogin.check(profile, bindingMessage: bindingMessage)
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {
@@ -197,6 +215,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         if let details = try requestedAuthorizationDetails() { flow.profile.parameters.append(details.parameter) }
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
+        flow.bindingMessage = bindingMessage
         flow.newRegistration = newRegistration
         flow.dpopRefused = dpop == false
         // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.

@@ -121,7 +121,7 @@ struct Status: AsyncParsableCommand, LoggingCommand {
             entry["superseded"] = true
             entry["profile_points_to"] = current
         }
-        if let grant = login.grant, login.renewsByOwnGrant { entry["grant_type"] = grant.type.rawValue }
+        if let grant = login.grant, login.renewsByOwnGrant || grant.type == .ciba { entry["grant_type"] = grant.type.rawValue }
         if DeviceGrant.made(login) { entry["grant_type"] = DeviceGrant.grant.rawValue }
         if let reason = DeviceGrant.missingIDTokenReason(login) { entry["no_id_token"] = reason }
         let refreshable = (login.tokens.refreshToken != nil || login.renewsByOwnGrant) && StoredProvider.configuration(of: login) != nil

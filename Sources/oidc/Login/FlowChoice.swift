@@ -13,6 +13,16 @@ enum LoginFlowKind: String, ExpressibleByArgument, CaseIterable {
     case clientCredentials = "client-credentials"
     /// No person: a JWT the client holds, traded for tokens (RFC 7523 §2.1).
     case jwtBearer = "jwt-bearer"
+    /// A person approves on their own device, reached by a login hint (OpenID CIBA Core 1.0).
+    case ciba
+}
+
+/// `--ciba-mode`: how a CIBA login learns that the user approved.
+enum CIBAMode: String, ExpressibleByArgument, CaseIterable {
+    /// The token endpoint is asked every interval.
+    case poll
+    /// The provider notifies the client's endpoint (`--notification-listen`); one token request follows.
+    case ping
 }
 
 /// Whether a browser can be used on this machine, from the environment alone: what `--flow auto`

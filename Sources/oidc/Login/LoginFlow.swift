@@ -42,6 +42,8 @@ struct LoginFlow {
     /// `--no-dpop` given: a `--resource` login for a resource that takes only DPoP-bound tokens is
     /// refused (exit 2) instead of turning DPoP on.
     var dpopRefused = false
+    /// `--binding-message`: what a CIBA login's user sees on their device (not remembered).
+    var bindingMessage: String?
     /// `--qr`: the device flow's link as a QR code too.
     var qr = false
     /// Whether the console shows a line that counts down: only when stderr is a terminal, and not
@@ -60,7 +62,7 @@ struct LoginFlow {
         // FAPI 2.0 holds the authorization code flow: auto takes the browser, and the other flows,
         // which the profile does not cover, are refused (before discovery) rather than run as if
         // they were held to it.
-        if profile.fapi2, flow == .device || flow == .clientCredentials || flow == .jwtBearer {
+        if profile.fapi2, flow == .device || flow == .clientCredentials || flow == .jwtBearer || flow == .ciba {
             throw ValidationError(
                 "--fapi2 holds browser logins (the authorization code flow) to the FAPI 2.0 Security Profile; --flow \(flow.rawValue) is outside it. Use --flow browser, or leave out --fapi2 (oidc login --no-fapi2 forgets it).")
         }
@@ -70,6 +72,7 @@ struct LoginFlow {
         switch chosen {
         case .clientCredentials: return try await clientCredentialsLogin(rp)
         case .jwtBearer: return try await jwtBearerLogin(rp)
+        case .ciba: return try await cibaLogin(rp)
         case .device:
             if rp.protectedResource != nil { return try await resourceLogin(rp) { rp in try await deviceLogin(rp) } }
             return try await deviceLogin(rp)

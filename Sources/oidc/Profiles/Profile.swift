@@ -49,6 +49,10 @@ struct Profile: Equatable {
     var allowHosts: [String] = []
     /// `--flow`: `nil` is `auto`.
     var flow: LoginFlowKind?
+    /// `--ciba-mode`: how a CIBA login learns of the approval; `nil` is poll.
+    var cibaMode: CIBAMode?
+    /// `--notification-listen`: where a ping-mode CIBA login listens for the provider's notification.
+    var notificationListen: String?
     /// `--assertion-file`: the JWT bearer grant's assertion, read at each grant.
     var assertionFile: String?
     /// `--device-authorization-endpoint`, for a provider whose discovery does not name one.

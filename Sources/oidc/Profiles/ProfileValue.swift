@@ -90,6 +90,7 @@ extension ProfileChoice {
 }
 
 extension LoginFlowKind: ProfileChoice {}
+extension CIBAMode: ProfileChoice {}
 
 /// The provider is always written; a file without it is a generic provider's.
 extension Profile.Kind: ProfileChoice, ProfileValue {

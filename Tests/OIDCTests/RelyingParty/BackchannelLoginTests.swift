@@ -82,6 +82,33 @@ struct BackchannelLoginTests {
         }
     }
 
+    @Test("ping: the notification's bearer token and auth_req_id checked; an early one finds the login pending; after the approval, one token request")
+    func ping() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let rp = try await provider.relyingParty(client: Self.bank)
+            let subject = await provider.user.subject
+            let token = try BackchannelAuthenticationRequest.newNotificationToken()
+            let login = try await rp.backchannelLogin(BackchannelAuthenticationRequest(loginHint: subject, clientNotificationToken: token))
+            let pending = try #require(await provider.pendingBackchannelLogins().first)
+            #expect(pending.clientNotificationToken == token.revealedValue)
+            let body = Array(#"{"auth_req_id":"\#(pending.requestID)"}"#.utf8)
+            #expect(login.check(notificationAuthorization: nil, body: body) == .unauthorized)
+            #expect(login.check(notificationAuthorization: "Bearer wrong", body: body) == .unauthorized)
+            #expect(login.check(notificationAuthorization: "Basic \(token.revealedValue)", body: body) == .unauthorized)
+            #expect(login.check(notificationAuthorization: "Bearer \(token.revealedValue)", body: Array(#"{"auth_req_id":"x"}"#.utf8)) == .badRequest)
+            #expect(login.check(notificationAuthorization: "Bearer \(token.revealedValue)", body: Array("[]".utf8)) == .badRequest)
+            #expect(login.check(notificationAuthorization: "bearer \(token.revealedValue)", body: body) == .accepted)
+            let early = await #expect(throws: OIDCError.self) { try await login.completeAfterNotification() }
+            #expect(early?.providerError?.error == "authorization_pending")
+            #expect(await provider.approveBackchannelLogin(loginHint: subject))
+            let kept = try await login.completeAfterNotification()
+            #expect(kept.subject == subject && kept.grant?.type == .ciba)
+            #expect(await provider.grantCount("urn:openid:params:grant-type:ciba") == 2)
+            let poll = try await rp.backchannelLogin(BackchannelAuthenticationRequest(loginHint: subject))
+            #expect(poll.check(notificationAuthorization: "Bearer \(token.revealedValue)", body: body) == .unauthorized, "a poll-mode login accepts none")
+        }
+    }
+
     @Test("refused before sending: a binding message or hint with control characters, a public client; the provider's unknown_user_id")
     func badInput() async throws {
         try await withTestProvider(Self.provider()) { provider in
