@@ -99,7 +99,9 @@ public struct BackchannelLogin: Sendable {
 extension RelyingParty {
     /// Starts a login that the user approves on their own device (OpenID CIBA Core 1.0 §7): the
     /// backchannel authentication request, with the client's authentication and `openid` among the
-    /// scopes. Show the user ``BackchannelAuthenticationRequest/bindingMessage``, then call
+    /// scopes, signed with the request object key when the relying party has one
+    /// (``RelyingParty/Configuration/frontChannel``; CIBA Core §7.1.1). Show the user
+    /// ``BackchannelAuthenticationRequest/bindingMessage``, then call
     /// ``BackchannelLogin/waitForLogin()`` (poll mode) or, once notified,
     /// ``BackchannelLogin/completeAfterNotification()`` (ping mode).
     ///
@@ -112,7 +114,9 @@ extension RelyingParty {
         try identity.checkReady(self)
         let dpopKey = try newLoginDPoPKey()
         let asked = identity.scopes(request.scopes.isEmpty ? provider.defaultScopes : request.scopes)
-        let authentication = try await tokenClient.requestBackchannelAuthentication(request, scopes: asked)
+        // A relying party that signs its requests (FAPI-CIBA) signs this one too.
+        let authentication = try await tokenClient.requestBackchannelAuthentication(
+            request, scopes: asked, signedWith: configuration.frontChannel.requestObjectKey)
         var login = BackchannelLogin(relyingParty: self, request: request, authentication: authentication)
         login.dpopKey = dpopKey
         return login

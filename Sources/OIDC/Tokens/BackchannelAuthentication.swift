@@ -122,17 +122,43 @@ extension TokenClient {
     /// - Throws: ``OIDCError/Code/invalidArgument`` for a public client, a provider without the
     ///   endpoint, or a hint or binding message that is not plain text; the provider's refusal
     ///   (`unknown_user_id`, `invalid_binding_message`, …) as ``OIDCError/Code/providerError``.
-    public func requestBackchannelAuthentication(_ request: BackchannelAuthenticationRequest, scopes: [String]) async throws(OIDCError)
-        -> BackchannelAuthentication
-    {
+    ///
+    /// With `key`, the request is signed (CIBA Core §7.1.1, as FAPI-CIBA asks): its parameters
+    /// become the claims of a JWT with `iss` the client, `aud` the issuer, `iat`, `nbf`, `exp` 5
+    /// minutes on and a random `jti`, sent as `request` alone (beside the client's authentication).
+    public func requestBackchannelAuthentication(
+        _ request: BackchannelAuthenticationRequest, scopes: [String], signedWith key: JWSSigningKey? = nil
+    ) async throws(OIDCError) -> BackchannelAuthentication {
         guard authentication.method != .none else {
             throw .invalidArgument("A backchannel login (CIBA) needs a confidential client: configure its secret or private key.")
         }
         let url = try endpoint(provider.backchannelAuthenticationEndpoint, "backchannel authentication endpoint")
-        let form = try request.form(scopes: scopes)
+        var form = try request.form(scopes: scopes)
+        if let key { form = [OAuthParameter("request", try signedRequest(form, key: key))] }
         return try await post(form, .backchannelAuthentication, to: url) { [now] (response: HTTPResponse) throws(OIDCError) -> BackchannelAuthentication in
             try BackchannelAuthentication(json: response.body, receivedAt: now(), scopes: scopes)
         }
+    }
+
+    /// `form` as a signed authentication request (CIBA Core §7.1.1): `requested_expiry` a number,
+    /// the other parameters strings.
+    private func signedRequest(_ form: [OAuthParameter], key: JWSSigningKey) throws(OIDCError) -> String {
+        var claims: [String: JSONValue] = [:]
+        for parameter in form {
+            if parameter.name == "requested_expiry", let seconds = Double(parameter.value) {
+                claims[parameter.name] = .number(seconds)
+            } else {
+                claims[parameter.name] = .string(parameter.value)
+            }
+        }
+        let issuedAt = now().timeIntervalSince1970.rounded(.down)
+        claims["iss"] = .string(clientID)
+        claims["aud"] = .string(provider.issuer)
+        claims["iat"] = .number(issuedAt)
+        claims["nbf"] = .number(issuedAt)
+        claims["exp"] = .number(issuedAt + 300)
+        claims["jti"] = .string(try RandomToken.generate())
+        return try key.sign(claims: claims)
     }
 
     /// One token request of a backchannel login (CIBA Core §10.1): the tokens once the user

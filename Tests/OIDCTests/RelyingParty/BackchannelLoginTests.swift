@@ -109,6 +109,31 @@ struct BackchannelLoginTests {
         }
     }
 
+    @Test("a relying party that signs its requests sends a signed authentication request (CIBA Core §7.1.1): only request, its claims the parameters; a request signed by another key is refused")
+    func signedRequest() async throws {
+        let key = try JWSSigningKey.generate(.es256, keyID: "ciba-key")
+        let bank = TestProvider.Client.privateKeyJWT(id: "signing-bank", keys: [key])
+        var configuration = Self.provider()
+        configuration.clients.append(bank)
+        try await withTestProvider(configuration) { provider in
+            let rp = try await provider.relyingParty(
+                client: bank, authentication: .privateKeyJWT(key), configuration: RelyingParty.Configuration(frontChannel: .signed(key)))
+            let subject = await provider.user.subject
+            _ = try await rp.backchannelLogin(BackchannelAuthenticationRequest(loginHint: subject, bindingMessage: "SIGNED", scopes: ["profile"]))
+            let sent = try #require(await provider.requestParameters(.backchannelAuthentication).last)
+            #expect(sent["request"] != nil && sent["login_hint"] == nil && sent["binding_message"] == nil && sent["scope"] == nil, "\(sent.keys.sorted())")
+            let jwt = try UnverifiedJWT(try #require(sent["request"]))
+            #expect(jwt.claims["iss"]?.stringValue == "signing-bank" && jwt.claims["aud"]?.stringValue == provider.issuer && jwt.claims["jti"] != nil)
+            let pending = try #require(await provider.pendingBackchannelLogins().first)
+            #expect(pending.bindingMessage == "SIGNED" && pending.loginHint == subject && pending.scope == "openid profile")
+
+            let other = try JWSSigningKey.generate(.es256, keyID: "ciba-key")
+            let forged = try await provider.relyingParty(client: bank, authentication: .privateKeyJWT(key), configuration: RelyingParty.Configuration(frontChannel: .signed(other)))
+            let refused = await #expect(throws: OIDCError.self) { try await forged.backchannelLogin(BackchannelAuthenticationRequest(loginHint: subject)) }
+            #expect(refused?.providerError?.error == "invalid_request_object", "\(String(describing: refused))")
+        }
+    }
+
     @Test("refused before sending: a binding message or hint with control characters, a public client; the provider's unknown_user_id")
     func badInput() async throws {
         try await withTestProvider(Self.provider()) { provider in

@@ -11,7 +11,12 @@ enum BackchannelEndpoint {
         }
         do throws(OAuthError) {
             try RegisteredGrants.check(checked.client, uses: GrantType.ciba.rawValue)
-            return try await context.state.authorizeBackchannel(client: checked.client, parameters: checked.parameters)
+            var parameters = checked.parameters
+            if let object = parameters["request"] {
+                // A signed request (CIBA Core §7.1.1): its claims are the request; nothing outside counts.
+                parameters = try await RequestObjectCheck.parameters(object, clientID: checked.client.id, context, untyped: true)
+            }
+            return try await context.state.authorizeBackchannel(client: checked.client, parameters: parameters)
         } catch {
             return .oauthError(error)
         }

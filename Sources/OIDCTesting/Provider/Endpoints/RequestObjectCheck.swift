@@ -7,7 +7,10 @@ internal import OIDC
 /// claim (when present) that is the client's, a `jti` not seen before. Its claims, less the JWT
 /// ones, are the authorization request's parameters; nothing outside it counts (RFC 9101 §6.3).
 enum RequestObjectCheck {
-    static func parameters(_ object: String, clientID: String, _ context: ProviderContext) async throws(OAuthError) -> [OAuthParameter] {
+    /// - Parameter untyped: a signed CIBA request (CIBA Core §7.1.1), which names no `typ`.
+    static func parameters(_ object: String, clientID: String, _ context: ProviderContext, untyped: Bool = false) async throws(OAuthError)
+        -> [OAuthParameter]
+    {
         guard let client = context.client(clientID), let jwks = client.jwks else {
             throw Self.invalid("The client has no registered keys to check a request object with.")
         }
@@ -21,7 +24,9 @@ enum RequestObjectCheck {
             throw Self.invalid("The request object is not a JWS signed by a key of the client (\((error as? OIDCError).map { "\($0.code)" } ?? "unreadable")).")
         }
         let type = jws.header["typ"]?.stringValue?.lowercased()
-        guard type == AuthorizationRequest.requestObjectType || type == "application/" + AuthorizationRequest.requestObjectType else {
+        guard type == AuthorizationRequest.requestObjectType || type == "application/" + AuthorizationRequest.requestObjectType
+            || (untyped && (type == nil || type == "jwt"))
+        else {
             throw Self.invalid("The request object's typ must be \(AuthorizationRequest.requestObjectType).")
         }
         guard claims["iss"]?.stringValue == clientID else { throw Self.invalid("The request object's iss must be the client id.") }
