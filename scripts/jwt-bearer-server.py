@@ -16,6 +16,9 @@ Routes:
   /.well-known/openid-configuration, /.well-known/oauth-authorization-server   the metadata
   POST /token                                                                   Authlib's token endpoint
   GET /resource                                                                 Authlib's bearer check; {"sub", "scope"}
+  /.well-known/oauth-protected-resource[/resource]                              RFC 9728 metadata of /resource (this
+                                                                                server its authorization server), so
+                                                                                that `oidc login --resource` finds it
   GET /testing/log                                                              what each token request asked
                                                                                 (grant_type, scope, resource, the
                                                                                 assertion's sub; never the assertion)
@@ -177,8 +180,11 @@ def main() -> int:
     def token():
         entry = {name: request.form.get(name) for name in ("grant_type", "scope", "resource", "client_id")}
         try:
-            claims = json.loads(_segment(request.form.get("assertion", "").split(".")[1]))
+            parts = request.form.get("assertion", "").split(".")
+            claims = json.loads(_segment(parts[1]))
             entry["assertion_sub"] = claims.get("sub")
+            entry["assertion_iss"] = claims.get("iss")
+            entry["assertion_typ"] = json.loads(_segment(parts[0])).get("typ")
         except Exception:  # noqa: BLE001 (a malformed assertion: Authlib refuses it below)
             entry["assertion_sub"] = None
         response = authorization.create_token_response()
@@ -190,6 +196,12 @@ def main() -> int:
     @protect()
     def resource():
         return jsonify(sub=current_token.user.subject if current_token.user else None, scope=current_token.get_scope())
+
+    @app.get("/.well-known/oauth-protected-resource")
+    @app.get("/.well-known/oauth-protected-resource/resource")
+    def resource_metadata():
+        return jsonify(resource=issuer + "/resource", authorization_servers=[issuer], bearer_methods_supported=["header"],
+                       scopes_supported=["reports"])
 
     @app.get("/testing/log")
     def testing_log():

@@ -67,6 +67,39 @@ struct AuthlibJWTBearerTests {
 }
 
 /// Where scripts/jwt-bearer-server.sh installed Authlib.
+/// `oidc login --resource URL --identity-assertion-from PROFILE` against Authlib as the resource's
+/// authorization server: the ID-JAG that TestProvider (the identity provider) issues is a JWT
+/// bearer assertion that Authlib's JWTBearerGrant checks with the identity provider's keys.
+@Suite("oidc login --identity-assertion-from against Authlib", .timeLimit(.scaledMinutes(3)), .enabled(if: AuthlibPeer.python != nil, "run scripts/jwt-bearer-server.sh install"))
+struct AuthlibIdentityAssertionTests {
+    @Test("the ID-JAG from the identity provider's token exchange taken by Authlib for the resource; its resource answers with the user's sub")
+    func identityAssertion() async throws {
+        let python = try #require(AuthlibPeer.python)
+        let secret = IdentityAssertionCommandTests.secret
+        try await withTestProvider(TestProvider.Configuration(clients: [.default, .confidential(id: "workload", secret: secret)])) { idp in
+            let sandbox = LoginSandbox()
+            let jwks = try ClientCredentialsCommandTests.privateFile(sandbox, "idp-jwks.json", try await idp.jwksJSON())
+            let server = try HelperProcess(executable: python, [AuthlibPeer.script, "--jwks-file", jwks, "--assertion-issuer", idp.issuer], watchdog: .scaled(.seconds(60)))
+            defer { server.kill() }
+            let issuer = try #require(await server.nextLine(), "the server did not start: \(server.standardError)")
+            let secretFile = try ClientCredentialsCommandTests.privateFile(sandbox, "secret", secret)
+            let corp = try await sandbox.run(["login", "--issuer", idp.issuer, "--client-id", "workload", "--client-secret-file", secretFile, "--profile", "corp"])
+            #expect(corp.status == 0, "\(corp.stderr)")
+            let login = try await sandbox.run([
+                "login", "--resource", issuer + "/resource", "--identity-assertion-from", "corp", "--client-id", "workload", "--scope", "reports", "--profile", "mcp",
+            ])
+            #expect(login.status == 0, "\(login.stderr)")
+            let me = try await sandbox.run(["request", issuer + "/resource", "--profile", "mcp"])
+            let subject = await idp.user.subject
+            #expect(me.status == 0 && me.stdout.contains(#""sub":"\#(subject)""#), "\(me.stdout) \(me.stderr)")
+            let log = try await RawHTTPClient.get(issuer + "/testing/log")
+            let entries = try #require(try JSONSerialization.jsonObject(with: Data(log.body)) as? [[String: Any]], "\(log.text)")
+            #expect(entries.count == 1 && entries.first?["assertion_typ"] as? String == "oauth-id-jag+jwt", "\(entries)")
+            #expect(entries.first?["assertion_iss"] as? String == idp.issuer && entries.first?["resource"] as? String == issuer + "/resource", "\(entries)")
+        }
+    }
+}
+
 enum AuthlibPeer {
     static let root = DPoPClientPeer.root
     static var script: String { root.appendingPathComponent("scripts/jwt-bearer-server.py").path }

@@ -162,6 +162,7 @@ struct ProfileFormatTests {
         everything.resourceIssuer = "https://as.example.com"
         everything.cibaMode = .ping
         everything.notificationListen = "127.0.0.1:8001"
+        everything.identityAssertionFrom = "corp"
         let written = try #require(try JSONSerialization.jsonObject(with: Data(try everything.serialized())) as? [String: Any])
         #expect(Set(written.keys) == Set(keys + ["version"]))
         #expect(Mirror(reflecting: everything).children.count == keys.count)

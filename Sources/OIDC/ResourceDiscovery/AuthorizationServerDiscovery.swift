@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Logging
+package import Logging
 
 /// An authorization server's metadata found from its issuer alone, in the order the MCP
 /// authorization spec (2025-11-25) gives: RFC 8414 with the issuer's path inserted
@@ -7,12 +7,12 @@ internal import Logging
 /// (`/.well-known/openid-configuration{path}`, for an issuer with a path), then appended
 /// (`{issuer}/.well-known/openid-configuration`). A 404 moves to the next; any other failure stops.
 /// Whichever answers, its `issuer` must be the one asked for exactly (RFC 8414 §3.3).
-enum AuthorizationServerDiscovery {
+package enum AuthorizationServerDiscovery {
     /// The server's metadata, and whether it is an OpenID provider: one that publishes keys
     /// (`jwks_uri`) and ID-token algorithms (`id_token_signing_alg_values_supported`, which OpenID
     /// discovery requires). Anything else is a plain OAuth 2.0 server: its logins ask for no
     /// `openid` and expect no ID token.
-    static func metadata(
+    package static func metadata(
         for issuer: String, transport: any HTTPTransport, options: HTTPRequestOptions, logger: Logger
     ) async throws(OIDCError) -> (metadata: ProviderMetadata, isOpenIDProvider: Bool) {
         for location in try documentURLs(for: issuer) {

@@ -54,6 +54,9 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "With --flow jwt-bearer: a file holding the JWT to present (RFC 7523; a workload identity token), yours and not writable by others; read again whenever new tokens are needed (the path is remembered, not the JWT).")
     var assertionFile: String?
 
+    @Option(help: "With --resource: sign in with the login of this profile at your identity provider, without a browser (MCP enterprise-managed authorization): its ID token is exchanged there for an identity assertion (ID-JAG) for the resource's authorization server, which that server trades for tokens (the JWT bearer grant). Remembered.")
+    var identityAssertionFrom: String?
+
     @Option(help: "With --flow ciba: a short text shown on the user's device and here, so that they can tell this login from another (CIBA binding_message; plain text, at most 256 characters). Not remembered.")
     var bindingMessage: String?
 
@@ -192,6 +195,15 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         }
         try Self.checkJWTBearer(profile, assertionFileGiven: assertionFile != nil)
         try CIBALogin.check(profile, bindingMessage: bindingMessage)
+        if let source = profile.identityAssertionFrom {
+            guard profile.resource != nil else {
+                throw ValidationError("--identity-assertion-from PROFILE goes with --resource URL: the resource whose authorization server takes the identity assertion")
+            }
+            guard source != storeOptions.profileName else {
+                throw ValidationError("--identity-assertion-from names the profile of your identity provider's login, not the one this login is kept in ('\(source)')")
+            }
+            if let flow = profile.flow, flow != .auto { throw ValidationError("--identity-assertion-from needs no browser and takes no --flow (\(flow.rawValue) given)") }
+        }
         var secret = clientSecret.map(Secret.init)
         if secret == nil, let file = profile.clientSecretFile { secret = try ClientSecretFile.read(file) }
         if profile.provider == .swan, secret == nil {
@@ -216,6 +228,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
         flow.timeoutGiven = timeout != nil
         flow.qr = qr
         flow.bindingMessage = bindingMessage
+        flow.identityAssertionSource = profile.identityAssertionFrom.map { StoreSelection(store: storeOptions.selection.store, profile: $0) }
         flow.newRegistration = newRegistration
         flow.dpopRefused = dpop == false
         // A line rewritten in place (`\r ESC[K`) is for a terminal only, and not while `-v` logs to it.

@@ -51,6 +51,14 @@ extension LoginFlow {
             return (swan.merging(metadata), metadata.advertised.tokenEndpointAuthMethodsSupported)
         case .generic:
             guard let issuer = profile.issuer else { throw ValidationError("--issuer is required (or --provider schibsted|swan)") }
+            if flow == .jwtBearer {
+                // No ID token comes from this grant: a plain OAuth server (RFC 8414, no keys) will do.
+                let found = try await AuthorizationServerDiscovery.metadata(
+                    for: issuer, transport: transport,
+                    options: HTTPRequestOptions(timeout: .seconds(try NetworkTimeout.environment() ?? NetworkTimeout.loginDefault)),
+                    logger: CLILog.logger(.discovery))
+                return (try found.metadata.configuration(defaultScopes: []), found.metadata.advertised.tokenEndpointAuthMethodsSupported)
+            }
             let metadata = try await discovery.metadata(for: issuer)
             return (try metadata.configuration(defaultScopes: metadata.defaultLoginScopes), metadata.advertised.tokenEndpointAuthMethodsSupported)
         }

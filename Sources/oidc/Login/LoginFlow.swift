@@ -42,6 +42,8 @@ struct LoginFlow {
     /// `--no-dpop` given: a `--resource` login for a resource that takes only DPoP-bound tokens is
     /// refused (exit 2) instead of turning DPoP on.
     var dpopRefused = false
+    /// `--identity-assertion-from`: the identity provider's login whose ID token becomes an ID-JAG.
+    var identityAssertionSource: StoreSelection?
     /// `--binding-message`: what a CIBA login's user sees on their device (not remembered).
     var bindingMessage: String?
     /// `--qr`: the device flow's link as a QR code too.
@@ -66,6 +68,7 @@ struct LoginFlow {
             throw ValidationError(
                 "--fapi2 holds browser logins (the authorization code flow) to the FAPI 2.0 Security Profile; --flow \(flow.rawValue) is outside it. Use --flow browser, or leave out --fapi2 (oidc login --no-fapi2 forgets it).")
         }
+        if let source = identityAssertionSource { return try await identityAssertionLogin(from: source, transport: transport) }
         let rp = try await relyingParty(transport: transport)
         let chosen = profile.fapi2 ? .browser : environment.resolve(flow, providerHasDeviceEndpoint: rp.provider.deviceAuthorizationEndpoint != nil)
         if flow == .auto, chosen == .device { Console.error("oidc: \(environment.reason): signing in with the device flow") }

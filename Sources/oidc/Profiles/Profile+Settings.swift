@@ -30,6 +30,7 @@ extension Profile {
             Setting("store", \.store, flag: \StoreOptions.explicitStore) { RememberedPath.absolute($0) },
             Setting("allow_hosts", \.allowHosts, flags: \Login.allowHost) { $0.map { $0.lowercased() } },
             Setting("flow", \.flow, flag: \Login.flow) { $0 == .auto ? nil : $0 },
+            Setting("identity_assertion_from", \.identityAssertionFrom, flag: \Login.identityAssertionFrom),
             Setting("ciba_mode", \.cibaMode, flag: \Login.cibaMode),
             Setting("notification_listen", \.notificationListen, flag: \Login.notificationListen),
             Setting("assertion_file", \.assertionFile, flag: \Login.assertionFile) { RememberedPath.absolute($0) },

@@ -49,6 +49,8 @@ struct Profile: Equatable {
     var allowHosts: [String] = []
     /// `--flow`: `nil` is `auto`.
     var flow: LoginFlowKind?
+    /// `--identity-assertion-from`: the profile whose identity provider login signs this one in (ID-JAG).
+    var identityAssertionFrom: String?
     /// `--ciba-mode`: how a CIBA login learns of the approval; `nil` is poll.
     var cibaMode: CIBAMode?
     /// `--notification-listen`: where a ping-mode CIBA login listens for the provider's notification.

@@ -9,7 +9,12 @@ internal import OIDC
 /// file is read for each request until its owner rotates it). Every refusal is `invalid_grant`.
 enum AssertionGrantCheck {
     /// The assertion's subject, once it passes.
-    static func subject(of assertion: String, _ request: ProviderRequest, _ context: ProviderContext) async throws(OAuthError) -> String {
+    ///
+    /// An identity assertion (ID-JAG, `typ` `oauth-id-jag+jwt`) must also name the authenticated
+    /// client as its `client_id`, and this provider's issuer as its `aud`.
+    static func subject(of assertion: String, client: TestProvider.Client, _ request: ProviderRequest, _ context: ProviderContext) async throws(OAuthError)
+        -> String
+    {
         let jws: ParsedJWS
         let claims: [String: JSONValue]
         do {
@@ -29,6 +34,14 @@ enum AssertionGrantCheck {
         let accepted: Set<String> = [context.issuer, context.issuer + ProviderPaths.token]
         guard ClientAssertionCheck.audiences(claims["aud"]).contains(where: accepted.contains) else {
             throw .invalidGrant("The assertion's aud does not name this provider (\(accepted.sorted().joined(separator: " or "))).")
+        }
+        if jws.header["typ"]?.stringValue?.lowercased() == ProviderState.identityAssertionType {
+            guard claims["client_id"]?.stringValue == client.id else {
+                throw .invalidGrant("The ID-JAG's client_id is not the authenticated client's.")
+            }
+            guard ClientAssertionCheck.audiences(claims["aud"]).contains(context.issuer) else {
+                throw .invalidGrant("The ID-JAG's aud is not this authorization server's issuer.")
+            }
         }
         let now = await context.state.now.timeIntervalSince1970
         guard let expiry = claims["exp"]?.numberValue, expiry > now else { throw .invalidGrant("The assertion has expired, or has no exp.") }

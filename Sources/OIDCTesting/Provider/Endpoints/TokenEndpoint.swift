@@ -87,7 +87,7 @@ enum TokenEndpoint {
             return try await context.state.pollBackchannel(id, client: client, jkt: jkt, resource: resource)
         case GrantType.jwtBearer.rawValue:
             guard let assertion = parameters.nonEmpty("assertion") else { throw .invalidRequest("assertion is missing.") }
-            let subject = try await AssertionGrantCheck.subject(of: assertion, request, context)
+            let subject = try await AssertionGrantCheck.subject(of: assertion, client: client, request, context)
             return try await context.state.jwtBearer(subject: subject, client: client, scope: parameters.nonEmpty("scope"), jkt: jkt, resource: resource)
         case "urn:ietf:params:oauth:grant-type:token-exchange":
             guard let subject = parameters.nonEmpty("subject_token"), let type = parameters.nonEmpty("subject_token_type") else {
@@ -95,6 +95,11 @@ enum TokenEndpoint {
             }
             if parameters["actor_token"] != nil, parameters.nonEmpty("actor_token_type") == nil {
                 throw .invalidRequest("actor_token_type is required with actor_token.")
+            }
+            if parameters["requested_token_type"] == TokenExchangeRequest.TokenType.identityAssertion {
+                return try await context.state.identityAssertion(
+                    subject: subject, subjectType: type, client: client, audience: parameters.nonEmpty("audience"), resource: resource,
+                    scope: parameters.nonEmpty("scope"))
             }
             return try await context.state.exchangeToken(
                 subject: subject, subjectType: type, client: client, scope: parameters.nonEmpty("scope"),
