@@ -33,7 +33,7 @@ public final class ResourceServer: Sendable {
     private let jwt: JWTAccessTokenCheck
     private let proofs: DPoPProofVerifier
     private let introspection: IntrospectionCache?
-    private let challenges: Challenges
+    let challenges: Challenges
     /// ``Configuration/publicOrigin``, as the addressed URLs are built from it.
     let publicOrigin: String?
 

@@ -54,6 +54,22 @@ struct ResourceServerCommandTests {
         #expect(stopped.stderr.contains("(insufficient_user_authentication)"), "\(stopped.stderr)")
     }
 
+    @Test("--require-detail-type (RFC 9396): a token without a detail of that type gets 403 insufficient_scope; one with it gets 200, the detail echoed")
+    func requiredDetailType() async throws {
+        let tokens = try AccessTokenIssuer()
+        let server = try await ResourceServerProcess.start(tokens.arguments + ["--require-detail-type", "payment_initiation"])
+        defer { server.process.signal(SIGKILL) }
+        let plain = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token([:])))])
+        #expect(plain.status == 403 && plain.json["error"] as? String == "insufficient_scope")
+        #expect(plain.headers.values("WWW-Authenticate").first?.contains("payment_initiation (RFC 9396)") == true, "\(plain.headers)")
+        let details: [[String: Any]] = [["type": "payment_initiation", "instructedAmount": ["currency": "EUR", "amount": "9.99"]]]
+        let paying = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["authorization_details": details])))])
+        #expect(paying.status == 200)
+        #expect((paying.json["authorization_details"] as? [[String: Any]])?.first?["type"] as? String == "payment_initiation")
+        let stopped = await server.stop(SIGTERM)
+        #expect(stopped.stderr.contains("(missing_authorization_detail)"), "\(stopped.stderr)")
+    }
+
     @Test("GET /.well-known/oauth-protected-resource is the RFC 9728 document; SIGTERM stops the server with 0")
     func metadata() async throws {
         let tokens = try AccessTokenIssuer()

@@ -81,6 +81,10 @@ extension AccessRefusal {
         /// The token lacks a scope the route requires: 403 `insufficient_scope`.
         public static let insufficientScope = Rule("insufficient_scope")
 
+        /// The token grants no rich authorization detail (RFC 9396) of a type the route requires:
+        /// 403 `insufficient_scope`.
+        public static let missingAuthorizationDetail = Rule("missing_authorization_detail")
+
         // MARK: Step-up authentication (RFC 9470)
 
         /// The user's authentication behind the token is not the kind the route requires (`acr`),

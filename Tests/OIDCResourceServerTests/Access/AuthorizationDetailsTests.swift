@@ -31,6 +31,25 @@ struct AuthorizationDetailsTests {
         }
     }
 
+    @Test("a route that requires a detail type: a token with one passes; without (or with another type) 403 insufficient_scope, rule missing_authorization_detail, the challenge byte for byte")
+    func requiredType() async throws {
+        try await ResourceFixture.run { fixture in
+            let paying = try await fixture.token(extra: ["authorization_details": [Self.payment]])
+            let access = try await fixture.server.verify(ResourceFixture.bearer(paying), authorizationDetailTypes: ["payment_initiation"])
+            #expect(access.authorizationDetails(ofType: "payment_initiation").count == 1)
+            for token in [try await fixture.token(), try await fixture.token(extra: ["authorization_details": [["type": "account_information"]]])] {
+                do throws(AccessRefusal) {
+                    let through = try await fixture.server.verify(ResourceFixture.bearer(token), authorizationDetailTypes: ["payment_initiation"])
+                    Issue.record("let through: \(through.authorizationDetails)")
+                } catch {
+                    #expect(error.status == 403 && error.error == "insufficient_scope" && error.rule == .missingAuthorizationDetail, "\(error)")
+                    #expect(error.message == "The access token's authorization_details hold no detail of the type this request requires: payment_initiation (RFC 9396).")
+                    #expect(error.headers.values("WWW-Authenticate").first?.hasPrefix(#"Bearer error="insufficient_scope", error_description="The access token's authorization_details hold no detail of the type this request requires: payment_initiation (RFC 9396).""#) == true, "\(error.headers)")
+                }
+            }
+        }
+    }
+
     @Test("authorization_details that is not an array of objects each with a string type: 401 invalid_token (invalid_claim)", arguments: [
         "object", "array of strings", "no type", "empty type", "type a number",
     ])

@@ -48,6 +48,9 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The most seconds since the user authenticated (the token's auth_time; RFC 9470 step-up).")
     var maxAge: Int?
 
+    @Option(help: "A rich authorization detail type (RFC 9396) the token's authorization_details must hold; repeat for several (else 403 insufficient_scope).")
+    var requireDetailType: [String] = []
+
     @Flag(help: "Require server-provided DPoP nonces (RFC 9449 §9): a proof without the current one gets use_dpop_nonce.")
     var nonce = false
 
@@ -87,6 +90,9 @@ struct ResourceServerCommand: AsyncParsableCommand, LoggingCommand {
         _ = try requiredScopes
         for value in requireAcr where value.isEmpty || value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || UntrustedText.isUnsafe($0) }) {
             throw ValidationError("--require-acr '\(UntrustedText.sanitized(value))' must be one acr value: printable, without spaces or quotes")
+        }
+        for value in requireDetailType where value.isEmpty || value.unicodeScalars.contains(where: { UntrustedText.isUnsafe($0) }) {
+            throw ValidationError("--require-detail-type: '\(UntrustedText.sanitized(value, limit: 80))' is not a detail type (printable text, not empty)")
         }
         if let maxAge, !(0...315_360_000).contains(maxAge) { throw ValidationError("--max-age must be 0 to 315360000 seconds (10 years)") }
         if nonce, dpop == .off { throw ValidationError("--nonce needs --dpop allowed or required (nonces are for DPoP proofs)") }
@@ -150,7 +156,7 @@ extension ResourceServerCommand {
     /// Reads the issuer's keys (or introspection endpoint), binds, and prints the base URL.
     private func start(scopes: [String], transport: any HTTPTransport) async throws -> LoopbackHTTPService {
         let sources = try await ResourceServerSources.load(self, transport: transport)
-        let routes = ResourceServerRoutes(requiredScopes: scopes, authentication: authenticationRequirement)
+        let routes = ResourceServerRoutes(requiredScopes: scopes, authentication: authenticationRequirement, detailTypes: requireDetailType)
         let service: LoopbackHTTPService
         do {
             service = try await LoopbackHTTPService.start(host: host, port: port, maximumBodySize: 64 * 1024, connections: connections.limits) { request in

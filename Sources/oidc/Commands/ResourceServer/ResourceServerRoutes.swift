@@ -14,9 +14,13 @@ final class ResourceServerRoutes: Sendable {
     /// `--require-acr` and `--max-age` (RFC 9470): what every protected path requires of the user's authentication.
     private let authentication: AuthenticationRequirement?
 
-    init(requiredScopes: [String], authentication: AuthenticationRequirement? = nil) {
+    /// `--require-detail-type` (RFC 9396): a rich authorization detail of each type every protected path requires.
+    private let detailTypes: Set<String>
+
+    init(requiredScopes: [String], authentication: AuthenticationRequirement? = nil, detailTypes: [String] = []) {
         self.requiredScopes = Set(requiredScopes)
         self.authentication = authentication
+        self.detailTypes = Set(detailTypes)
     }
 
     /// From now on, requests are checked by a server built from `configuration`.
@@ -40,7 +44,10 @@ final class ResourceServerRoutes: Sendable {
             let checked = try server.request(
                 method: request.method, target: request.path + (request.query.map { "?" + $0 } ?? ""),
                 headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) }))
-            let access = try await server.verify(checked, requiring: requiredScopes, authentication: authentication)
+            let access =
+                detailTypes.isEmpty
+                ? try await server.verify(checked, requiring: requiredScopes, authentication: authentication)
+                : try await server.verify(checked, requiring: requiredScopes, authentication: authentication, authorizationDetailTypes: detailTypes)
             Console.error("oidc: accepted \(shown): \(access.tokenType) token\(access.clientID.map { " of client \(UntrustedText.sanitized($0))" } ?? "")\(access.subject.map { " for subject \(UntrustedText.sanitized($0))" } ?? "")")
             return .json(Self.body(of: access), extraHeaders: access.responseHeaders.map { ($0.name, $0.value) })
         } catch {
