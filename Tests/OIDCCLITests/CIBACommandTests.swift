@@ -138,6 +138,22 @@ struct CIBACommandTests {
         }
     }
 
+    @Test("ping: Ctrl-C while it waits for the notification exits 130 with no token request and nothing stored")
+    func pingInterrupted() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let sandbox = LoginSandbox()
+            let subject = await provider.user.subject
+            let arguments = try Self.arguments(provider, sandbox, ["--login-hint", subject, "--ciba-mode", "ping", "--notification-listen", "127.0.0.1:0", "--profile", "ping"])
+            let login = try await OIDCBinary.run(arguments, environment: sandbox.environment()) { running in
+                awaitEvent { await !provider.pendingBackchannelLogins().isEmpty }
+                running.interrupt()
+            }
+            #expect(login.status == 130, "\(login.stderr)")
+            #expect(await provider.grantCount(Self.grant) == 0, "no token request after Ctrl-C")
+            #expect(try sandbox.storedLogin("ping") == nil)
+        }
+    }
+
     @Test("bad input exits 2 before any request: control characters in the hint or message, a long message, no hint, a public client, ping without a listen address, --binding-message without the flow")
     func badInput() async throws {
         try await withTestProvider(Self.provider()) { provider in
@@ -151,6 +167,8 @@ struct CIBACommandTests {
                 (try Self.arguments(provider, sandbox, ["--login-hint", "alice", "--ciba-mode", "ping", "--profile", "f"]), "--notification-listen"),
                 (try Self.arguments(provider, sandbox, ["--login-hint", "alice", "--ciba-mode", "ping", "--notification-listen", "10.0.0.1:80", "--profile", "g"]), "--notification-listen"),
                 (["login", "--issuer", provider.issuer, "--client-id", "test-client", "--binding-message", "hi", "--profile", "h"], "--flow ciba"),
+                (["login", "--issuer", provider.issuer, "--client-id", "test-client", "--flow", "device", "--ciba-mode", "ping", "--profile", "i"], "--flow ciba"),
+                (["login", "--issuer", provider.issuer, "--client-id", "test-client", "--notification-listen", "127.0.0.1:0", "--profile", "j"], "--flow ciba"),
             ]
             for (arguments, named) in cases {
                 let result = try await sandbox.run(arguments)

@@ -72,10 +72,12 @@ package struct GrantPoller: Sendable {
         while true {
             let left = deadline.timeIntervalSince(clock.now())
             guard left > 0 else { throw expired(expiry) }
-            do { try await clock.sleep(min(wait, .milliseconds(Int64(min(left, 1e9) * 1000)))) } catch {
+            // A wait that ends past the deadline ends there, with no poll: none comes sooner than the interval.
+            let endsInTime = wait.timeInterval < left
+            do { try await clock.sleep(endsInTime ? wait : .milliseconds(Int64(min(left, 1e9) * 1000))) } catch {
                 throw OIDCError(.cancelled, "The login was cancelled while it waited for the user's approval.")
             }
-            guard deadline > clock.now() else { throw expired(expiry) }
+            guard endsInTime, deadline > clock.now() else { throw expired(expiry) }
             let answer: DevicePoll
             do {
                 answer = try await poll()

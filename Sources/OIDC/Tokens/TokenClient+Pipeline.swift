@@ -30,5 +30,7 @@ extension TokenClient {
     static let secretParameters: Set<String> = [
         "code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "token", "subject_token", "actor_token",
         "device_code", "assertion", "auth_req_id", "client_notification_token",
+        // A signed request (a CIBA authentication request, a pushed request object) carries the others inside.
+        "request",
     ]
 }

@@ -99,6 +99,8 @@ extension ProviderState {
                 "active": true, "scope": record.scope, "client_id": record.clientID, "token_type": record.jkt == nil ? "Bearer" : "DPoP",
                 "exp": Int(record.expiresAt.timeIntervalSince1970), "sub": user.subject, "aud": record.audience ?? record.clientID, "iss": issuer,
             ]
+            // RFC 9396 §9.2: what was granted, in the introspection answer.
+            if let details = families[record.familyID]?.authorizationDetails { description["authorization_details"] = details.elements.map(\.foundationValue) }
             var confirmation: [String: String] = [:]
             if let jkt = record.jkt { confirmation["jkt"] = jkt }
             if let thumbprint = record.certificateThumbprint { confirmation["x5t#S256"] = thumbprint }

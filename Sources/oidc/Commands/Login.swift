@@ -80,7 +80,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
 
     @Flag(
         inversion: .prefixedNo,
-        help: "Browser flow: send the authorization request as a request object signed with --private-key-file (RFC 9101, JAR). Done anyway when the provider requires it. Remembered."
+        help: "Browser flow: send the authorization request as a request object signed with --private-key-file (RFC 9101, JAR). Done anyway when the provider requires it. With --flow ciba, the backchannel request is signed the same way (CIBA Core §7.1.1). Remembered."
     )
     var requestObject: Bool?
 
@@ -121,7 +121,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
     @Option(help: "The browser command (default: $BROWSER, then xdg-open, wslview under WSL, open on macOS); the URL is appended, or replaces %s.")
     var browser: String?
 
-    @Option(help: "Seconds to wait for the sign-in (default: 180 for the browser; until the code expires for the device flow). Each request (discovery, the token endpoint) waits at most OIDC_HTTP_TIMEOUT seconds (default 15), and never past this.")
+    @Option(help: "Seconds to wait for the sign-in (default: 180 for the browser; until the code or request expires for the device flow and CIBA). Each request (discovery, the token endpoint) waits at most OIDC_HTTP_TIMEOUT seconds (default 15), and never past this.")
     var timeout: Int?
 
     @Flag(help: "Forget the profile's remembered settings and use only the flags given now.")
@@ -194,7 +194,7 @@ struct Login: AsyncParsableCommand, LoggingCommand {
             throw ValidationError("--new-registration is for a client oidc registered for a --resource login (no --client-id)")
         }
         try Self.checkJWTBearer(profile, assertionFileGiven: assertionFile != nil)
-        try CIBALogin.check(profile, bindingMessage: bindingMessage)
+        try CIBALogin.check(profile, bindingMessage: bindingMessage, given: (cibaMode != nil, notificationListen != nil))
         if let source = profile.identityAssertionFrom {
             guard profile.resource != nil else {
                 throw ValidationError("--identity-assertion-from PROFILE goes with --resource URL: the resource whose authorization server takes the identity assertion")

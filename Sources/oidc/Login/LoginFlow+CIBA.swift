@@ -21,8 +21,9 @@ extension LoginFlow {
         let mode = profile.cibaMode ?? .poll
         var listener: CIBANotificationListener?
         if mode == .ping {
-            request.clientNotificationToken = try BackchannelAuthenticationRequest.newNotificationToken()
-            let started = try await CIBANotificationListener.start(profile.notificationListen ?? "127.0.0.1:0")
+            let token = try BackchannelAuthenticationRequest.newNotificationToken()
+            request.clientNotificationToken = token
+            let started = try await CIBANotificationListener.start(profile.notificationListen ?? "127.0.0.1:0", token: token)
             Console.error("oidc: listening for the provider's notification at \(started.url) (the client's backchannel_client_notification_endpoint)")
             listener = started
         }
@@ -69,9 +70,11 @@ enum CIBALogin {
     /// `--flow ciba` needs a client that can authenticate (a secret or a private key), and
     /// `--login-hint`; the hint and `--binding-message` must be plain text (refused before anything
     /// is sent); ping mode needs `--notification-listen`. `--binding-message` goes with this flow only.
-    static func check(_ profile: Profile, bindingMessage: String?) throws {
+    static func check(_ profile: Profile, bindingMessage: String?, given: (cibaMode: Bool, notificationListen: Bool) = (false, false)) throws {
         guard profile.flow == .ciba else {
             if bindingMessage != nil { throw ValidationError("--binding-message goes with --flow ciba") }
+            if given.cibaMode { throw ValidationError("--ciba-mode goes with --flow ciba") }
+            if given.notificationListen { throw ValidationError("--notification-listen goes with --flow ciba --ciba-mode ping") }
             return
         }
         guard profile.clientID != nil else { throw ValidationError("--flow ciba needs --client-id") }

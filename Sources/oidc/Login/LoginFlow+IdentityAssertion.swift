@@ -15,23 +15,31 @@ extension LoginFlow {
         guard let resource = profile.resource, let url = URL(string: resource) else {
             throw ValidationError("--identity-assertion-from goes with --resource URL")
         }
+        // The identity provider's login first: a profile that has none stops here, before any request.
+        let idp = try ProfileLogin.load(source, logger: CLILog.logger(.store))
         let issuer = try await RelyingParty.authorizationServer(
             forResource: url, requested: profile.issuer ?? profile.resourceIssuer, transport: transport,
             requestOptions: HTTPRequestOptions(timeout: .seconds(15)), logger: CLILog.logger(.discovery))
-        let idp = try ProfileLogin.load(source, logger: CLILog.logger(.store))
+        // The server's relying party: its metadata as a plain OAuth server's (no ID token comes), the
+        // tokens for the resource; read before the ID-JAG is asked for when the client is known.
+        var asserted = self
+        asserted.flow = .jwtBearer
+        asserted.profile.issuer = issuer
+        var server: RelyingParty?
+        if profile.clientID != nil { server = try await asserted.relyingParty(transport: transport) }
         let idpParty = try idp.relyingParty(transport: transport, clientSecretFile: nil)
         let idToken = try await Self.currentIDToken(of: idp, transport: transport)
         let assertion = try await idpParty.tokenClient.requestIdentityAssertion(
             idToken: idToken, audience: issuer, resource: resource, scopes: profile.scopes)
-        // The server's relying party: its metadata as a plain OAuth server's (no ID token comes), the
-        // client --client-id or the one the identity provider named, the tokens for the resource.
-        var asserted = self
-        asserted.flow = .jwtBearer
-        asserted.profile.issuer = issuer
-        asserted.profile.clientID = try profile.clientID ?? Self.namedClient(in: assertion)
-        let rp = try await asserted.relyingParty(transport: transport)
+        if server == nil {
+            // No --client-id: the client the identity provider named in the ID-JAG.
+            asserted.profile.clientID = try Self.namedClient(in: assertion)
+            server = try await asserted.relyingParty(transport: transport)
+        }
+        guard let rp = server else { throw OIDCError(.invalidArgument, "No client for the resource's authorization server.") }
         let dpopKey = try rp.newLoginDPoPKey()
-        let tokens = try await rp.tokenClient(proving: dpopKey).jwtBearer(assertion: assertion, scopes: profile.scopes)
+        // --param and --authorization-details go with the grant, as on any JWT bearer login.
+        let tokens = try await rp.tokenClient(proving: dpopKey).jwtBearer(assertion: assertion, scopes: profile.scopes, parameters: profile.parameters)
         var stored = StoredLogin(
             tokens: tokens, issuer: rp.provider.issuer, clientID: rp.clientID, subject: nil, provider: rp.provider, attributes: attributes)
         stored.resource = resource

@@ -30,7 +30,7 @@ struct AuthorizationOptions: ParsableArguments {
     @Option(help: "The prompt (login, consent, select_account, none; Schibsted's default: select_account).")
     var prompt: String?
 
-    @Option(help: "The login_hint.")
+    @Option(help: "The login_hint: whom the provider should sign in (with oidc login --flow ciba, required: whom it asks to approve on their device). Remembered by oidc login.")
     var loginHint: String?
 
     @Option(help: "The acr_values (generic and Swan; Schibsted uses --mfa).")

@@ -134,6 +134,27 @@ struct BackchannelLoginTests {
         }
     }
 
+    @Test("a timeout that ends inside a wait ends the login there, with no poll sooner than the interval")
+    func noEarlyLastPoll() async throws {
+        try await withTestProvider(Self.provider()) { provider in
+            let rp = try await provider.relyingParty(client: Self.bank)
+            let subject = await provider.user.subject
+            var login = try await rp.backchannelLogin(BackchannelAuthenticationRequest(loginHint: subject))
+            let time = ManualLoginClock()
+            login.clock = time.clock
+            login.timeout = .seconds(8)
+            let started = login
+            let waiting = Task { try await started.waitForLogin() }
+            await time.sleepsStarted(1)
+            time.advance(by: 6)
+            await time.sleepsStarted(2)
+            time.advance(by: 3)
+            let ended = await #expect(throws: OIDCError.self) { try await waiting.value }
+            #expect(ended?.code == .loginTimedOut, "\(String(describing: ended))")
+            #expect(await provider.grantCount("urn:openid:params:grant-type:ciba") == 1, "one poll at 6 s; none at 8 s, 2 s after it")
+        }
+    }
+
     @Test("refused before sending: a binding message or hint with control characters, a public client; the provider's unknown_user_id")
     func badInput() async throws {
         try await withTestProvider(Self.provider()) { provider in

@@ -37,6 +37,13 @@ struct AuthorizationDetailsTests {
             let tokens = try await rp.tokenClient.clientCredentials(parameters: [details.parameter])
             #expect(tokens.authorizationDetails == details)
             #expect(try #require(await provider.tokenRequestParameters().last)["authorization_details"] == details.jsonText)
+            // For a resource (RFC 8707), the JWT access token carries them (RFC 9396 §9.1), and introspection does (§9.2).
+            let forResource = try await rp.tokenClient.clientCredentials(
+                parameters: [details.parameter, OAuthParameter("resource", "https://api.example.com/")])
+            let claims = try UnverifiedJWT(forResource.accessToken.revealedValue).claims
+            #expect(claims["authorization_details"]?.arrayValue?.first?.objectValue?["type"]?.stringValue == "payment_initiation")
+            let introspected = try await rp.tokenClient.introspect(forResource.accessToken)
+            #expect(introspected.raw["authorization_details"]?.arrayValue?.count == 1, "\(introspected.raw)")
             let other = try AuthorizationDetails(json: #"[{"type":"account_information"}]"#)
             let refused = await #expect(throws: OIDCError.self) { try await rp.tokenClient.clientCredentials(parameters: [other.parameter]) }
             #expect(refused?.providerError?.error == "invalid_authorization_details", "\(String(describing: refused))")

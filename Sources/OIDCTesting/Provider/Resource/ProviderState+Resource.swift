@@ -24,6 +24,8 @@ extension ProviderState {
             "exp": iat + configuration.accessTokenLifetime, "jti": try Self.randomToken(),
         ]
         if let jkt { claims["cnf"] = ["jkt": jkt] }
+        // RFC 9396 §9.1: what was granted, in the token.
+        if let details = family.authorizationDetails { claims["authorization_details"] = details.elements.map(\.foundationValue) }
         do {
             return try keys.signingKey(configuration.idTokenAlgorithm).sign(claims: claims, extraHeader: ["typ": "at+jwt"])
         } catch {
