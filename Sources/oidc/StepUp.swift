@@ -14,10 +14,13 @@ struct StepUp {
     let asked: [String]?
     /// What the profile asks for and the login was granted, in that order, without repeats.
     let held: [String]
+    /// The challenge's `error_description`, sanitized: said when the API names no scope.
+    let reason: String?
 
-    init(profile: String, login: ProfileLogin, url: URL, asked: [String]?) {
+    init(profile: String, login: ProfileLogin, url: URL, asked: [String]?, reason: String? = nil) {
         self.profile = profile
         self.url = url
+        self.reason = reason.map { UntrustedText.sanitized($0, limit: 200) }
         self.asked = asked.flatMap { $0.isEmpty ? nil : $0 }
         var held: [String] = []
         for scope in (login.boundProfile?.scopes ?? []) + login.login.tokens.scopes where !held.contains(scope) { held.append(scope) }
@@ -28,7 +31,7 @@ struct StepUp {
     /// `insufficient_scope`; `nil` for any other answer.
     init?(_ response: HTTPResponse, profile: String, login: ProfileLogin, url: URL) {
         guard response.status == 403, let challenge = ResourceChallenge(response), challenge.error == "insufficient_scope" else { return nil }
-        self.init(profile: profile, login: login, url: url, asked: challenge.scopes)
+        self.init(profile: profile, login: login, url: url, asked: challenge.scopes, reason: challenge.errorDescription)
     }
 
     /// The scopes the new login asks for: those held, then those asked for that are new.
@@ -46,6 +49,14 @@ struct StepUp {
         let flag = "oidc login --profile \(profile)"
         let where_ = UntrustedText.sanitized(url.absoluteString, limit: 200)
         guard let asked else {
+            if let reason, !reason.isEmpty {
+                // Its own words: a missing rich authorization detail (RFC 9396) is refused so too.
+                return OIDCError(
+                    .insufficientScope,
+                    "\(where_) refused the token (403 insufficient_scope: \"\(reason)\") and named no scope; log in again for what it needs (--scope, or --authorization-details)",
+                    context: ["profile": profile, "rule": "insufficient_scope"]
+                )
+            }
             return OIDCError(
                 .insufficientScope,
                 "\(where_) refused the token for want of scope (403 insufficient_scope, RFC 6750 §3.1) and named none; log in again, adding with --scope the scopes the API documents",

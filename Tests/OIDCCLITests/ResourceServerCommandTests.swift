@@ -66,6 +66,15 @@ struct ResourceServerCommandTests {
         let paying = try await server.send(headers: [("Authorization", "Bearer " + (try tokens.token(["authorization_details": details])))])
         #expect(paying.status == 200)
         #expect((paying.json["authorization_details"] as? [[String: Any]])?.first?["type"] as? String == "payment_initiation")
+        // oidc request names the resource's reason, not a --scope it cannot name.
+        let store = TokenCommandTests.temporaryStore()
+        let injected = try await OIDCBinary.run(
+            ["inject", "--store", store, "--profile", "rar", "--issuer", AccessTokenIssuer.issuer, "--client-id", "my-cli", "--access-token", "-", "--expires-in", "600"],
+            stdin: try tokens.token([:]))
+        #expect(injected.status == 0, "\(injected.stderr)")
+        let request = try await OIDCBinary.run(["request", "--store", store, "--profile", "rar", "--allow-host", "127.0.0.1", server.base + "/pay"])
+        #expect(request.status == 4, "\(request.stderr)")
+        #expect(request.stderr.contains("payment_initiation (RFC 9396)") && request.stderr.contains("--authorization-details"), "\(request.stderr)")
         let stopped = await server.stop(SIGTERM)
         #expect(stopped.stderr.contains("(missing_authorization_detail)"), "\(stopped.stderr)")
     }

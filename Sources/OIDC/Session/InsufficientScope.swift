@@ -11,6 +11,8 @@ enum InsufficientScope {
         let scopes = challenge.scopes.map { $0.map { UntrustedText.sanitized($0, limit: 128) } }
         var context = ["status": "403", "rule": "RFC 6750 §3.1 insufficient_scope", "url": HTTPErrorMapping.describe(url)]
         context["scope"] = scopes?.joined(separator: " ")
+        // Its own words, for a refusal that names no scope (a missing rich authorization detail, RFC 9396).
+        context["error_description"] = challenge.errorDescription.map { UntrustedText.sanitized($0, limit: 200) }
         let named = scopes.map { "it asks for '\($0.joined(separator: " "))'" } ?? "it names no scope"
         return OIDCError(
             .insufficientScope,

@@ -94,7 +94,7 @@ struct Request: AsyncParsableCommand, LoggingCommand {
         do { outcome = try await send(request, stored: stored, allowlist: allowlist) } catch let error as OIDCError where error.code == .insufficientScope {
             // The session's word for a 403 insufficient_scope (RFC 6750 §3.1): no refresh, no retry.
             Console.error("HTTP 403")
-            throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes).error
+            throw StepUp(profile: storeOptions.profileName, login: stored, url: target, asked: error.requiredScopes, reason: error.context["error_description"]).error
         } catch let error as OIDCError where error.code == .insufficientUserAuthentication {
             // A 401 insufficient_user_authentication (RFC 9470): a new login, not a refresh.
             Console.error("HTTP 401")
