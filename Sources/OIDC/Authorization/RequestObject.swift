@@ -52,15 +52,23 @@ extension AuthorizationRequest {
                 claims[parameter.name] = .string(parameter.value)
             }
         }
+        try Self.stampRequestClaims(&claims, clientID: clientID, audience: audience, lifetime: min(max(lifetime, .seconds(10)), .seconds(3600)), now: now)
+        return try key.sign(claims: claims, type: Self.requestObjectType)
+    }
+
+    /// The claims that make a signed request the client's own, now: `iss` the client, `aud` the
+    /// provider's issuer, `iat` and `nbf` now, `exp` `lifetime` later, a random `jti` (RFC 9101
+    /// §4, CIBA Core §7.1.1).
+    package static func stampRequestClaims(
+        _ claims: inout [String: JSONValue], clientID: String, audience: String, lifetime: Duration, now: Date
+    ) throws(OIDCError) {
         let issuedAt = now.timeIntervalSince1970.rounded(.down)
-        let seconds = min(max(lifetime, .seconds(10)), .seconds(3600)).timeInterval.rounded(.down)
         claims["iss"] = .string(clientID)
         claims["aud"] = .string(audience)
         claims["iat"] = .number(issuedAt)
         claims["nbf"] = .number(issuedAt)
-        claims["exp"] = .number(issuedAt + seconds)
+        claims["exp"] = .number(issuedAt + lifetime.timeInterval.rounded(.down))
         claims["jti"] = .string(try RandomToken.generate())
-        return try key.sign(claims: claims, type: Self.requestObjectType)
     }
 
     /// The URL that sends the browser to the authorization endpoint with a request object by value

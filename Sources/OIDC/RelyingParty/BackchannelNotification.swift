@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// What the client's notification endpoint answers a ping-mode notification (OpenID CIBA Core 1.0
 /// §10.2): a `POST` with `Authorization: Bearer <client_notification_token>` and the JSON body
@@ -24,6 +24,22 @@ public enum BackchannelNotification: Sendable, Equatable {
 
     /// The most bytes of a notification's body read: an `auth_req_id` is a few dozen.
     public static let bodyLimit = 8 * 1024
+
+    /// The token of an `Authorization: Bearer …` field; `nil` for any other.
+    package static func bearerToken(_ authorization: String?) -> Secret? {
+        guard let parts = authorization?.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true), parts.count == 2,
+            parts[0].lowercased() == "bearer"
+        else { return nil }
+        return Secret(parts[1].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The `auth_req_id` of a notification's body (`{"auth_req_id": "…"}`, at most ``bodyLimit`` bytes).
+    package static func requestID(in body: [UInt8]) -> Secret? {
+        guard body.count <= bodyLimit, let id = (try? StrictJSONParser.parseObject(body))?["auth_req_id"]?.stringValue, !id.isEmpty else {
+            return nil
+        }
+        return Secret(id)
+    }
 }
 
 extension BackchannelLogin {
@@ -39,14 +55,10 @@ extension BackchannelLogin {
     /// if verdict == .accepted { kept = try await login.completeAfterNotification() }
     /// ```
     public func check(notificationAuthorization authorization: String?, body: [UInt8]) -> BackchannelNotification {
-        guard let expected = request.clientNotificationToken, let authorization else { return .unauthorized }
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-            Secret(parts[1].trimmingCharacters(in: .whitespaces)) == expected
-        else { return .unauthorized }
-        guard body.count <= BackchannelNotification.bodyLimit, let object = try? StrictJSONParser.parseObject(body),
-            let id = object["auth_req_id"]?.stringValue, Secret(id) == authentication.requestID
-        else { return .badRequest }
+        guard let expected = request.clientNotificationToken, BackchannelNotification.bearerToken(authorization) == expected else {
+            return .unauthorized
+        }
+        guard BackchannelNotification.requestID(in: body) == authentication.requestID else { return .badRequest }
         return .accepted
     }
 }

@@ -151,13 +151,7 @@ extension TokenClient {
                 claims[parameter.name] = .string(parameter.value)
             }
         }
-        let issuedAt = now().timeIntervalSince1970.rounded(.down)
-        claims["iss"] = .string(clientID)
-        claims["aud"] = .string(provider.issuer)
-        claims["iat"] = .number(issuedAt)
-        claims["nbf"] = .number(issuedAt)
-        claims["exp"] = .number(issuedAt + 300)
-        claims["jti"] = .string(try RandomToken.generate())
+        try AuthorizationRequest.stampRequestClaims(&claims, clientID: clientID, audience: provider.issuer, lifetime: .seconds(300), now: now())
         return try key.sign(claims: claims)
     }
 

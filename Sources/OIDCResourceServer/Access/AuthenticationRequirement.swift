@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 internal import OIDC
 
 /// How strong, and how recent, the user's authentication behind an access token must be for a

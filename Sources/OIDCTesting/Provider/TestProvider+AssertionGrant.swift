@@ -1,4 +1,4 @@
-public import OIDC
+internal import OIDC
 
 extension TestProvider {
     /// An issuer of JWTs that the token endpoint trades for tokens in the JWT bearer grant (RFC 7523

@@ -140,14 +140,9 @@ final class CIBANotificationListener: Sendable {
         /// A notification before the provider named the request: its bearer token checked now, its
         /// `auth_req_id` kept (a few at most) until the login is known. Called under the lock.
         private func keepEarly(_ request: LoopbackHTTPService.Request) -> BackchannelNotification {
-            let parts = (request.header("Authorization") ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            guard parts.count == 2, parts[0].lowercased() == "bearer", Secret(parts[1].trimmingCharacters(in: .whitespaces)) == token else {
-                return .unauthorized
-            }
-            guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
-                let id = object["auth_req_id"] as? String, !id.isEmpty, early.count < Self.earlyLimit
-            else { return .badRequest }
-            early.append(Secret(id))
+            guard BackchannelNotification.bearerToken(request.header("Authorization")) == token else { return .unauthorized }
+            guard let id = BackchannelNotification.requestID(in: request.body), early.count < Self.earlyLimit else { return .badRequest }
+            early.append(id)
             return .accepted
         }
     }
