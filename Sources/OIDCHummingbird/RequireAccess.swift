@@ -1,6 +1,7 @@
 public import Hummingbird
 internal import NIOCore
 internal import HTTPTypes
+internal import Logging
 internal import OIDC
 public import OIDCResourceServer
 
@@ -10,6 +11,9 @@ public import OIDCResourceServer
 /// challenges (`WWW-Authenticate`, `resource_metadata`), `DPoP-Nonce`, and a JSON body naming the
 /// error. An accepted request goes on with ``AccessRequestContext/access`` set, and its answer
 /// carries the kit's response headers (a new `DPoP-Nonce`).
+///
+/// Each decision is logged on the request's logger, as ``OIDCResourceServer/AccessLog`` words it:
+/// a refusal at `info`, an accepted request at `debug`; never the token or the proof.
 ///
 /// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):
 /// on the server's `publicOrigin` behind a proxy, else on the request's scheme and its one `Host`.
@@ -27,16 +31,22 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
     public let scopes: Set<String>
     /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any.
     public let authentication: AuthenticationRequirement?
+    /// The rich authorization detail types (RFC 9396) the routes behind it need; empty: none.
+    public let authorizationDetailTypes: Set<String>
 
     /// - Parameters:
     ///   - server: the resource server, built once for the whole API.
     ///   - scopes: the scopes the routes behind it need (all of them); none: any valid token.
     ///   - authentication: the user's authentication the routes need (RFC 9470 step-up: `acr`,
     ///     `auth_time`); `nil`: any.
-    public init(_ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil) {
+    ///   - authorizationDetailTypes: a detail of each of these types the token must hold (RFC 9396).
+    public init(
+        _ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil, authorizationDetailTypes: Set<String> = []
+    ) {
         self.server = server
         self.scopes = scopes
         self.authentication = authentication
+        self.authorizationDetailTypes = authorizationDetailTypes
     }
 
     /// Verifies the request's token, then hands it on with its access, or answers the refusal.
@@ -46,12 +56,14 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
             let checked = try server.request(
                 method: request.method.rawValue, target: request.head.path ?? "", authority: request.head.authority,
                 headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http")
-            access = try await server.verify(checked, requiring: scopes, authentication: authentication)
+            access = try await server.verify(checked, requiring: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
         } catch {
+            context.logger.info("\(AccessLog.refused(error, method: request.method.rawValue, path: request.uri.path))")
             return Response(
                 status: HTTPResponse.Status(code: error.status), headers: HTTPFields(error.headers, then: [.contentType: "application/json", .cacheControl: "no-store"]),
                 body: ResponseBody(byteBuffer: ByteBuffer(string: error.body)))
         }
+        context.logger.debug("\(AccessLog.accepted(access, method: request.method.rawValue, path: request.uri.path))")
         var context = context
         context.access = access
         var response = try await next(request, context)

@@ -37,42 +37,25 @@ final class ResourceServerRoutes: Sendable {
             guard request.method == "GET" else { return .text("Method Not Allowed", status: 405, extraHeaders: [("Allow", "GET")]) }
             return LoopbackHTTPService.Response(status: 200, headers: [("Content-Type", "application/json")], body: metadata.json)
         }
-        let shown = "\(UntrustedText.sanitized(request.method, limit: 16)) \(UntrustedText.sanitized(request.path, limit: 120))"
         do {
             // The kit's one rule for the URL a proof names: this server's public origin (its base
             // URL), the target's path and query; one Host at most.
             let checked = try server.request(
                 method: request.method, target: request.path + (request.query.map { "?" + $0 } ?? ""),
                 headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) }))
-            let access =
-                detailTypes.isEmpty
-                ? try await server.verify(checked, requiring: requiredScopes, authentication: authentication)
-                : try await server.verify(checked, requiring: requiredScopes, authentication: authentication, authorizationDetailTypes: detailTypes)
-            Console.error("oidc: accepted \(shown): \(access.tokenType) token\(access.clientID.map { " of client \(UntrustedText.sanitized($0))" } ?? "")\(access.subject.map { " for subject \(UntrustedText.sanitized($0))" } ?? "")")
-            return .json(Self.body(of: access), extraHeaders: access.responseHeaders.map { ($0.name, $0.value) })
+            let access = try await server.verify(checked, requiring: requiredScopes, authentication: authentication, authorizationDetailTypes: detailTypes)
+            Console.error("oidc: " + AccessLog.accepted(access, method: request.method, path: request.path))
+            return LoopbackHTTPService.Response(
+                status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + access.responseHeaders.map { ($0.name, $0.value) },
+                body: Array(access.json.jsonText.utf8))
         } catch {
-            Console.error("oidc: refused \(shown): \(error.status)\(error.error.map { " \($0)" } ?? "") (\(error.rule.name)): \(UntrustedText.sanitized(error.message, limit: 300))")
+            Console.error("oidc: " + AccessLog.refused(error, method: request.method, path: request.path))
             return LoopbackHTTPService.Response(
                 status: error.status,
                 headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + error.headers.map { ($0.name, $0.value) },
                 body: Array(error.body.utf8)
             )
         }
-    }
-
-    /// The 200 body: who the token speaks for and how it was presented.
-    static func body(of access: VerifiedAccess) -> [String: Any] {
-        var body: [String: Any] = ["token_type": access.tokenType, "scope": access.scopes.sorted().joined(separator: " "), "aud": access.audience]
-        if let subject = access.subject { body["sub"] = subject }
-        if let clientID = access.clientID { body["client_id"] = clientID }
-        if let issuer = access.issuer { body["iss"] = issuer }
-        if let expiresAt = access.expiresAt { body["exp"] = Int(expiresAt.timeIntervalSince1970) }
-        var confirmation: [String: Any] = [:]
-        if let key = access.binding.keyThumbprint { confirmation["jkt"] = key }
-        if let certificate = access.binding.certificateThumbprint { confirmation["x5t#S256"] = certificate }
-        if !confirmation.isEmpty { body["cnf"] = confirmation }
-        if !access.authorizationDetails.isEmpty { body["authorization_details"] = access.authorizationDetails.map(\.foundationValue) }
-        return body
     }
 
     /// A value set once, read by every request.
@@ -87,10 +70,5 @@ final class ResourceServerRoutes: Sendable {
 extension LoopbackHTTPService.Response {
     static func text(_ text: String, status: Int, extraHeaders: [(name: String, value: String)] = []) -> Self {
         Self(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")] + extraHeaders, body: Array(text.utf8))
-    }
-
-    /// A JSON object with sorted members, `Cache-Control: no-store`.
-    static func json(_ object: [String: Any], status: Int = 200, extraHeaders: [(name: String, value: String)] = []) -> Self {
-        Self(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + extraHeaders, body: JSONBytes.object(object))
     }
 }
