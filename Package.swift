@@ -18,6 +18,9 @@ let package = Package(
         // A Hummingbird 2 app's protected routes: RequireAccess, the access in the request context,
         // the RFC 9728 metadata route. Only what imports it builds Hummingbird: OIDC and oidc never do.
         .library(name: "OIDCHummingbird", targets: ["OIDCHummingbird"]),
+        // A Vapor 4 app's protected routes: RequireAccess, request.verifiedAccess, the RFC 9728
+        // metadata route. Only what imports it builds Vapor: OIDC and oidc never do.
+        .library(name: "OIDCVapor", targets: ["OIDCVapor"]),
         // An OpenAPI-generated client's middleware: every operation through a session's resource pipeline.
         .library(name: "OIDCOpenAPI", targets: ["OIDCOpenAPI"]),
         .executable(name: "oidc", targets: ["oidc"]),
@@ -30,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // OIDCHummingbird's framework; no default traits (neither swift-configuration nor full Foundation).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // OIDCVapor's framework.
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
         // Already in Hummingbird's graph: the names of its header fields.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // OIDCOpenAPI's ClientMiddleware protocol (it depends on swift-http-types alone).
@@ -104,6 +109,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OIDCVapor",
+            dependencies: [
+                "OIDC", "OIDCResourceServer",
+                .product(name: "Vapor", package: "vapor"),
             ],
             swiftSettings: strictSettings
         ),
@@ -221,6 +235,14 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OIDCVaporTests",
+            dependencies: [
+                "OIDCVapor", "OIDCResourceServer", "OIDC", "OIDCTesting", "OIDCTestSupport",
+                .product(name: "Vapor", package: "vapor"),
             ],
             swiftSettings: strictSettings
         ),

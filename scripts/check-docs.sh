@@ -17,7 +17,7 @@ root=$(pwd -P)
 started=$SECONDS
 
 # Symbol graphs of an earlier run must not stand in for this one's.
-rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres .build/*/extracted-symbols/*/OIDCResourceServer .build/*/extracted-symbols/*/OIDCHummingbird .build/*/extracted-symbols/*/OIDCOpenAPI
+rm -rf .build/*/extracted-symbols/*/OIDC .build/*/extracted-symbols/*/OIDCTesting .build/*/extracted-symbols/*/OIDCPostgres .build/*/extracted-symbols/*/OIDCResourceServer .build/*/extracted-symbols/*/OIDCHummingbird .build/*/extracted-symbols/*/OIDCOpenAPI .build/*/extracted-symbols/*/OIDCVapor
 
 # DocC copies its renderer's files (the toolchain's share/docc/render) into every archive, keeping
 # their owner: as an ordinary user, with a toolchain that root installed, the copy stops at the first
@@ -37,7 +37,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-swift package generate-documentation --target OIDC --target OIDCTesting --target OIDCPostgres --target OIDCResourceServer --target OIDCHummingbird --target OIDCOpenAPI "$@" >"$log" 2>&1 || status=$?
+swift package generate-documentation --target OIDC --target OIDCTesting --target OIDCPostgres --target OIDCResourceServer --target OIDCHummingbird --target OIDCVapor --target OIDCOpenAPI "$@" >"$log" 2>&1 || status=$?
 
 # DocC prints `warning: …` followed by the source excerpt; compilers print `path:line:col: warning: …`.
 # SwiftPM's note that a dependency's checkout holds a file its manifest does not declare (Hummingbird's
@@ -56,7 +56,7 @@ documented=$(python3 - "$root" <<'PYTHON'
 import glob, json, sys, urllib.parse
 
 root = sys.argv[1].rstrip("/") + "/Sources/"
-ours = {"OIDC", "OIDCTesting", "OIDCPostgres", "OIDCResourceServer", "OIDCHummingbird", "OIDCOpenAPI"}
+ours = {"OIDC", "OIDCTesting", "OIDCPostgres", "OIDCResourceServer", "OIDCHummingbird", "OIDCVapor", "OIDCOpenAPI"}
 total, missing = 0, []
 for module in sorted(ours):
     files = glob.glob(f".build/*/extracted-symbols/*/{module}/{module}.symbols.json")

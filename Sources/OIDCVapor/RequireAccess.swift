@@ -1,0 +1,99 @@
+internal import Logging
+internal import NIOCore
+internal import NIOHTTP1
+internal import OIDC
+public import OIDCResourceServer
+public import Vapor
+
+/// Lets a request through only with an access token the kit accepts and that grants `scopes`: a
+/// bearer token, or a DPoP-bound one with its proof (RFC 9449), under the server's nonces when it
+/// has them. A refusal is answered exactly as the kit says: its status, the RFC 6750 / RFC 9449
+/// challenges (`WWW-Authenticate`, `resource_metadata`), `DPoP-Nonce`, and a JSON body naming the
+/// error. An accepted request goes on with ``Vapor/Request/verifiedAccess`` set, and its answer
+/// carries the kit's response headers (a new `DPoP-Nonce`).
+///
+/// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):
+/// on the server's `publicOrigin` behind a proxy, else on this server's scheme and the request's
+/// one `Host`; the request target as received, so two `Host` fields, or an absolute-form target
+/// naming another host, are 400 `invalid_request`.
+///
+/// Each decision is logged on the request's logger, as ``OIDCResourceServer/AccessLog`` words it:
+/// a refusal at `info`, an accepted request at `debug`; never the token or the proof.
+///
+/// ```swift
+/// app.addProtectedResourceMetadata(server)
+/// app.grouped(RequireAccess(server, scopes: ["orders:read"]))
+///     .get("orders") { request in try request.verifiedAccess.subject ?? "" }
+/// ```
+public struct RequireAccess: AsyncMiddleware {
+    /// The resource server that judges each request.
+    public let server: ResourceServer
+    /// The scopes the routes behind it need, all of them.
+    public let scopes: Set<String>
+    /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any.
+    public let authentication: AuthenticationRequirement?
+    /// The rich authorization detail types (RFC 9396) the routes behind it need; empty: none.
+    public let authorizationDetailTypes: Set<String>
+
+    /// - Parameters:
+    ///   - server: the resource server, built once for the whole API.
+    ///   - scopes: the scopes the routes behind it need (all of them); none: any valid token.
+    ///   - authentication: the user's authentication the routes need (RFC 9470 step-up: `acr`,
+    ///     `auth_time`); `nil`: any.
+    ///   - authorizationDetailTypes: a detail of each of these types the token must hold (RFC 9396).
+    public init(
+        _ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil, authorizationDetailTypes: Set<String> = []
+    ) {
+        self.server = server
+        self.scopes = scopes
+        self.authentication = authentication
+        self.authorizationDetailTypes = authorizationDetailTypes
+    }
+
+    /// Verifies the request's token, then hands it on with its access, or answers the refusal.
+    public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let access: VerifiedAccess
+        do {
+            let checked = try server.request(
+                method: request.method.rawValue, target: request.url.string,
+                headers: OIDC.HTTPHeaders(request.headers.map { ($0.name, $0.value) }),
+                scheme: request.application.http.server.configuration.tlsConfiguration == nil ? "http" : "https")
+            access = try await server.verify(checked, requiring: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
+        } catch {
+            request.logger.info("\(AccessLog.refused(error, method: request.method.rawValue, path: request.url.path))")
+            var headers = NIOHTTP1.HTTPHeaders(error.headers.map { ($0.name, $0.value) })
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Cache-Control", value: "no-store")
+            return Response(status: HTTPResponseStatus(statusCode: error.status), headers: headers, body: .init(string: error.body))
+        }
+        request.logger.debug("\(AccessLog.accepted(access, method: request.method.rawValue, path: request.url.path))")
+        request.storage[VerifiedAccessKey.self] = access
+        let response = try await next.respond(to: request)
+        for (name, value) in access.responseHeaders { response.headers.replaceOrAdd(name: name, value: value) }
+        return response
+    }
+}
+
+/// Where ``RequireAccess`` keeps the verified access on the request.
+struct VerifiedAccessKey: StorageKey {
+    typealias Value = VerifiedAccess
+}
+
+extension Request {
+    /// The verified access of a request that ``RequireAccess`` let through: subject, client,
+    /// scopes, binding, claims.
+    ///
+    /// - Throws: `Abort(.internalServerError)` when no ``RequireAccess`` protects this route: a
+    ///   mistake in the routes, never a client's.
+    public var verifiedAccess: VerifiedAccess {
+        get throws {
+            guard let access = storage[VerifiedAccessKey.self] else {
+                throw Abort(.internalServerError, reason: "This route reads the verified access, but no RequireAccess middleware protects it.")
+            }
+            return access
+        }
+    }
+
+    /// The verified access, or `nil` on a route ``RequireAccess`` does not protect.
+    public var access: VerifiedAccess? { storage[VerifiedAccessKey.self] }
+}
