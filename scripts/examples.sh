@@ -78,6 +78,14 @@ if wanted DaemonWithClientCredentials; then
 fi
 if wanted ProtectedAPI; then
     run ProtectedAPI protected-api --demo
+    # Both programs take oidc resource-server's flags and answer as it does: the command's own
+    # tests run against each (OIDC_RESOURCE_SERVER_COMMAND; the package's tests, built by make test).
+    bin=$(cd Examples/ProtectedAPI && swift build --scratch-path "$scratch" --show-bin-path)
+    for program in protected-api protected-api-vapor; do
+        echo "== Examples/ProtectedAPI: oidc resource-server's tests against $program"
+        OIDC_RESOURCE_SERVER_COMMAND=$bin/$program swift test --scratch-path "$scratch" \
+            --filter 'OIDCCLITests\.(ResourceServerCommandTests|ResourceServerIntrospectionTests)'
+    done
 fi
 if wanted MCPClient; then
     # Without a display or $BROWSER, the client follows the login's redirects over HTTP itself (the

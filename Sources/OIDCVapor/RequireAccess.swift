@@ -14,8 +14,9 @@ public import Vapor
 ///
 /// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):
 /// on the server's `publicOrigin` behind a proxy, else on this server's scheme and the request's
-/// one `Host`; the request target as received, so two `Host` fields, or an absolute-form target
-/// naming another host, are 400 `invalid_request`.
+/// one `Host` (two `Host` fields are 400 `invalid_request`), with the request's path and query.
+/// Vapor reads an absolute-form target (`GET http://other.example/me`) as a path of this server
+/// (`/http://other.example/me`): never a URL on the other host.
 ///
 /// Each decision is logged on the request's logger, as ``OIDCResourceServer/AccessLog`` words it:
 /// a refusal at `info`, an accepted request at `debug`; never the token or the proof.

@@ -23,7 +23,7 @@ struct ResourceServerCommandTests {
         for index in stride(from: 0, to: arguments.count, by: 1) where arguments[index].hasPrefix("--") {
             if let existing = all.firstIndex(of: arguments[index]) { all.removeSubrange(existing...existing + 1) }
         }
-        let result = try await OIDCBinary.run(["resource-server"] + all + arguments, timeout: .scaled(.seconds(20)))
+        let result = try await ResourceServerProgram.run(all + arguments, timeout: .scaled(.seconds(20)))
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains(flag), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
@@ -115,12 +115,14 @@ struct ResourceServerCommandTests {
         #expect(try twoHosts.json()["error"] as? String == "invalid_request")
         let port = try #require(URL(string: server.base)?.port)
         let elsewhere = try await RawHTTPClient.exchange("127.0.0.1", port, RawHTTPClient.request("GET", "http://evil.example/me", host: "127.0.0.1:\(port)"))
-        #expect(elsewhere.status == 400, "\(elsewhere.status)")
+        // Refused as the target it is; or, where the framework does not hand it over as received
+        // (Hummingbird, Vapor), judged on a path of this host: no token, 401. Never a URL on evil.example.
+        #expect(elsewhere.status == (ResourceServerProgram.keepsAbsoluteFormTarget ? 400 : 401), "\(elsewhere.status)")
         // One Host naming another name, and forwarding headers: the proof for the printed URL still holds.
         let forwarded = try proved() + [RawHTTPClient.Header(name: "X-Forwarded-Host", value: "evil.example"), RawHTTPClient.Header(name: "Forwarded", value: "host=evil.example")]
         #expect(try await RawHTTPClient.send("GET", server.base + "/me", headers: forwarded).status == 200)
         let stopped = await server.stop(SIGTERM)
-        #expect(stopped.stderr.contains("(malformed_host)") && stopped.stderr.contains("(malformed_request_target)"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("(malformed_host)") && stopped.stderr.contains(ResourceServerProgram.keepsAbsoluteFormTarget ? "(malformed_request_target)" : "(missing_token)"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains(token))
     }
 

@@ -4,6 +4,41 @@ import OIDCTesting
 import OIDCTestSupport
 import Testing
 
+/// The program these tests run: `oidc resource-server`, or, with `$OIDC_RESOURCE_SERVER_COMMAND`,
+/// another that takes its flags and answers as it does (the ProtectedAPI example's Hummingbird and
+/// Vapor programs: scripts/examples.sh runs these suites against each).
+enum ResourceServerProgram {
+    static var other: String? { ProcessInfo.processInfo.environment["OIDC_RESOURCE_SERVER_COMMAND"] }
+
+    static var executable: String { other ?? OIDCBinary.url.path }
+
+    /// `resource-server` and `arguments` for `oidc`; `arguments` alone for another program.
+    static func arguments(_ arguments: [String]) -> [String] { other == nil ? ["resource-server"] + arguments : arguments }
+
+    /// What the program wrote on stderr, with its name at the start of a line read as `oidc`'s
+    /// (`protected-api: refused GET /me: …` as `oidc: refused GET /me: …`): the rest of each line
+    /// is the same.
+    static func normalized(_ stderr: String) -> String {
+        guard let other else { return stderr }
+        let name = URL(fileURLWithPath: other).lastPathComponent + ": "
+        return stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix(name) ? "oidc: " + $0.dropFirst(name.count) : String($0) }.joined(separator: "\n")
+    }
+
+    /// Runs the program to its end (a usage mistake, a start that fails).
+    static func run(_ arguments: [String], timeout: Duration) async throws -> CommandResult {
+        let result = try await OIDCBinary.run(self.arguments(arguments), timeout: timeout, executable: URL(fileURLWithPath: executable))
+        return CommandResult(status: result.status, stdout: result.stdout, stderr: normalized(result.stderr))
+    }
+
+    /// Whether the server reads an absolute-form request target as received. `oidc` does, and
+    /// refuses one naming another host (`malformed_request_target`). Neither framework hands its
+    /// middleware such a target: Hummingbird keeps only its path, Vapor reads the whole target as a
+    /// path on this host (`/http://other.example/me`). There the request is judged on that path and
+    /// `Host`: never a URL on the other host.
+    static var keepsAbsoluteFormTarget: Bool { other == nil }
+}
+
 /// A running `oidc resource-server` (the real binary) and the requests a test sends it.
 struct ResourceServerProcess {
     let process: ChildProcess
@@ -14,7 +49,7 @@ struct ResourceServerProcess {
     /// `environment` adds to this process's (such as `OIDC_TEST_CLOCK_OFFSET`, to judge tokens later).
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ResourceServerProcess {
         let process = try ChildProcess(
-            OIDCBinary.url.path, ["resource-server"] + arguments,
+            ResourceServerProgram.executable, ResourceServerProgram.arguments(arguments),
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         var text = ""
         // The event is the line; the bound is only for a server that never prints it.
@@ -28,7 +63,7 @@ struct ResourceServerProcess {
         if !line.hasPrefix("http://") {
             process.signal(SIGKILL)
             let status = await process.exitStatus()
-            Issue.record("oidc resource-server printed no URL (exit \(status)): \(await process.errors())")
+            Issue.record("\(ResourceServerProgram.executable) printed no URL (exit \(status)): \(await process.errors())")
         }
         return ResourceServerProcess(process: process, base: line)
     }
@@ -46,7 +81,7 @@ struct ResourceServerProcess {
     func stop(_ signal: Int32 = SIGTERM) async -> (status: Int32, stderr: String) {
         process.signal(signal)
         let status = await process.exitStatus()
-        return (status, await process.errors())
+        return (status, ResourceServerProgram.normalized(await process.errors()))
     }
 }
 

@@ -51,12 +51,12 @@ struct ResourceServerIntrospectionTests {
         let running = try await ResourceServerProcess.start(tokens.arguments)
         defer { running.process.signal(SIGKILL) }
         let port = try #require(URL(string: running.base)?.port)
-        let busy = try await OIDCBinary.run(["resource-server"] + tokens.arguments + ["--port", "\(port)"], timeout: .scaled(.seconds(20)))
+        let busy = try await ResourceServerProgram.run(tokens.arguments + ["--port", "\(port)"], timeout: .scaled(.seconds(20)))
         #expect(busy.status == 2, "\(busy.stderr)")
         #expect(busy.stderr.contains("127.0.0.1:\(port) is in use"), "\(busy.stderr)")
         #expect(busy.stdout.isEmpty)
 
-        let closed = try await OIDCBinary.run(["resource-server", "--issuer", "http://127.0.0.1:\(try freePort())", "--audience", "a"], timeout: .scaled(.seconds(30)))
+        let closed = try await ResourceServerProgram.run(["--issuer", "http://127.0.0.1:\(try freePort())", "--audience", "a"], timeout: .scaled(.seconds(30)))
         #expect(closed.status == 5, "\(closed.stderr)")
         #expect(closed.stdout.isEmpty)
 
@@ -64,8 +64,8 @@ struct ResourceServerIntrospectionTests {
         #expect(FileManager.default.createFile(atPath: open, contents: Data(Self.secret.utf8), attributes: [.posixPermissions: 0o644]))
         defer { try? FileManager.default.removeItem(atPath: open) }
         try await withTestProvider { provider in
-            let readable = try await OIDCBinary.run([
-                "resource-server", "--issuer", provider.issuer, "--audience", "a", "--introspect", "--client-id", "c", "--client-secret-file", open,
+            let readable = try await ResourceServerProgram.run([
+                "--issuer", provider.issuer, "--audience", "a", "--introspect", "--client-id", "c", "--client-secret-file", open,
             ], timeout: .scaled(.seconds(20)))
             #expect(readable.status == 2, "\(readable.stderr)")
             #expect(readable.stderr.contains("--client-secret-file"), "\(readable.stderr)")
@@ -78,7 +78,7 @@ struct ResourceServerIntrospectionTests {
         let signal = name == "INT" ? SIGINT : SIGTERM
         let silent = try SilentListener()
         defer { silent.close() }
-        let process = try ChildProcess(OIDCBinary.url.path, ["resource-server", "--issuer", "http://127.0.0.1:\(silent.port)", "--audience", "a"])
+        let process = try ChildProcess(ResourceServerProgram.executable, ResourceServerProgram.arguments(["--issuer", "http://127.0.0.1:\(silent.port)", "--audience", "a"]))
         defer { process.signal(SIGKILL) }
         // The event: the command's discovery request has connected (and will get no answer).
         await ChildProcess.offPool { silent.acceptOne() }

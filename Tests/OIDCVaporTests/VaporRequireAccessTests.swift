@@ -102,9 +102,8 @@ struct VaporRequireAccessTests {
             #expect(try twoHosts.json()["error"] as? String == "invalid_request")
             let replayed = try await RawHTTPClient.exchange(
                 "127.0.0.1", port, RawHTTPClient.request("GET", "http://evil.example/orders", host: host, extra: try proved("http://evil.example/orders")))
-            // Vapor routes an absolute-form target by its whole text, so it reaches no route here
-            // (404); under a catch-all route, RequireAccess refuses it, 400 invalid_request
-            // (Examples/ProtectedAPI's protected-api-vapor, under oidc resource-server's tests).
+            // Vapor reads an absolute-form target as a path of this host (`/http://evil.example/orders`):
+            // no route here (404); under a catch-all route, a path of this host, never a URL on evil.example.
             #expect(replayed.status == 404, "\(replayed.status)")
             let forwarded = try await RawHTTPClient.exchange(
                 "127.0.0.1", port, RawHTTPClient.request("GET", "/orders", host: host, extra: try proved(base + "/orders") + ["X-Forwarded-Host: evil.example", "X-Forwarded-Proto: https"]))
