@@ -90,7 +90,7 @@ let package = Package(
         // access or a refusal with its challenge out. No NIO server pieces.
         .target(
             name: "OIDCResourceServer",
-            dependencies: ["OIDC"],
+            dependencies: ["OIDC", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .target(

@@ -1,7 +1,6 @@
 public import Hummingbird
 internal import NIOCore
 internal import HTTPTypes
-internal import Logging
 internal import OIDC
 public import OIDCResourceServer
 
@@ -27,12 +26,12 @@ public import OIDCResourceServer
 public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
     /// The resource server that judges each request.
     public let server: ResourceServer
-    /// The scopes the routes behind it need, all of them.
-    public let scopes: Set<String>
-    /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any.
-    public let authentication: AuthenticationRequirement?
-    /// The rich authorization detail types (RFC 9396) the routes behind it need; empty: none.
-    public let authorizationDetailTypes: Set<String>
+    /// What the routes behind it require of a token.
+    public let requirement: AccessRequirement
+    /// The scopes the routes behind it need, all of them (``requirement``'s).
+    public var scopes: Set<String> { requirement.scopes }
+    /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any (``requirement``'s).
+    public var authentication: AuthenticationRequirement? { requirement.authentication }
 
     /// - Parameters:
     ///   - server: the resource server, built once for the whole API.
@@ -44,26 +43,22 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
         _ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil, authorizationDetailTypes: Set<String> = []
     ) {
         self.server = server
-        self.scopes = scopes
-        self.authentication = authentication
-        self.authorizationDetailTypes = authorizationDetailTypes
+        requirement = AccessRequirement(scopes: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
     }
 
     /// Verifies the request's token, then hands it on with its access, or answers the refusal.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let access: VerifiedAccess
         do {
-            let checked = try server.request(
+            access = try await server.verify(
                 method: request.method.rawValue, target: request.head.path ?? "", authority: request.head.authority,
-                headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http")
-            access = try await server.verify(checked, requiring: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
+                headers: OIDC.HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }), scheme: request.head.scheme ?? "http",
+                meeting: requirement, logger: context.logger)
         } catch {
-            context.logger.info("\(AccessLog.refused(error, method: request.method.rawValue, path: request.uri.path))")
             return Response(
                 status: HTTPResponse.Status(code: error.status), headers: HTTPFields(error.headers, then: [.contentType: "application/json", .cacheControl: "no-store"]),
                 body: ResponseBody(byteBuffer: ByteBuffer(string: error.body)))
         }
-        context.logger.debug("\(AccessLog.accepted(access, method: request.method.rawValue, path: request.uri.path))")
         var context = context
         context.access = access
         var response = try await next(request, context)

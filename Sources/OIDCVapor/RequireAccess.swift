@@ -1,4 +1,3 @@
-internal import Logging
 internal import NIOCore
 internal import NIOHTTP1
 internal import OIDC
@@ -29,45 +28,36 @@ public import Vapor
 public struct RequireAccess: AsyncMiddleware {
     /// The resource server that judges each request.
     public let server: ResourceServer
-    /// The scopes the routes behind it need, all of them.
-    public let scopes: Set<String>
-    /// How strong and how recent the user's authentication must be (RFC 9470); `nil`: any.
-    public let authentication: AuthenticationRequirement?
-    /// The rich authorization detail types (RFC 9396) the routes behind it need; empty: none.
-    public let authorizationDetailTypes: Set<String>
+    /// What the routes behind it require of a token.
+    public let requirement: AccessRequirement
 
     /// - Parameters:
     ///   - server: the resource server, built once for the whole API.
     ///   - scopes: the scopes the routes behind it need (all of them); none: any valid token.
-    ///   - authentication: the user's authentication the routes need (RFC 9470 step-up: `acr`,
-    ///     `auth_time`); `nil`: any.
+    ///   - authentication: the user's authentication the routes need (RFC 9470 step-up); `nil`: any.
     ///   - authorizationDetailTypes: a detail of each of these types the token must hold (RFC 9396).
     public init(
         _ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil, authorizationDetailTypes: Set<String> = []
     ) {
         self.server = server
-        self.scopes = scopes
-        self.authentication = authentication
-        self.authorizationDetailTypes = authorizationDetailTypes
+        requirement = AccessRequirement(scopes: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
     }
 
     /// Verifies the request's token, then hands it on with its access, or answers the refusal.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let access: VerifiedAccess
         do {
-            let checked = try server.request(
+            access = try await server.verify(
                 method: request.method.rawValue, target: request.url.string,
                 headers: OIDC.HTTPHeaders(request.headers.map { ($0.name, $0.value) }),
-                scheme: request.application.http.server.configuration.tlsConfiguration == nil ? "http" : "https")
-            access = try await server.verify(checked, requiring: scopes, authentication: authentication, authorizationDetailTypes: authorizationDetailTypes)
+                scheme: request.application.http.server.configuration.tlsConfiguration == nil ? "http" : "https",
+                meeting: requirement, logger: request.logger)
         } catch {
-            request.logger.info("\(AccessLog.refused(error, method: request.method.rawValue, path: request.url.path))")
             var headers = NIOHTTP1.HTTPHeaders(error.headers.map { ($0.name, $0.value) })
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: "Cache-Control", value: "no-store")
             return Response(status: HTTPResponseStatus(statusCode: error.status), headers: headers, body: .init(string: error.body))
         }
-        request.logger.debug("\(AccessLog.accepted(access, method: request.method.rawValue, path: request.url.path))")
         request.storage[VerifiedAccessKey.self] = access
         let response = try await next.respond(to: request)
         for (name, value) in access.responseHeaders { response.headers.replaceOrAdd(name: name, value: value) }

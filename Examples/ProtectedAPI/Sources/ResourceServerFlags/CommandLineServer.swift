@@ -145,7 +145,7 @@ final class SignalStream: @unchecked Sendable {
     }
 }
 
-/// `NAME: message` on stderr, one line a message: the middleware's (one line per decision, as
+/// `NAME: message` on stderr, one line a message: the kit's (one line per decision, as
 /// `oidc resource-server` prints them), and warnings and errors from anywhere.
 struct PrefixedStderrHandler: LogHandler {
     let name: String
@@ -158,7 +158,7 @@ struct PrefixedStderrHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        guard event.level >= .warning || ["OIDCHummingbird", "OIDCVapor"].contains(event.source) else { return }
+        guard event.level >= .warning || event.source == "OIDCResourceServer" else { return }
         FileHandle.standardError.write(Data("\(name): \(event.message)\n".utf8))
     }
 }
