@@ -11,7 +11,7 @@ public import OIDCResourceServer
 /// error. An accepted request goes on with ``AccessRequestContext/access`` set, and its answer
 /// carries the kit's response headers (a new `DPoP-Nonce`).
 ///
-/// Each decision is logged on the request's logger, as ``OIDCResourceServer/AccessLog`` words it:
+/// Each decision is logged on the request's logger, as `AccessLog` words it:
 /// a refusal at `info`, an accepted request at `debug`; never the token or the proof.
 ///
 /// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):

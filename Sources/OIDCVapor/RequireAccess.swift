@@ -17,7 +17,7 @@ public import Vapor
 /// Vapor reads an absolute-form target (`GET http://other.example/me`) as a path of this server
 /// (`/http://other.example/me`): never a URL on the other host.
 ///
-/// Each decision is logged on the request's logger, as ``OIDCResourceServer/AccessLog`` words it:
+/// Each decision is logged on the request's logger, as `AccessLog` words it:
 /// a refusal at `info`, an accepted request at `debug`; never the token or the proof.
 ///
 /// ```swift
@@ -70,6 +70,7 @@ struct VerifiedAccessKey: StorageKey {
     typealias Value = VerifiedAccess
 }
 
+/// The access ``RequireAccess`` verified, on the request it let through.
 extension Request {
     /// The verified access of a request that ``RequireAccess`` let through: subject, client,
     /// scopes, binding, claims.

@@ -6,7 +6,7 @@ extension VerifiedAccess {
     /// resource-server`'s answers): `token_type`, `scope` (sorted, space-separated), `aud`, and
     /// when the token has them `sub`, `client_id`, `iss`, `exp` (seconds since 1970), `cnf` (`jkt`,
     /// `x5t#S256`) and `authorization_details` (RFC 9396). Never the token itself.
-    /// ``OIDC/JSONValue/jsonText`` writes it with sorted members.
+    /// `JSONValue.jsonText` writes it with sorted members.
     public var json: JSONValue {
         var object: [String: JSONValue] = [
             "token_type": .string(tokenType),
