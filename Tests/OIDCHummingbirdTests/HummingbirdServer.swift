@@ -4,13 +4,13 @@ import Logging
 import NIOCore
 import OIDCHummingbird
 
-/// `router` served on 127.0.0.1 (any free port) while `body` runs with its base URL, then stopped.
-func serve(_ router: Router<BasicAccessRequestContext>, _ body: (String) async throws -> Void) async throws {
+/// `router` served on 127.0.0.1 (`port`, or any free port) while `body` runs with its base URL, then stopped.
+func serve<Context: RequestContext>(_ router: Router<Context>, port: Int = 0, _ body: (String) async throws -> Void) async throws where Context.Source == ApplicationRequestContextSource {
     let (ports, found) = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "oidc-hummingbird-test")
     logger.logLevel = .critical  // a stop says "Waiting on child channel: CancellationError()" at error level
     let app = Application(
-        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { found.yield(port) }
             found.finish()

@@ -1,0 +1,163 @@
+public import Hummingbird
+internal import Foundation
+internal import HTTPTypes
+internal import Logging
+internal import NIOCore
+internal import OIDC
+internal import OIDCResourceServer
+
+extension WebSignIn {
+    /// Adds the login, callback, logout and (with ``backChannelLogout``) back-channel logout routes.
+    public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>) {
+        router.get(RouterPath(loginPath)) { request, context in try await self.startLogin(request, logger: context.logger) }
+        router.get(RouterPath(redirectURI.path())) { request, context in await self.finishLogin(request, logger: context.logger) }
+        router.post(RouterPath(logoutPath)) { request, context in await self.logout(request, logger: context.logger) }
+        if backChannelLogout != nil {
+            router.post(RouterPath(backChannelLogoutPath)) { request, context in await self.backChannelLogout(request, logger: context.logger) }
+        }
+    }
+
+    /// `GET /auth/login?return=/path`: a new login bound to this browser, then the provider.
+    func startLogin(_ request: Request, logger: Logger) async throws -> Response {
+        let authorization = try relyingParty.authorizationRequest(redirectURI: redirectURI.absoluteString, scopes: scopes)
+        let id = try await pending.begin(authorization)
+        var response = Response.redirect(to: try await relyingParty.authorizationURL(for: authorization).absoluteString, type: .found)
+        response.headers[.cacheControl] = "no-store"
+        let lifetime = Int(pending.lifetime.components.seconds)
+        response.setCookie(cookie(loginCookie, id, maxAge: lifetime))
+        response.setCookie(cookie(returnCookie, Self.localPath(request.uri.queryParameters["return"].map(String.init)) ?? "/", maxAge: lifetime))
+        return response
+    }
+
+    /// The callback: only in the browser that started the login, with its state; then a new
+    /// session (a new id: whatever session id the browser had is ended), and back to where the
+    /// login began.
+    func finishLogin(_ request: Request, logger: Logger) async -> Response {
+        guard let callback = URL(string: redirectURI.absoluteString + "?" + (request.uri.query ?? "")) else {
+            return Self.page(.badRequest, "The callback's query is not valid.")
+        }
+        // Only a callback with this browser's login's state ends it: a forged one leaves it pending.
+        guard let id = request.cookies[loginCookie]?.value, let authorization = await pending.end(id, callback: callback) else {
+            logger.info("web sign-in: a callback without this browser's login (forged, replayed or expired) was refused")
+            return Self.page(.badRequest, "This sign-in was not started in this browser, or it has expired. Start again at \(loginPath).")
+        }
+        do {
+            let login = try await relyingParty.completeLogin(callback: callback, for: authorization)
+            let sessionID = try RandomToken.generate()
+            let csrf = try RandomToken.generate()
+            try await relyingParty.save(login, in: sessions, as: try key(forSession: sessionID), attributes: [SignedIn.csrfAttribute: csrf])
+            if let previous = request.cookies[sessionCookie]?.value, let key = try? self.key(forSession: previous) {
+                try? await sessions.withLock(key) { try await sessions.delete(key) }
+            }
+            let back = Self.localPath(request.cookies[returnCookie]?.value) ?? "/"
+            var response = Response.redirect(to: back, type: .found)
+            response.headers[.cacheControl] = "no-store"
+            response.setCookie(cookie(loginCookie, "", maxAge: 0))
+            response.setCookie(cookie(returnCookie, "", maxAge: 0))
+            response.setCookie(cookie(sessionCookie, sessionID, maxAge: Int(sessionLifetime.components.seconds)))
+            logger.info("web sign-in: signed in subject \(UntrustedText.sanitized(login.idToken.claims.subject))")
+            return response
+        } catch let error as OIDCError {
+            // The details (never a secret: OIDCError's texts carry none) are for the server's log.
+            logger.info("web sign-in: the sign-in failed: \(error.description)")
+            if error.code == .providerError, let provider = error.providerError {
+                return Self.page(.forbidden, "The provider did not sign you in (\(UntrustedText.sanitized(provider.error, limit: 60))). Start again at \(loginPath).")
+            }
+            return Self.page(error.category == .storage ? .internalServerError : .badRequest, "The sign-in failed. Start again at \(loginPath).")
+        } catch {
+            return Self.page(.internalServerError, "The sign-in could not be kept.")
+        }
+    }
+
+    /// `POST /auth/logout` with the session's CSRF token in the form field `csrf`: the session
+    /// ends (its refresh token revoked), then the provider's end-session endpoint, or ``signedOutPath``.
+    func logout(_ request: Request, logger: Logger) async -> Response {
+        guard let sessionID = request.cookies[sessionCookie]?.value, let key = try? key(forSession: sessionID),
+            let login = try? await sessions.load(key)
+        else {
+            return Self.signedOut(to: signedOutPath, cookie: cookie(sessionCookie, "", maxAge: 0))
+        }
+        let form = await Self.form(request)
+        guard let sent = form["csrf"], let expected = login.attributes[SignedIn.csrfAttribute], ConstantTime.equals(sent, expected) else {
+            logger.info("web sign-in: a logout without the session's CSRF token was refused")
+            return Self.page(.forbidden, "This sign-out did not come from this app's page. Sign out with the app's button.")
+        }
+        let idToken = login.tokens.idToken
+        do { try await session(forKey: key).logout(revoke: true) } catch {
+            // Revocation is best effort; the session is gone unless the store failed.
+            logger.info("web sign-in: logout: \(error)")
+            try? await sessions.withLock(key) { try await sessions.delete(key) }
+        }
+        var target = signedOutPath
+        if let url = try? relyingParty.tokenClient.endSessionURL(idTokenHint: idToken, postLogoutRedirectURI: postLogoutRedirectURI?.absoluteString) {
+            target = url.absoluteString
+        }
+        logger.info("web sign-in: signed out\(login.subject.map { " subject \(UntrustedText.sanitized($0))" } ?? "")")
+        return Self.signedOut(to: target, cookie: cookie(sessionCookie, "", maxAge: 0))
+    }
+
+    /// The provider's `POST` of a logout token: every session it names (its user, or its provider
+    /// session `sid`) is deleted from the store.
+    func backChannelLogout(_ request: Request, logger: Logger) async -> Response {
+        guard let endpoint = backChannelLogout else { return Self.page(.notFound, "No back-channel logout here.") }
+        let body: ByteBuffer
+        do { body = try await request.body.collect(upTo: endpoint.maximumBodyLength) } catch {
+            return Self.page(.contentTooLarge, "The request's body is too large.")
+        }
+        let result = await endpoint.handle(contentType: request.headers[.contentType], body: Array(body.readableBytesView), deletingFrom: sessions)
+        switch result.outcome {
+        case .refused(let error): logger.info("web sign-in: back-channel logout refused: \(error.description)")
+        case .logout: logger.info("web sign-in: back-channel logout ended \(result.deletedLogins ?? 0) session(s)")
+        }
+        var headers = HTTPFields()
+        for (name, value) in result.response.headers {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
+        return Response(
+            status: HTTPResponse.Status(code: result.response.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.response.body)))
+    }
+
+    /// A form body's fields (`application/x-www-form-urlencoded`, 8 KiB at most); empty otherwise.
+    static func form(_ request: Request) async -> [String: String] {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
+            let body = try? await request.body.collect(upTo: 8192)
+        else { return [:] }
+        var components = URLComponents()
+        components.percentEncodedQuery = String(buffer: body).replacingOccurrences(of: "+", with: "%20")
+        var fields: [String: String] = [:]
+        for item in components.queryItems ?? [] where fields[item.name] == nil { fields[item.name] = item.value ?? "" }
+        return fields
+    }
+
+    static func signedOut(to target: String, cookie: Cookie) -> Response {
+        // 303: the browser follows a POST's answer with a GET.
+        var response = Response.redirect(to: target, type: .normal)
+        response.headers[.cacheControl] = "no-store"
+        response.setCookie(cookie)
+        return response
+    }
+
+    static func page(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        let html = "<!doctype html><meta charset=utf-8><title>Sign-in</title><p>\(Self.escaped(message))</p>\n"
+        return Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// `text` for an HTML text node or attribute value.
+    public static func escaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

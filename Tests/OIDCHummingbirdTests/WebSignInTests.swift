@@ -1,0 +1,146 @@
+import Foundation
+import Hummingbird
+import OIDC
+import OIDCHummingbird
+import OIDCResourceServer
+import OIDCTestSupport
+import OIDCTesting
+import Testing
+
+/// Web sign-in in a Hummingbird app, over real loopback HTTP against TestProvider, with a client
+/// that keeps cookies as a browser does: sign in, reload, refresh, sign out, back-channel logout,
+/// and the refusals (a forged callback, a logout without the CSRF token).
+@Suite("OIDCHummingbird: web sign-in")
+struct WebSignInTests {
+    static let secret = "web-app-secret-0123456789abcdef"
+
+    /// The app: the user's program (the lines an app writes), on a free port.
+    /// This app's clock: the relying party dates the tokens it gets by it, so a test moves it on to
+    /// expire them.
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var offset: TimeInterval = 0
+        var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+        func advance(_ seconds: TimeInterval) { lock.withLock { offset += seconds } }
+    }
+
+    static func withApp(
+        clock: Clock = Clock(), _ body: (TestProvider, String, WebSignIn, CookieBrowser) async throws -> Void
+    ) async throws {
+        var configuration = TestProvider.Configuration()
+        configuration.clients = [
+            {
+                var client = TestProvider.Client.confidential(id: "web-app", secret: secret, redirectURIs: ["http://127.0.0.1/auth/callback"])
+                client.postLogoutRedirectURIs = ["http://127.0.0.1/signed-out"]
+                return client
+            }()
+        ]
+        configuration.accessTokenLifetime = 600
+        configuration.idTokenLifetime = 86_400
+        try await withTestProvider(configuration) { provider in
+            let port = try freePort()
+            let base = "http://127.0.0.1:\(port)"
+            let discovered = try await RelyingParty.discover(issuer: provider.issuer, clientID: "web-app", clientSecret: Secret(secret))
+            let rp = RelyingParty(
+                tokenClient: TokenClient(provider: discovered.provider, clientID: "web-app", clientSecret: Secret(secret), transport: NIOHTTPTransport.shared, now: { clock.now }),
+                keys: discovered.keys)
+            var signIn = try WebSignIn(relyingParty: rp, redirectURI: try #require(URL(string: base + "/auth/callback")))
+            signIn.postLogoutRedirectURI = URL(string: base + "/signed-out")
+            signIn.backChannelLogout = BackChannelLogoutEndpoint(
+                verifier: LogoutTokenVerifier(issuer: provider.issuer, clientID: "web-app", replayStore: InMemoryReplayStore()),
+                keys: try #require(rp.keys))
+            let router = Router(context: BasicSignInRequestContext.self)
+            signIn.addRoutes(to: router)
+            router.get("signed-out") { _, _ in "signed out" }
+            router.group().add(middleware: signIn.requireSignIn()).get("/") { _, context in
+                let user = try context.requireSignedIn()
+                return HTMLPage("Hello, \(WebSignIn.escaped(user.subject ?? ""))" + user.logoutForm())
+            }
+            try await serve(router, port: port) { _ in try await body(provider, base, signIn, CookieBrowser()) }
+        }
+    }
+
+    @Test("sign in: the provider, the callback, back to the page asked for; cookies HttpOnly and SameSite=Lax (not Secure on loopback); a reload needs no provider")
+    func signIn() async throws {
+        try await Self.withApp { provider, base, signIn, browser in
+            let first = try await browser.open(base + "/")
+            #expect(first.status == 200, "\(first.body)")
+            #expect(first.body.contains("Hello, test-user"))
+            #expect(first.history.contains { $0.hasPrefix(provider.issuer + "/authorize") })
+            let session = try #require(await browser.setCookies.first { $0.hasPrefix(signIn.sessionCookie + "=") && !$0.hasPrefix(signIn.sessionCookie + "=;") })
+            #expect(session.contains("HttpOnly") && session.contains("SameSite=Lax") && !session.contains("Secure"))
+            #expect(await provider.grantCount("authorization_code") == 1)
+            #expect(await browser.setCookies.count >= 3)
+            let reload = try await browser.open(base + "/")
+            #expect(reload.status == 200 && reload.history.count == 1)
+            #expect(reload.headers["Cache-Control"] == "no-store")
+        }
+    }
+
+    @Test("an expired access token is refreshed on the next page (once), and the page shows")
+    func refresh() async throws {
+        let clock = Clock()
+        try await Self.withApp(clock: clock) { provider, base, _, browser in
+            _ = try await browser.open(base + "/")
+            let refreshes = await provider.grantCount("refresh_token")
+            #expect(refreshes == 0)
+            clock.advance(601)  // the access token (600 s) has expired
+            let again = try await browser.open(base + "/")
+            #expect(again.status == 200 && again.body.contains("Hello, test-user"))
+            let after = await provider.grantCount("refresh_token")
+            #expect(after == refreshes + 1, "\(refreshes) then \(after)")
+            _ = try await browser.open(base + "/")
+            #expect(await provider.grantCount("refresh_token") == after, "the refreshed token serves the next page")
+        }
+    }
+
+    @Test("sign out by POST with the CSRF token: the session ends, the provider's end-session endpoint, then back; without the token: 403 and still signed in")
+    func signOut() async throws {
+        try await Self.withApp { provider, base, signIn, browser in
+            let page = try await browser.open(base + "/")
+            let csrf = try #require(page.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            let forged = try await browser.post(base + "/auth/logout", form: "csrf=wrong")
+            #expect(forged.status == 403)
+            let none = try await browser.post(base + "/auth/logout", form: "")
+            #expect(none.status == 403)
+            #expect(try await browser.open(base + "/").history.count == 1, "still signed in")
+            let out = try await browser.post(base + "/auth/logout", form: "csrf=" + String(csrf))
+            #expect(out.history.contains { $0.hasPrefix(provider.endSessionEndpoint) }, "\(out.history)")
+            #expect(out.body == "signed out", "\(out.status) \(out.body)")
+            let after = try await browser.open(base + "/", followRedirects: false)
+            #expect(after.status == 302 && after.headers["Location"]?.hasPrefix(signIn.loginPath + "?return=") == true)
+        }
+    }
+
+    @Test("a callback that is not this browser's login is refused: no login cookie, or another state; the real login still completes")
+    func forgedCallback() async throws {
+        try await Self.withApp { _, base, _, browser in
+            let bare = try await CookieBrowser().open(base + "/auth/callback?code=stolen&state=guessed")
+            #expect(bare.status == 400)
+            // This browser starts a login, an attacker's callback with another state comes first.
+            let start = try await browser.open(base + "/auth/login?return=/", followRedirects: false)
+            let authorize = try #require(start.headers["Location"])
+            let forged = try await browser.open(base + "/auth/callback?code=stolen&state=guessed")
+            #expect(forged.status == 400)
+            let real = try await browser.open(authorize)
+            #expect(real.status == 200 && real.body.contains("Hello, test-user"), "\(real.status) \(real.body)")
+        }
+    }
+
+    @Test("back-channel logout: the provider's logout token for the user's session ends it; the next page goes to sign-in")
+    func backChannelLogout() async throws {
+        try await Self.withApp { provider, base, signIn, browser in
+            _ = try await browser.open(base + "/")
+            let store = try #require(signIn.sessions as? InMemoryTokenStore)
+            let key = try #require(await store.keys.first)
+            let login = try #require(await store.load(key))
+            let token = try await provider.logoutToken(TestProvider.LogoutTokenContents(for: login))
+            let answer = try await CookieBrowser().post(base + "/auth/backchannel-logout", form: "logout_token=" + token)
+            #expect(answer.status == 200)
+            let after = try await browser.open(base + "/", followRedirects: false)
+            #expect(after.status == 302, "\(after.status)")
+            let replayed = try await CookieBrowser().post(base + "/auth/backchannel-logout", form: "logout_token=" + token)
+            #expect(replayed.status == 400)
+        }
+    }
+}
