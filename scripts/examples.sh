@@ -7,8 +7,11 @@
 # Name examples to do only those: scripts/examples.sh DaemonWithClientCredentials
 # MCPClient's tests and its README command run against the MCP server from PyPI that
 # scripts/mcp-server.sh starts (on MCP_PORT, 9420 by default, and the next port), stopped at the end.
+# SWIFT_BUILD_FLAGS (the Makefile's: no index store, no debug information) is passed to every
+# build here, so the library's modules that make test built are not built again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+read -r -a flags <<< "${SWIFT_BUILD_FLAGS:-}"
 root=$PWD
 scratch=${EXAMPLES_SCRATCH:-$root/.build}
 state=$(mktemp -d)
@@ -34,14 +37,14 @@ fi
 
 for example in "${examples[@]}"; do
     echo "== Examples/$example: build and test"
-    (cd "Examples/$example" && swift build --scratch-path "$scratch" --build-tests && swift test --scratch-path "$scratch" --skip-build)
+    (cd "Examples/$example" && swift build "${flags[@]}" --scratch-path "$scratch" --build-tests && swift test "${flags[@]}" --scratch-path "$scratch" --skip-build)
 done
 
 # Each README's command, as written there (run inside the example's directory).
 run() {
     local example=$1; shift
     echo "== Examples/$example: $*"
-    (cd "Examples/$example" && timeout 300 swift run --scratch-path "$scratch" "$@")
+    (cd "Examples/$example" && timeout 300 swift run "${flags[@]}" --scratch-path "$scratch" --skip-build "$@")
 }
 if wanted TerminalLogin; then
     # Without a display or $BROWSER, the demo signs in over HTTP itself instead of waiting for a click.
@@ -80,10 +83,10 @@ if wanted ProtectedAPI; then
     run ProtectedAPI protected-api --demo
     # Both programs take oidc resource-server's flags and answer as it does: the command's own
     # tests run against each (OIDC_RESOURCE_SERVER_COMMAND; the package's tests, built by make test).
-    bin=$(cd Examples/ProtectedAPI && swift build --scratch-path "$scratch" --show-bin-path)
+    bin=$(cd Examples/ProtectedAPI && swift build "${flags[@]}" --scratch-path "$scratch" --show-bin-path)
     for program in protected-api protected-api-vapor; do
         echo "== Examples/ProtectedAPI: oidc resource-server's tests against $program"
-        OIDC_RESOURCE_SERVER_COMMAND=$bin/$program swift test --scratch-path "$scratch" \
+        OIDC_RESOURCE_SERVER_COMMAND=$bin/$program swift test "${flags[@]}" --scratch-path "$scratch" \
             --filter 'OIDCCLITests\.(ResourceServerCommandTests|ResourceServerIntrospectionTests)'
     done
 fi
