@@ -15,7 +15,9 @@ public import OIDCResourceServer
 /// a refusal at `info`, an accepted request at `debug`; never the token or the proof.
 ///
 /// The URL a DPoP proof must name is the kit's (`ResourceServer.request(method:target:authority:headers:scheme:peerCertificate:)`):
-/// on the server's `publicOrigin` behind a proxy, else on the request's scheme and its one `Host`.
+/// on the server's `publicOrigin`, else on `http` and the request's one `Host`. Hummingbird's HTTP/1
+/// server says `http` even under TLS: an API served over https (itself or behind a proxy) sets the
+/// public origin.
 ///
 /// ```swift
 /// let router = Router(context: BasicAccessRequestContext.self)
@@ -62,7 +64,10 @@ public struct RequireAccess<Context: AccessRequestContext>: RouterMiddleware {
         var context = context
         context.access = access
         var response = try await next(request, context)
-        response.headers = HTTPFields(access.responseHeaders, then: response.headers)
+        // The kit's fields (a new DPoP-Nonce) replace the handler's of the same name.
+        for (name, value) in access.responseHeaders {
+            if let name = HTTPField.Name(name) { response.headers[name] = value }
+        }
         return response
     }
 }

@@ -59,6 +59,8 @@ struct RequireAccessTests {
             #expect(admin.headers["Content-Type"] == "application/json")
             #expect(!String(decoding: admin.body, as: UTF8.self).contains(token))
             #expect(try await Self.send(base + "/open").status == 200)
+            let posted = try await NIOHTTPTransport.shared.send(OIDC.HTTPRequest(method: "POST", url: try #require(URL(string: base + "/.well-known/oauth-protected-resource/orders"))))
+            #expect(posted.status == 405 && posted.headers["Allow"] == "GET")
             let document = try await Self.send(base + "/.well-known/oauth-protected-resource/orders")
             #expect(document.status == 200)
             let json = try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any]

@@ -59,6 +59,8 @@ struct VaporRequireAccessTests {
             #expect(!String(decoding: admin.body, as: UTF8.self).contains(token))
             let open = try await Self.send(base + "/open")
             #expect(open.status == 200 && String(decoding: open.body, as: UTF8.self) == "open")
+            let posted = try await NIOHTTPTransport.shared.send(OIDC.HTTPRequest(method: "POST", url: try #require(URL(string: base + "/.well-known/oauth-protected-resource/orders"))))
+            #expect(posted.status == 405 && posted.headers["Allow"] == "GET")
             let document = try await Self.send(base + "/.well-known/oauth-protected-resource/orders")
             #expect(document.status == 200)
             let json = try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any]
@@ -67,7 +69,7 @@ struct VaporRequireAccessTests {
         }
     }
 
-    @Test("a DPoP-bound token under server nonces: use_dpop_nonce, then accepted with the nonce, the new nonce on the answer; a proof for another URL refused")
+    @Test("a DPoP-bound token under server nonces: use_dpop_nonce, then accepted with the nonce; a proof for another URL refused")
     func dpopWithNonces() async throws {
         let nonces = try DPoPServerNonces()
         try await Self.withAPI({ $0.dpop.nonces = nonces }) { provider, base in

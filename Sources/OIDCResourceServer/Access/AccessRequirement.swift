@@ -4,7 +4,7 @@ public import OIDC
 /// What a protected route requires of a request's access token: its scopes, the user's
 /// authentication (RFC 9470), and rich authorization detail types (RFC 9396). The framework
 /// middlewares (OIDCHummingbird's and OIDCVapor's `RequireAccess`) hold one each and ask the kit
-/// with ``ResourceServer/verify(method:target:authority:headers:scheme:meeting:logger:)``.
+/// with ``ResourceServer/verify(method:target:authority:headers:scheme:peerCertificate:meeting:logger:)``.
 public struct AccessRequirement: Sendable, Hashable {
     /// The scopes the token must grant, all of them; none: any valid token.
     public var scopes: Set<String>
@@ -26,15 +26,18 @@ extension ResourceServer {
     /// server received (``request(method:target:authority:headers:scheme:peerCertificate:)``, the
     /// URL a DPoP proof names), verified against `requirement`, and the decision logged on `logger`
     /// in the words of ``AccessLog``: a refusal at `info`, an accepted request at `debug`.
+    /// `peerCertificate` is the DER of the client's TLS certificate, for certificate-bound tokens
+    /// (RFC 8705) on a server that terminates TLS itself.
     ///
     /// - Throws: ``AccessRefusal``, whose status, headers and body are the answer.
     public func verify(
-        method: String, target: String, authority: String? = nil, headers: HTTPHeaders, scheme: String = "http",
+        method: String, target: String, authority: String? = nil, headers: HTTPHeaders, scheme: String = "http", peerCertificate: [UInt8]? = nil,
         meeting requirement: AccessRequirement, logger: Logger
     ) async throws(AccessRefusal) -> VerifiedAccess {
         let path = String(target.prefix { $0 != "?" })
         do throws(AccessRefusal) {
-            let checked = try request(method: method, target: target, authority: authority, headers: headers, scheme: scheme)
+            let checked = try request(
+                method: method, target: target, authority: authority, headers: headers, scheme: scheme, peerCertificate: peerCertificate)
             let access = try await verify(
                 checked, requiring: requirement.scopes, authentication: requirement.authentication,
                 authorizationDetailTypes: requirement.authorizationDetailTypes)

@@ -13,8 +13,10 @@ public enum ProtectedAPI {
     ) -> Router<BasicAccessRequestContext> {
         let router = Router(context: BasicAccessRequestContext.self)
         router.addProtectedResourceMetadata(server)
-        router.group().add(middleware: RequireAccess(server, scopes: scopes, authentication: authentication, authorizationDetailTypes: detailTypes))
-            .on("**", method: .get) { _, context in AccessJSON(access: try context.verifiedAccess) }
+        let api = router.group().add(middleware: RequireAccess(server, scopes: scopes, authentication: authentication, authorizationDetailTypes: detailTypes))
+        for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete] {
+            for path in ["/", "**"] { api.on(RouterPath(path), method: method) { _, context in AccessJSON(access: try context.verifiedAccess) } }
+        }
         return router
     }
 

@@ -11,8 +11,11 @@ public enum ProtectedAPIVapor {
         _ app: any RoutesBuilder, _ server: ResourceServer, scopes: Set<String> = [], authentication: AuthenticationRequirement? = nil, detailTypes: Set<String> = []
     ) {
         app.addProtectedResourceMetadata(server)
-        app.grouped(RequireAccess(server, scopes: scopes, authentication: authentication, authorizationDetailTypes: detailTypes))
-            .get("**") { request in accessJSON(try request.verifiedAccess) }
+        let api = app.grouped(RequireAccess(server, scopes: scopes, authentication: authentication, authorizationDetailTypes: detailTypes))
+        for method: HTTPMethod in [.GET, .POST, .PUT, .PATCH, .DELETE] {
+            api.on(method, []) { request in accessJSON(try request.verifiedAccess) }
+            api.on(method, "**") { request in accessJSON(try request.verifiedAccess) }
+        }
     }
 
     /// An application that serves `routes` on `host`:`port` until the task is cancelled; `listening` once bound.

@@ -69,10 +69,15 @@ public enum CommandLineServer {
     static func exitCode(for error: any Error) -> Int32 {
         if error is ValidationError || isAddressInUse(error) { return 2 }
         guard let error = error as? OIDCError else { return 1 }
+        // oidc's exit codes (docs/cli.md).
         switch error.category {
         case .configuration: return 2
+        case .provider, .security: return 4
         case .transient: return 5
-        default: return 1
+        case .transport: return 6
+        case .storage: return 7
+        case .cancelled: return 3
+        case .internal: return 1
         }
     }
 
@@ -159,6 +164,8 @@ struct PrefixedStderrHandler: LogHandler {
 
     func log(event: LogEvent) {
         guard event.level >= .warning || event.source == "OIDCResourceServer" else { return }
-        FileHandle.standardError.write(Data("\(name): \(event.message)\n".utf8))
+        // Control characters (a client's bytes in a framework's message) shown as U+FFFD.
+        let text = String(String.UnicodeScalarView("\(event.message)".unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "\u{FFFD}" : $0 }))
+        FileHandle.standardError.write(Data("\(name): \(text)\n".utf8))
     }
 }

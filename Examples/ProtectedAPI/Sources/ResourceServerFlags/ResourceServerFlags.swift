@@ -53,18 +53,25 @@ public struct ResourceServerFlags: ParsableArguments, Sendable {
     public func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard ["127.0.0.1", "::1"].contains(host) else { throw ValidationError("--host must be 127.0.0.1 or ::1 (loopback only)") }
-        guard issuer.hasPrefix("https://") || issuer.hasPrefix("http://"), URL(string: issuer)?.host() != nil else {
-            throw ValidationError("--issuer must be an https URL (http only on loopback)")
+        guard let url = URL(string: issuer), let issuerHost = url.host(), url.query() == nil, url.fragment() == nil,
+            url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "::1", "localhost"].contains(issuerHost))
+        else {
+            throw ValidationError("--issuer must be an https URL without a query or fragment (http only on loopback)")
         }
-        guard !audience.isEmpty, !audience.contains(where: { $0 == " " || $0.isNewline }) else {
-            throw ValidationError("--audience must be one value, without spaces")
+        guard !audience.isEmpty, audience.utf8.count <= 2048, !audience.unicodeScalars.contains(where: { $0 == " " || Self.isControl($0) }),
+            !audience.contains("://") || URL(string: audience).map({ $0.host() != nil && $0.fragment() == nil }) == true
+        else {
+            throw ValidationError("--audience must be one value (at most 2048 bytes, no spaces or control characters; a URL without a fragment)")
         }
         guard ResourceServer.DPoPSettings.Mode(rawValue: dpop) != nil else { throw ValidationError("--dpop must be off, allowed or required") }
-        for scope in requireScope where scope.isEmpty || scope.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" }) {
-            throw ValidationError("--require-scope must be one scope token, without spaces or quotes")
+        for scope in requireScope where scope.isEmpty || scope.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || Self.isControl($0) }) {
+            throw ValidationError("--require-scope must be one scope token, without spaces, quotes or control characters")
         }
-        for acr in requireAcr where acr.isEmpty || acr.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" }) {
-            throw ValidationError("--require-acr must be one acr value, without spaces or quotes")
+        for acr in requireAcr where acr.isEmpty || acr.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || Self.isControl($0) }) {
+            throw ValidationError("--require-acr must be one acr value, without spaces, quotes or control characters")
+        }
+        for type in requireDetailType where type.isEmpty || type.unicodeScalars.contains(where: Self.isControl) {
+            throw ValidationError("--require-detail-type must be a detail type: printable text, not empty")
         }
         if let maxAge, !(0...315_360_000).contains(maxAge) { throw ValidationError("--max-age must be 0 to 315360000 seconds") }
         if nonce, dpop == "off" { throw ValidationError("--nonce needs --dpop allowed or required") }
@@ -74,10 +81,18 @@ public struct ResourceServerFlags: ParsableArguments, Sendable {
         if !introspect, clientId != nil || clientSecretFile != nil {
             throw ValidationError("--client-id and --client-secret-file are for --introspect")
         }
+        if let clientId, clientId.isEmpty || clientId.unicodeScalars.contains(where: Self.isControl) {
+            throw ValidationError("--client-id must not be empty or hold control characters")
+        }
+        if let jwks, jwks.isEmpty { throw ValidationError("--jwks must name a file or a URL") }
     }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
 
     /// What the routes require of every token: these scopes, this authentication, these detail types.
     public var scopes: Set<String> { Set(requireScope) }
+    /// `--require-scope`, in order, without repeats (the metadata's `scopes_supported`).
+    var scopeList: [String] { requireScope.reduce(into: []) { list, scope in if !list.contains(scope) { list.append(scope) } } }
     public var authentication: AuthenticationRequirement? {
         requireAcr.isEmpty && maxAge == nil ? nil : AuthenticationRequirement(acrValues: requireAcr, maxAge: maxAge)
     }
@@ -111,7 +126,7 @@ public struct ResourceServerFlags: ParsableArguments, Sendable {
         configuration.publicOrigin = base
         configuration.audiences = [audience]
         configuration.introspection = introspection
-        configuration.scopesSupported = requireScope
+        configuration.scopesSupported = scopeList
         configuration.dpop = ResourceServer.DPoPSettings(mode: ResourceServer.DPoPSettings.Mode(rawValue: dpop) ?? .allowed)
         if nonce { configuration.dpop.nonces = try DPoPServerNonces() }
         return configuration
@@ -120,7 +135,9 @@ public struct ResourceServerFlags: ParsableArguments, Sendable {
     /// `--jwks FILE` (read now, never again) or `--jwks URL` (fetched now, then cached).
     static func keys(_ location: String, transport: any HTTPTransport) async throws -> JWKSCache {
         if location.hasPrefix("https://") || location.hasPrefix("http://") {
-            guard let url = URL(string: location) else { throw ValidationError("--jwks: not a URL") }
+            guard let url = URL(string: location), let host = url.host(), url.scheme == "https" || ["127.0.0.1", "::1", "localhost"].contains(host) else {
+                throw ValidationError("--jwks: an https URL (http only on loopback), or a file")
+            }
             let cache = JWKSCache(transport: transport, jwksURI: url)
             _ = try await cache.keys()
             return cache
