@@ -10,8 +10,8 @@ internal import NIOCore
 public struct SignedIn: Sendable {
     /// The login as the store keeps it (issuer, subject, provider session id, tokens, ID token claims).
     public let login: StoredLogin
-    /// The session's tokens in use: ``OIDC/AuthenticatedSession/validTokens(forceRefresh:)``
-    /// refreshes them when they expire; ``OIDC/AuthenticatedSession/send(_:)`` calls an API with them.
+    /// The session's tokens in use: `AuthenticatedSession.validTokens(forceRefresh:)`
+    /// refreshes them when they expire; `send(_:)` calls an API with them.
     public let session: AuthenticatedSession
     /// The value a logout form sends in its `csrf` field: a random value of this session's, checked
     /// in constant time. Put it in the page's sign-out form, never in a URL.

@@ -57,15 +57,13 @@ extension WebSignIn {
             response.setCookie(cookie(sessionCookie, sessionID, maxAge: Int(sessionLifetime.components.seconds)))
             logger.info("web sign-in: signed in subject \(UntrustedText.sanitized(login.idToken.claims.subject))")
             return response
-        } catch let error as OIDCError {
+        } catch {
             // The details (never a secret: OIDCError's texts carry none) are for the server's log.
             logger.info("web sign-in: the sign-in failed: \(error.description)")
             if error.code == .providerError, let provider = error.providerError {
                 return Self.page(.forbidden, "The provider did not sign you in (\(UntrustedText.sanitized(provider.error, limit: 60))). Start again at \(loginPath).")
             }
             return Self.page(error.category == .storage ? .internalServerError : .badRequest, "The sign-in failed. Start again at \(loginPath).")
-        } catch {
-            return Self.page(.internalServerError, "The sign-in could not be kept.")
         }
     }
 

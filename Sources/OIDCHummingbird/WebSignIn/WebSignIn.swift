@@ -1,5 +1,5 @@
 public import Foundation
-public import Hummingbird
+internal import Hummingbird
 public import OIDC
 public import OIDCResourceServer
 
@@ -63,7 +63,7 @@ public struct WebSignIn: Sendable {
     /// `redirectURI`, keeping the sessions' tokens in `sessions` (in memory by default: one
     /// instance, lost at restart).
     ///
-    /// - Throws: ``OIDC/OIDCError`` (`invalidArgument`) for a redirect URI that is not an absolute
+    /// - Throws: `OIDCError` (`invalidArgument`) for a redirect URI that is not an absolute
     ///   `https` URL, or `http` on a loopback address.
     public init(relyingParty: RelyingParty, redirectURI: URL, sessions: any TokenStore = InMemoryTokenStore(), pending: PendingAuthorizations = PendingAuthorizations()) throws(OIDCError) {
         guard let host = redirectURI.host(), redirectURI.scheme == "https" || (redirectURI.scheme == "http" && Self.isLoopback(host)),
