@@ -17,7 +17,7 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH
 # its file and line without DWARF). A fresh clone's build takes about a tenth less; give
 # SWIFT_BUILD_FLAGS= to build as a plain `swift build` does (for a debugger). Every step passes the
 # same flags, so none rebuilds what another built (`swift test` without them would rebuild it all).
-SWIFT_BUILD_FLAGS ?= --disable-index-store --debug-info-format none
+SWIFT_BUILD_FLAGS ?= --disable-index-store -debug-info-format none
 export SWIFT_BUILD_FLAGS
 FILES = ulimit -n 16384 2> /dev/null || ulimit -n "$$(ulimit -Hn)";
 # The suite is meant to be run as an ordinary user (CONTRIBUTING.md; .ci/run runs it as one). Run by
@@ -111,10 +111,10 @@ demo: release
 bench: release
 	@scripts/install-deps.sh bench
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-startup.sh
-	@$(SWIFT) run -c release --debug-info-format none oidc-bench --resource-server
-	@$(SWIFT) run -c release --debug-info-format none oidc-bench --dpop
+	@$(SWIFT) run -c release -debug-info-format none oidc-bench --resource-server
+	@$(SWIFT) run -c release -debug-info-format none oidc-bench --dpop
 	@OIDC=$(CURDIR)/.build/install/bin/oidc scripts/bench-http.sh
-	@cd Benchmarks/access-token-bench && $(SWIFT) run -c release --debug-info-format none --scratch-path $(CURDIR)/.build access-token-bench
+	@cd Benchmarks/access-token-bench && $(SWIFT) run -c release -debug-info-format none --scratch-path $(CURDIR)/.build access-token-bench
 
 # Every package under Examples/: built, tested, and each README's command run (one shared build);
 # SwanBackend's sessions also in a throw-away PostgreSQL.
@@ -125,7 +125,7 @@ examples: deps
 # PostgresTokenStore against a throw-away local PostgreSQL: load, save, the locked refresh path.
 bench-postgres: deps
 	@scripts/install-deps.sh test
-	@scripts/postgres.sh run $(SWIFT) run -c release --debug-info-format none oidc-postgres-bench
+	@scripts/postgres.sh run $(SWIFT) run -c release -debug-info-format none oidc-postgres-bench
 
 clean:
 	rm -rf .build .build-examples .build-postgres .build-mcp .build-dpop-client

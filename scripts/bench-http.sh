@@ -31,8 +31,8 @@ if [ -z "${OIDC:-}" ]; then
     OIDC=$PWD/.build/install/bin/oidc
 fi
 if [ -z "${OIDC_BENCH:-}" ]; then
-    swift build -c release --debug-info-format none --product oidc-bench >&2
-    OIDC_BENCH=$(swift build -c release --debug-info-format none --show-bin-path)/oidc-bench
+    swift build -c release -debug-info-format none --product oidc-bench >&2
+    OIDC_BENCH=$(swift build -c release -debug-info-format none --show-bin-path)/oidc-bench
 fi
 bench=$OIDC_BENCH
 

@@ -32,7 +32,7 @@ else
 fi
 
 # No debug information: the binary is stripped below anyway, and the build takes less without it.
-flags=(-c release --static-swift-stdlib --disable-local-rpath --debug-info-format none)
+flags=(-c release --static-swift-stdlib --disable-local-rpath -debug-info-format none)
 swift build "${flags[@]}" --product oidc
 mkdir -p .build/install/bin
 bin=$(swift build "${flags[@]}" --show-bin-path)
