@@ -12,12 +12,11 @@ PREFIX ?= /usr/local
 # hard limit).
 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH
-# The debug build the tests and the examples share (.build/debug): no debug information, which
-# nothing here reads (a failure names its file and line without DWARF); the index store stays, as
-# `swift test` finds its tests with it on Linux. Give SWIFT_BUILD_FLAGS= to build as a plain
-# `swift build` does (for a debugger). Every step passes the same flags, so none rebuilds what
-# another built (`swift test` without them would rebuild it all).
-SWIFT_BUILD_FLAGS ?= -debug-info-format none
+# Extra flags for the debug build the tests and the examples share (.build/debug), passed by every
+# step so that none rebuilds what another built; none by default. Not `-debug-info-format none`:
+# `swift package generate-documentation` (make docs) builds with the default flags, and the whole
+# package was then built twice. Not `--disable-index-store`: `swift test` finds its tests with it.
+SWIFT_BUILD_FLAGS ?=
 export SWIFT_BUILD_FLAGS
 FILES = ulimit -n 16384 2> /dev/null || ulimit -n "$$(ulimit -Hn)";
 # The suite is meant to be run as an ordinary user (CONTRIBUTING.md; .ci/run runs it as one). Run by

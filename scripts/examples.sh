@@ -7,7 +7,7 @@
 # Name examples to do only those: scripts/examples.sh DaemonWithClientCredentials
 # MCPClient's tests and its README command run against the MCP server from PyPI that
 # scripts/mcp-server.sh starts (on MCP_PORT, 9420 by default, and the next port), stopped at the end.
-# SWIFT_BUILD_FLAGS (the Makefile's: no debug information) is passed to every
+# SWIFT_BUILD_FLAGS (the Makefile's extra flags, none by default) is passed to every
 # build here, so the library's modules that make test built are not built again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
