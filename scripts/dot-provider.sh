@@ -8,11 +8,13 @@
 #       reused when present), generates a throw-away Django project in .build-dot/site (settings with
 #       oauth2_provider, OIDC on, an RSA key made by openssl, the device grant's pages), a new SQLite
 #       database with the user alice (password in .build-dot/secrets/alice-password, 0600) and the
-#       public client oidc-device (device grant, openid scope, RS256), starts Django's server on
+#       public client oidc-device (device grant, openid scope, RS256), the confidential client
+#       oidc-web (code flow for a web app on any loopback port, no consent page, RP-initiated
+#       logout back to /signed-out; secret in .build-dot/secrets/oidc-web-secret, 0600), starts Django's server on
 #       127.0.0.1:PORT (default 9410), waits at most 30 s for its discovery document and prints shell
 #       `export OIDC_DOT_...=...` lines on stdout (also in .build-dot/env.sh): the issuer, the device
-#       authorization endpoint (the discovery document does not name it), the client id, the user
-#       and the path of the password file, never a secret. Already running on PORT: prints them again.
+#       authorization endpoint (the discovery document does not name it), the client ids, the user
+#       and the paths of the password and secret files, never a secret. Already running on PORT: prints them again.
 #   scripts/dot-provider.sh stop [PORT]
 #       Stops it (SIGTERM, then SIGKILL after 10 s) and removes its database. Not running: succeeds.
 #   scripts/dot-provider.sh status
@@ -41,6 +43,7 @@ python=${PYTHON:-python3}
 interval=${DOT_DEVICE_INTERVAL:-1}
 default_port=9410
 client_id="oidc-device"
+web_client_id="oidc-web"
 username="alice"
 start_timeout=30   # seconds, for the discovery document to answer 200
 stop_timeout=10    # seconds, after SIGTERM before SIGKILL
@@ -93,6 +96,9 @@ write_site() {
     fi
     if [ ! -s "$secrets/django-secret-key" ]; then
         (umask 077 && openssl rand -hex 32 >"$secrets/django-secret-key")
+    fi
+    if [ ! -s "$secrets/$web_client_id-secret" ]; then
+        (umask 077 && openssl rand -hex 24 >"$secrets/$web_client_id-secret")
     fi
     if [ ! -s "$secrets/$username-password" ]; then
         (umask 077 && openssl rand -hex 16 >"$secrets/$username-password")
@@ -158,6 +164,10 @@ OAUTH2_PROVIDER = {
     "OAUTH_DEVICE_VERIFICATION_URI": f"{ORIGIN}/o/device/",
     "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": f"{ORIGIN}/o/device/?user_code={{user_code}}",
     "DEVICE_FLOW_INTERVAL": $interval,
+    # RP-initiated logout (the web client's sign-out): no confirmation page when the ID token hint
+    # names the user.
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
 }
 LOGGING = {
     "version": 1,
@@ -212,6 +222,19 @@ Application.objects.create(
     algorithm=Application.RS256_ALGORITHM,
     client_secret="",
 )
+Application.objects.filter(client_id="$web_client_id").delete()
+Application.objects.create(
+    client_id="$web_client_id",
+    name="swift-oidc web sign-in",
+    user=user,
+    client_type=Application.CLIENT_CONFIDENTIAL,
+    authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+    algorithm=Application.RS256_ALGORITHM,
+    client_secret=open("$secrets/$web_client_id-secret").read().strip(),
+    redirect_uris="http://127.0.0.1/auth/callback",
+    post_logout_redirect_uris="http://127.0.0.1/signed-out",
+    skip_authorization=True,
+)
 PY
 }
 
@@ -223,6 +246,8 @@ export OIDC_DOT_DEVICE_AUTHORIZATION_ENDPOINT=$origin/o/device-authorization/
 export OIDC_DOT_CLIENT_ID=$client_id
 export OIDC_DOT_USERNAME=$username
 export OIDC_DOT_PASSWORD_FILE=$secrets/$username-password
+export OIDC_DOT_WEB_CLIENT_ID=$web_client_id
+export OIDC_DOT_WEB_CLIENT_SECRET_FILE=$secrets/$web_client_id-secret
 EOF
 }
 

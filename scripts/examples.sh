@@ -21,7 +21,7 @@ mcp_started=
 trap '[ -z "$provider_pid" ] || kill "$provider_pid" 2>/dev/null || true; [ -z "$mcp_started" ] || scripts/mcp-server.sh stop "$mcp_port" >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
 export XDG_STATE_HOME=$state   # the demos keep their logins here, not in your home
 
-all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials ProtectedAPI OpenAPIClient MCPClient)
+all=(TerminalLogin SwanBackend SchibstedLogin TestingWithInjectedTokens DaemonWithClientCredentials ProtectedAPI WebSignIn OpenAPIClient MCPClient)
 if [ $# -gt 0 ]; then examples=("$@"); else examples=("${all[@]}"); fi
 for example in "${examples[@]}"; do
     [[ " ${all[*]} " == *" $example "* ]] || { echo "examples.sh: no example '$example' (${all[*]})" >&2; exit 2; }
@@ -89,6 +89,9 @@ if wanted ProtectedAPI; then
         OIDC_RESOURCE_SERVER_COMMAND=$bin/$program swift test "${flags[@]}" --scratch-path "$scratch" \
             --filter 'OIDCCLITests\.(ResourceServerCommandTests|ResourceServerIntrospectionTests)'
     done
+fi
+if wanted WebSignIn; then
+    run WebSignIn web-sign-in --demo
 fi
 if wanted MCPClient; then
     # Without a display or $BROWSER, the client follows the login's redirects over HTTP itself (the

@@ -5,13 +5,14 @@
 # throw-away cluster for OIDCPostgres, see scripts/postgres.sh), PgBouncer (in front of it, for the
 # tests of the store behind a connection pooler), glewlwyd (the second independent OpenID provider of
 # the interop tests, see docs/glewlwyd.md), zbar-tools (`zbarimg` decodes the CLI's QR codes) and
-# python3-venv (the virtualenvs of the PyPI peers: scripts/mock-provider.sh, scripts/dot-provider.sh);
+# python3-venv (the virtualenvs of the PyPI peers: scripts/mock-provider.sh, scripts/dot-provider.sh),
+# chromium and chromium-driver (a real browser for the web sign-in's tests, headless);
 # `scripts/install-deps.sh bench` adds the benchmarks' tools (hyperfine, time, wrk).
 # Elsewhere it only says what to install.
 set -euo pipefail
 
 packages=(libssl-dev libjwt-dev libqrencode-dev pkg-config curl jq)
-[ "${1:-}" = test ] && packages+=(postgresql pgbouncer glewlwyd zbar-tools python3-venv)
+[ "${1:-}" = test ] && packages+=(postgresql pgbouncer glewlwyd zbar-tools python3-venv chromium chromium-driver)
 # `scripts/install-deps.sh bench` (make bench): hyperfine and time (start-up), wrk (the HTTP servers).
 [ "${1:-}" = bench ] && packages+=(hyperfine time wrk)
 

@@ -24,10 +24,13 @@ struct WebSignInTests {
         func advance(_ seconds: TimeInterval) { lock.withLock { offset += seconds } }
     }
 
+    /// `loginPage`: the provider shows its sign-in page (a person clicks "Sign in") instead of
+    /// signing the test user in at once.
     static func withApp(
-        clock: Clock = Clock(), _ body: (TestProvider, String, WebSignIn, CookieBrowser) async throws -> Void
+        clock: Clock = Clock(), loginPage: Bool = false, _ body: (TestProvider, String, WebSignIn, CookieBrowser) async throws -> Void
     ) async throws {
         var configuration = TestProvider.Configuration()
+        if loginPage { configuration.authorizeBehaviour = .loginPage }
         configuration.clients = [
             {
                 var client = TestProvider.Client.confidential(id: "web-app", secret: secret, redirectURIs: ["http://127.0.0.1/auth/callback"])
@@ -38,26 +41,34 @@ struct WebSignInTests {
         configuration.accessTokenLifetime = 600
         configuration.idTokenLifetime = 86_400
         try await withTestProvider(configuration) { provider in
-            let port = try freePort()
-            let base = "http://127.0.0.1:\(port)"
             let discovered = try await RelyingParty.discover(issuer: provider.issuer, clientID: "web-app", clientSecret: Secret(secret))
             let rp = RelyingParty(
                 tokenClient: TokenClient(provider: discovered.provider, clientID: "web-app", clientSecret: Secret(secret), transport: NIOHTTPTransport.shared, now: { clock.now }),
                 keys: discovered.keys)
-            var signIn = try WebSignIn(relyingParty: rp, redirectURI: try #require(URL(string: base + "/auth/callback")))
-            signIn.postLogoutRedirectURI = URL(string: base + "/signed-out")
-            signIn.backChannelLogout = BackChannelLogoutEndpoint(
-                verifier: LogoutTokenVerifier(issuer: provider.issuer, clientID: "web-app", replayStore: InMemoryReplayStore()),
-                keys: try #require(rp.keys))
-            let router = Router(context: BasicSignInRequestContext.self)
-            signIn.addRoutes(to: router)
-            router.get("signed-out") { _, _ in "signed out" }
-            router.group().add(middleware: signIn.requireSignIn()).get("/") { _, context in
-                let user = try context.requireSignedIn()
-                return HTMLPage("Hello, \(WebSignIn.escaped(user.subject ?? ""))" + user.logoutForm())
-            }
-            try await serve(router, port: port) { _ in try await body(provider, base, signIn, CookieBrowser()) }
+            try await serveApp(rp, backChannelLogout: true) { base, signIn in try await body(provider, base, signIn, CookieBrowser()) }
         }
+    }
+
+    /// The app of `rp` (a page at `/` for the signed-in user, `/signed-out`), on a free port of
+    /// 127.0.0.1, while `body` runs with its base URL.
+    static func serveApp(_ rp: RelyingParty, backChannelLogout: Bool, _ body: (String, WebSignIn) async throws -> Void) async throws {
+        let port = try freePort()
+        let base = "http://127.0.0.1:\(port)"
+        var signIn = try WebSignIn(relyingParty: rp, redirectURI: try #require(URL(string: base + "/auth/callback")))
+        signIn.postLogoutRedirectURI = URL(string: base + "/signed-out")
+        if backChannelLogout {
+            signIn.backChannelLogout = BackChannelLogoutEndpoint(
+                verifier: LogoutTokenVerifier(issuer: rp.provider.issuer, clientID: rp.clientID, replayStore: InMemoryReplayStore()),
+                keys: try #require(rp.keys))
+        }
+        let router = Router(context: BasicSignInRequestContext.self)
+        signIn.addRoutes(to: router)
+        router.get("signed-out") { _, _ in "signed out" }
+        router.group().add(middleware: signIn.requireSignIn()).get("/") { _, context in
+            let user = try context.requireSignedIn()
+            return HTMLPage("Hello, \(WebSignIn.escaped(user.subject ?? ""))" + user.logoutForm())
+        }
+        try await serve(router, port: port) { _ in try await body(base, signIn) }
     }
 
     @Test("sign in: the provider, the callback, back to the page asked for; cookies HttpOnly and SameSite=Lax (not Secure on loopback); a reload needs no provider")
@@ -141,6 +152,23 @@ struct WebSignInTests {
             #expect(after.status == 302, "\(after.status)")
             let replayed = try await CookieBrowser().post(base + "/auth/backchannel-logout", form: "logout_token=" + token)
             #expect(replayed.status == 400)
+        }
+    }
+
+    @Test("OIDCTesting's TestBrowser with a CookieJar: signed in by way of the provider, the session cookie kept for the host, a reload without the provider, sign-out by post")
+    func testBrowserKeepsTheAppsCookies() async throws {
+        try await Self.withApp { provider, base, signIn, _ in
+            let jar = CookieJar()
+            let browser = TestBrowser(cookies: jar, submitsForms: false)
+            let page = try await browser.open(try #require(URL(string: base + "/")))
+            #expect(page.status == 200 && page.body.contains("Hello, test-user"), "\(page.status) \(page.body)")
+            #expect(page.history.contains { $0.absoluteString.hasPrefix(provider.issuer + "/authorize") })
+            #expect(jar.names(for: "127.0.0.1") == [signIn.sessionCookie], "the login cookie is gone, the session's kept")
+            let reload = try await browser.open(try #require(URL(string: base + "/")))
+            #expect(reload.history.count == 1)
+            let csrf = try #require(page.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            let out = try await browser.post(try #require(URL(string: base + "/auth/logout")), form: ["csrf": String(csrf)])
+            #expect(out.body == "signed out" && jar.names(for: "127.0.0.1").isEmpty, "\(out.body)")
         }
     }
 }

@@ -12,6 +12,11 @@ public import OIDC
 /// ```swift
 /// let visit = try await TestBrowser().open(listener.startURL)
 /// ```
+///
+/// For a web app under test (OIDCHummingbird's `WebSignIn`, say), give it a ``CookieJar``: it then
+/// keeps the app's cookies from page to page; with ``submitsForms`` off it stops at the first page
+/// that is not a redirect (the app's signed-in page, with its sign-out form), and ``post(_:form:)``
+/// submits a form of the test's own.
 public struct TestBrowser: Sendable {
     /// Which button of a sign-in form to press.
     public enum Choice: String, Sendable, CaseIterable {
@@ -45,14 +50,21 @@ public struct TestBrowser: Sendable {
     /// Called with each redirect's target before the browser follows it: a test can play another
     /// party there (send a forged callback first, say).
     public var beforeRedirect: (@Sendable (URL) async -> Void)?
+    /// The cookies kept from page to page; `nil` (the default): none are sent or kept.
+    public var cookies: CookieJar?
+    /// Whether sign-in forms are submitted (``choice``); `true` by default. Off, the browser
+    /// follows redirects only.
+    public var submitsForms: Bool
     private let transport: any HTTPTransport
 
     /// A browser that fills text fields from `formValues` (none by default), approves, gives up
     /// after 20 steps and sends through `NIOHTTPTransport.shared`, unless told otherwise.
     public init(
         formValues: [String: String] = [:], choice: Choice = .approve, maximumSteps: Int = 20,
-        transport: any HTTPTransport = NIOHTTPTransport.shared
+        cookies: CookieJar? = nil, submitsForms: Bool = true, transport: any HTTPTransport = NIOHTTPTransport.shared
     ) {
+        self.cookies = cookies
+        self.submitsForms = submitsForms
         self.formValues = formValues
         self.choice = choice
         self.maximumSteps = maximumSteps
@@ -64,12 +76,29 @@ public struct TestBrowser: Sendable {
     /// - Throws: an `OIDCError` with code `invalidArgument` after ``maximumSteps`` steps or for a redirect
     ///   without a usable `Location`; the transport's errors.
     public func open(_ url: URL) async throws(OIDCError) -> Visit {
-        var request = HTTPRequest(method: "GET", url: url, headers: Self.headers)
+        try await follow(HTTPRequest(method: "GET", url: url, headers: Self.headers))
+    }
+
+    /// Posts `form` (URL-encoded, its names in order) to `url` and goes on as ``open(_:)`` does.
+    ///
+    /// - Throws: what ``open(_:)`` throws.
+    public func post(_ url: URL, form: [String: String]) async throws(OIDCError) -> Visit {
+        var headers = Self.headers
+        headers.set("Content-Type", "application/x-www-form-urlencoded")
+        let body = FormURLEncoding.encode(form.sorted { $0.key < $1.key }.map { OAuthParameter($0.key, $0.value) })
+        return try await follow(HTTPRequest(method: "POST", url: url, headers: headers, body: Array(body.utf8)))
+    }
+
+    private func follow(_ first: HTTPRequest) async throws(OIDCError) -> Visit {
+        var request = first
         var history: [URL] = []
         var submitted = Set<String>()
         for _ in 0..<maximumSteps {
             history.append(request.url)
-            let response = try await transport.send(request, options: HTTPRequestOptions(timeout: .seconds(30)))
+            var sent = request
+            if let cookie = cookies?.header(for: request.url) { sent.headers.set("Cookie", cookie) }
+            let response = try await transport.send(sent, options: HTTPRequestOptions(timeout: .seconds(30)))
+            for field in response.headers.values("Set-Cookie") { cookies?.take(field, from: request.url) }
             let body = String(decoding: response.body, as: UTF8.self)
             if (300...399).contains(response.status) {
                 guard let location = response.headers["Location"], let next = URL(string: location, relativeTo: request.url)?.absoluteURL
@@ -83,7 +112,7 @@ public struct TestBrowser: Sendable {
             }
             let forms = HTMLForm.forms(in: body)
             // A page whose form was already sent once is an answer, not a question (an error page).
-            guard response.status == 200, let submission = choose(from: forms, on: request.url),
+            guard submitsForms, response.status == 200, let submission = choose(from: forms, on: request.url),
                 submitted.insert(submission.key).inserted
             else {
                 return Visit(url: request.url, status: response.status, headers: response.headers, body: body, history: history)
