@@ -1,0 +1,34 @@
+import Foundation
+import Hummingbird
+import OIDC
+import WebApp
+import WebSignInDemo
+
+// web-sign-in: a web app whose users sign in at your OpenID provider.
+//   OIDC_ISSUER=https://idp.example OIDC_CLIENT_ID=web-app OIDC_CLIENT_SECRET_FILE=secret swift run web-sign-in
+// `web-sign-in --demo` runs a provider beside it and a browser's visit.
+if CommandLine.arguments.dropFirst().first == "--demo" {
+    do { try await Demo.run() } catch {
+        print("web-sign-in --demo: \(error)")
+        exit(1)
+    }
+    exit(0)
+}
+let environment = ProcessInfo.processInfo.environment
+guard let issuer = environment["OIDC_ISSUER"], let clientID = environment["OIDC_CLIENT_ID"] else {
+    FileHandle.standardError.write(Data("usage: OIDC_ISSUER=URL OIDC_CLIENT_ID=ID [OIDC_CLIENT_SECRET_FILE=FILE] [PORT=8080] [APP_URL=URL] web-sign-in | web-sign-in --demo\n".utf8))
+    exit(2)
+}
+do {
+    let secret = try environment["OIDC_CLIENT_SECRET_FILE"].map { Secret(try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) }
+    let port = Int(environment["PORT"] ?? "") ?? 8080
+    guard let base = URL(string: environment["APP_URL"] ?? "http://127.0.0.1:\(port)") else { throw OIDCError(.invalidArgument, "APP_URL is not a URL") }
+    let relyingParty = try await RelyingParty.discover(issuer: issuer, clientID: clientID, clientSecret: secret)
+    let app = Application(router: try WebApp.router(signingInWith: relyingParty, at: base), configuration: .init(address: .hostname("127.0.0.1", port: port)))
+    print("web-sign-in: \(base) (register \(base.appending(path: "auth/callback")) as a redirect URI)")
+    fflush(stdout)
+    try await app.runService()
+} catch {
+    FileHandle.standardError.write(Data("web-sign-in: \(error)\n".utf8))
+    exit(1)
+}
