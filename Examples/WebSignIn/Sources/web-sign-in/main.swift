@@ -25,8 +25,8 @@ do {
     guard let base = URL(string: environment["APP_URL"] ?? "http://127.0.0.1:\(port)") else { throw OIDCError(.invalidArgument, "APP_URL is not a URL") }
     let relyingParty = try await RelyingParty.discover(issuer: issuer, clientID: clientID, clientSecret: secret)
     let app = Application(router: try WebApp.router(signingInWith: relyingParty, at: base), configuration: .init(address: .hostname("127.0.0.1", port: port)))
-    print("web-sign-in: \(base) (register \(base.appending(path: "auth/callback")) as a redirect URI)")
-    fflush(stdout)
+    // Unbuffered: a script reading the first line sees it at once.
+    FileHandle.standardOutput.write(Data("web-sign-in: \(base) (register \(base.appending(path: "auth/callback")) as a redirect URI)\n".utf8))
     try await app.runService()
 } catch {
     FileHandle.standardError.write(Data("web-sign-in: \(error)\n".utf8))
