@@ -232,6 +232,8 @@ let package = Package(
             name: "OIDCHummingbirdTests",
             dependencies: [
                 "OIDCHummingbird", "OIDCResourceServer", "OIDC", "OIDCTesting", "OIDCTestSupport",
+                // Web sign-in's sessions in PostgreSQL, shared by two instances of an app.
+                "OIDCPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

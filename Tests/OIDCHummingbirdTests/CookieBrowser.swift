@@ -19,9 +19,10 @@ actor CookieBrowser {
         try await send(HTTPRequest(method: "GET", url: try Self.url(url)), followRedirects: followRedirects)
     }
 
-    func post(_ url: String, form: String) async throws -> Visit {
-        let request = HTTPRequest(
-            method: "POST", url: try Self.url(url), headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Array(form.utf8))
+    func post(_ url: String, form: String, headers extra: OIDC.HTTPHeaders = [:]) async throws -> Visit {
+        var headers: OIDC.HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded"]
+        for (name, value) in extra { headers.add(name, value) }
+        let request = HTTPRequest(method: "POST", url: try Self.url(url), headers: headers, body: Array(form.utf8))
         return try await send(request, followRedirects: true)
     }
 

@@ -29,6 +29,13 @@ struct WebSignInTests {
     static func withApp(
         clock: Clock = Clock(), loginPage: Bool = false, _ body: (TestProvider, String, WebSignIn, CookieBrowser) async throws -> Void
     ) async throws {
+        try await withRelyingParty(clock: clock, loginPage: loginPage) { provider, rp in
+            try await serveApp(rp, backChannelLogout: true) { base, signIn in try await body(provider, base, signIn, CookieBrowser()) }
+        }
+    }
+
+    /// TestProvider with the web app's client, and the app's relying party, on `clock`.
+    static func withRelyingParty(clock: Clock, loginPage: Bool = false, _ body: (TestProvider, RelyingParty) async throws -> Void) async throws {
         var configuration = TestProvider.Configuration()
         if loginPage { configuration.authorizeBehaviour = .loginPage }
         configuration.clients = [
@@ -45,16 +52,18 @@ struct WebSignInTests {
             let rp = RelyingParty(
                 tokenClient: TokenClient(provider: discovered.provider, clientID: "web-app", clientSecret: Secret(secret), transport: NIOHTTPTransport.shared, now: { clock.now }),
                 keys: discovered.keys)
-            try await serveApp(rp, backChannelLogout: true) { base, signIn in try await body(provider, base, signIn, CookieBrowser()) }
+            try await body(provider, rp)
         }
     }
 
-    /// The app of `rp` (a page at `/` for the signed-in user, `/signed-out`), on a free port of
-    /// 127.0.0.1, while `body` runs with its base URL.
-    static func serveApp(_ rp: RelyingParty, backChannelLogout: Bool, _ body: (String, WebSignIn) async throws -> Void) async throws {
+    /// The app of `rp` (a page at `/` for the signed-in user, `/signed-out`), its sessions in
+    /// `sessions`, on a free port of 127.0.0.1, while `body` runs with its base URL.
+    static func serveApp(
+        _ rp: RelyingParty, sessions: any TokenStore = InMemoryTokenStore(), backChannelLogout: Bool, _ body: (String, WebSignIn) async throws -> Void
+    ) async throws {
         let port = try freePort()
         let base = "http://127.0.0.1:\(port)"
-        var signIn = try WebSignIn(relyingParty: rp, redirectURI: try #require(URL(string: base + "/auth/callback")))
+        var signIn = try WebSignIn(relyingParty: rp, redirectURI: try #require(URL(string: base + "/auth/callback")), sessions: sessions)
         signIn.postLogoutRedirectURI = URL(string: base + "/signed-out")
         if backChannelLogout {
             signIn.backChannelLogout = BackChannelLogoutEndpoint(
@@ -169,6 +178,75 @@ struct WebSignInTests {
             let csrf = try #require(page.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
             let out = try await browser.post(try #require(URL(string: base + "/auth/logout")), form: ["csrf": String(csrf)])
             #expect(out.body == "signed out" && jar.names(for: "127.0.0.1").isEmpty, "\(out.body)")
+        }
+    }
+
+    @Test("the page to go back to is kept whatever it holds (a comma, `;Domain=`): never in a Set-Cookie line as written, and the browser lands on it")
+    func returnPathWithCookieSyntax() async throws {
+        try await Self.withApp { _, base, _, browser in
+            let page = try await browser.open(base + "/?a=1,2")
+            #expect(page.status == 200 && page.body.contains("Hello, test-user"), "\(page.status) \(page.body)")
+            #expect(page.history.last == base + "/?a=1,2", "\(page.history)")
+            let start = try await CookieBrowser().open(base + "/auth/login?return=/x%3BDomain%3Devil.example%2C%22y", followRedirects: false)
+            #expect(start.status == 302)
+            let cookies = start.headers.values("Set-Cookie")
+            #expect(cookies.count == 2 && cookies.allSatisfy { !$0.contains("evil") && !$0.contains(",") }, "\(cookies)")
+        }
+    }
+
+    @Test("sign-out from another site: no session cookie, or Sec-Fetch-Site cross-site, is 403 and touches no cookie; a malformed form is 403, and the app lives on")
+    func crossSiteAndMalformedSignOut() async throws {
+        try await Self.withApp { _, base, signIn, browser in
+            let page = try await browser.open(base + "/")
+            let csrf = try #require(page.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            let elsewhere = try await CookieBrowser().post(base + "/auth/logout", form: "csrf=" + String(csrf))
+            #expect(elsewhere.status == 403 && elsewhere.headers.values("Set-Cookie").isEmpty, "\(elsewhere.status)")
+            let crossSite = try await browser.post(base + "/auth/logout", form: "csrf=" + String(csrf), headers: ["Sec-Fetch-Site": "cross-site"])
+            #expect(crossSite.status == 403 && crossSite.headers.values("Set-Cookie").isEmpty)
+            for form in ["csrf=%", "csrf=%zz", "csrf=" + String(csrf) + "&csrf=" + String(csrf)] {
+                let malformed = try await browser.post(base + "/auth/logout", form: form)
+                #expect(malformed.status == 403, "\(form): \(malformed.status)")
+            }
+            let still = try await browser.open(base + "/")
+            #expect(still.status == 200 && still.history.count == 1, "still signed in")
+            #expect(await browser.cookies[signIn.sessionCookie] != nil)
+        }
+    }
+
+    @Test("a session older than sessionLifetime ends on the server too: the next page signs in anew, whatever the tokens say")
+    func sessionLifetime() async throws {
+        let clock = Clock()
+        try await Self.withApp(clock: clock) { _, base, signIn, browser in
+            _ = try await browser.open(base + "/")
+            let store = try #require(signIn.sessions as? InMemoryTokenStore)
+            #expect(await store.keys.count == 1)
+            clock.advance(30 * 86_400 + 1)
+            // The app's clock is a month on, the provider's is not: only where the browser goes counts here.
+            let again = try await browser.open(base + "/", followRedirects: false)
+            #expect(again.status == 302 && again.headers["Location"]?.hasPrefix(signIn.loginPath + "?return=") == true, "\(again.status)")
+            #expect(await store.keys.isEmpty, "the session is gone from the store")
+        }
+    }
+
+    @Test("a refused refresh (invalid_grant) ends the session and sends the browser to sign in; a provider that is down keeps it (503, then served once it is back)")
+    func refusedRefresh() async throws {
+        let clock = Clock()
+        try await Self.withApp(clock: clock) { provider, base, signIn, browser in
+            _ = try await browser.open(base + "/")
+            let store = try #require(signIn.sessions as? InMemoryTokenStore)
+            clock.advance(601)  // the access token (600 s) has expired
+            await provider.failNextTokenRequests(1, with: .serviceUnavailable)
+            let down = try await browser.open(base + "/", followRedirects: false)
+            #expect(down.status == 503 && down.body.contains("could not be renewed"), "\(down.status) \(down.body)")
+            #expect(await store.keys.count == 1, "a provider that is down ends no session")
+            let back = try await browser.open(base + "/", followRedirects: false)
+            #expect(back.status == 200 && back.body.contains("Hello, test-user"), "\(back.status)")
+
+            clock.advance(601)
+            await provider.failNextTokenRequests(1, with: .invalidGrant)
+            let refused = try await browser.open(base + "/", followRedirects: false)
+            #expect(refused.status == 302 && refused.headers["Location"]?.hasPrefix(signIn.loginPath + "?return=") == true, "\(refused.status)")
+            #expect(await store.keys.isEmpty, "the refused refresh ended the session")
         }
     }
 }

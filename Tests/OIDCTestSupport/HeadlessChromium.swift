@@ -1,5 +1,8 @@
 public import Foundation
 import OIDC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A real browser for the tests of what a person sees: Debian's headless Chromium, driven over the
 /// W3C WebDriver protocol (https://www.w3.org/TR/webdriver2/) by its `chromedriver`, started on a
@@ -39,8 +42,16 @@ public final class HeadlessChromium: Sendable {
     /// Runs `body` with a new headless Chromium; `name` names the screenshot kept if it throws.
     public static func with<T>(_ name: String, _ body: (HeadlessChromium) async throws -> T) async throws -> T {
         guard let driver else { throw Failure(description: "set OIDC_CHROMEDRIVER to Debian's chromedriver (make test-package does)") }
+        guard FileManager.default.isExecutableFile(atPath: driver) else {
+            throw Failure(description: "OIDC_CHROMEDRIVER=\(driver) is not a program: install chromium and chromium-driver (scripts/install-deps.sh test)")
+        }
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-chromium-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: profile) }
+        // Last: no browser of this profile is left running (a driver killed before it closed its
+        // browser leaves it behind), then the profile goes.
+        defer {
+            killBrowsers(of: profile.path)
+            try? FileManager.default.removeItem(at: profile)
+        }
         // --port=0: the driver takes a free port and says which.
         let process = try HelperProcess(executable: driver, ["--port=0"], watchdog: TestTime.scaled(.seconds(60)))
         defer { process.kill() }
@@ -55,6 +66,8 @@ public final class HeadlessChromium: Sendable {
             "capabilities": [
                 "alwaysMatch": [
                     "browserName": "chrome",
+                    // Bounds of the browser's own: a page load, a script (milliseconds).
+                    "timeouts": ["pageLoad": Int(30_000 * TestTime.scale), "script": 10_000, "implicit": 0],
                     "goog:chromeOptions": [
                         "binary": ProcessInfo.processInfo.environment["OIDC_CHROMIUM"] ?? "/usr/bin/chromium",
                         // No sandbox: CI also runs the suite as container root, where Chromium's
@@ -79,7 +92,7 @@ public final class HeadlessChromium: Sendable {
         } catch {
             let kept = await browser.keep(name)
             await browser.quit()
-            throw Failure(description: "\(error)\(kept.map { " (screenshot and page source: \($0))" } ?? "")")
+            throw Failure(description: "\(error)\(kept.map { " (kept: \($0))" } ?? "")")
         }
     }
 
@@ -125,15 +138,21 @@ public final class HeadlessChromium: Sendable {
     }
 
     /// Waits until `condition` holds of the page (checked every 50 ms, for at most 15 s times the
-    /// tests' time scale); `what` says what was awaited when it never does.
+    /// tests' time scale); `what` says what was awaited when it never does. An error of the
+    /// condition (a page still loading, say) counts as "not yet".
     public func wait(for what: String, _ condition: (HeadlessChromium) async throws -> Bool) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + TestTime.scaled(.seconds(15))
+        var lastError: (any Error)?
         while clock.now < deadline {
-            if try await condition(self) { return }
+            do {
+                if try await condition(self) { return }
+            } catch { lastError = error }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw Failure(description: "waited in vain for \(what); the page is \(try await url()): \(try await text().prefix(300))")
+        let page = (try? await url()) ?? "?"
+        let text = (try? await text().prefix(300)).map(String.init) ?? ""
+        throw Failure(description: "waited in vain for \(what)\(lastError.map { " (last error: \($0))" } ?? ""); the page is \(page): \(text)")
     }
 
     /// Waits until the page's URL is `url` (a redirect chain has ended there).
@@ -186,7 +205,7 @@ public final class HeadlessChromium: Sendable {
         }
         // A page load, a screenshot: longer and larger than a provider's answer.
         let response = try await NIOHTTPTransport.shared.send(
-            request, options: HTTPRequestOptions(timeout: TestTime.scaled(.seconds(60)), maximumResponseSize: 32 << 20))
+            request, options: HTTPRequestOptions(timeout: TestTime.scaled(.seconds(40)), maximumResponseSize: 32 << 20))
         let json = try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])
         let value = (json as? [String: Any])?["value"]
         guard response.status == 200 else {
@@ -203,13 +222,28 @@ public final class HeadlessChromium: Sendable {
         let directory = Self.artifacts
         guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return nil }
         let base = directory.appendingPathComponent(name.replacingOccurrences(of: "/", with: "-"))
-        if let encoded = try? await send("GET", "/screenshot") as? String, let png = Data(base64Encoded: encoded) {
-            try? png.write(to: base.appendingPathExtension("png"))
+        var kept: [String] = []
+        if let encoded = try? await send("GET", "/screenshot") as? String, let png = Data(base64Encoded: encoded),
+            (try? png.write(to: base.appendingPathExtension("png"))) != nil
+        {
+            kept.append(base.appendingPathExtension("png").path)
         }
-        if let source = try? await send("GET", "/source") as? String {
-            try? Data(source.utf8).write(to: base.appendingPathExtension("html"))
+        if let source = try? await send("GET", "/source") as? String, (try? Data(source.utf8).write(to: base.appendingPathExtension("html"))) != nil {
+            kept.append(base.appendingPathExtension("html").path)
         }
-        return base.path + ".{png,html}"
+        return kept.isEmpty ? nil : kept.joined(separator: ", ")
+    }
+
+    /// SIGKILLs every process whose command line names `profile` (the browser and its helpers).
+    private static func killBrowsers(of profile: String) {
+        let marker = Array("--user-data-dir=\(profile)".utf8)
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for entry in entries {
+            guard let pid = Int32(entry), pid != getpid(),
+                let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"), line.count < 1 << 20
+            else { continue }
+            if Array(line).split(separator: 0).contains(where: { $0.elementsEqual(marker) }) { kill(pid, SIGKILL) }
+        }
     }
 
     /// Closes the browser (the driver is killed after).

@@ -92,6 +92,11 @@ public struct RequireSignIn<Context: SignInRequestContext>: RouterMiddleware {
             return signInFirst(request)
         }
         guard let login = try? await session.login, let csrf = login.attributes[SignedIn.csrfAttribute] else { return signInFirst(request) }
+        // Older than the session lifetime: ended here too (a stolen cookie does not live on with refreshes).
+        if let began = WebSignIn.signedInAt(login), signIn.relyingParty.tokenClient.now().timeIntervalSince(began) > Double(signIn.sessionLifetime.components.seconds) {
+            do { try await session.logout(revoke: true) } catch { context.logger.info("web sign-in: ending an expired session: \(error.description)") }
+            return signInFirst(request)
+        }
         var context = context
         context.signedIn = SignedIn(login: login, session: session, csrfToken: csrf)
         var response = try await next(request, context)
@@ -104,10 +109,8 @@ public struct RequireSignIn<Context: SignInRequestContext>: RouterMiddleware {
         guard request.method == .get || request.method == .head else {
             return WebSignIn.page(.unauthorized, "Sign in first, at \(signIn.loginPath).")
         }
-        var components = URLComponents()
-        components.path = signIn.loginPath
-        components.queryItems = [URLQueryItem(name: "return", value: WebSignIn.localPath(request.uri.description) ?? "/")]
-        var response = Response.redirect(to: components.string ?? signIn.loginPath, type: .found)
+        let back = WebSignIn.localPath(request.uri.description) ?? "/"
+        var response = Response.redirect(to: signIn.loginPath + "?return=" + FormURLEncoding.encode(value: back), type: .found)
         response.headers[.cacheControl] = "no-store"
         return response
     }

@@ -25,7 +25,8 @@ extension WebSignIn {
         response.headers[.cacheControl] = "no-store"
         let lifetime = Int(pending.lifetime.components.seconds)
         response.setCookie(cookie(loginCookie, id, maxAge: lifetime))
-        response.setCookie(cookie(returnCookie, Self.localPath(request.uri.queryParameters["return"].map(String.init)) ?? "/", maxAge: lifetime))
+        let back = Self.localPath(request.uri.queryParameters["return"].map(String.init)) ?? "/"
+        response.setCookie(cookie(returnCookie, Self.cookieValue(returning: back), maxAge: lifetime))
         return response
     }
 
@@ -45,11 +46,13 @@ extension WebSignIn {
             let login = try await relyingParty.completeLogin(callback: callback, for: authorization)
             let sessionID = try RandomToken.generate()
             let csrf = try RandomToken.generate()
-            try await relyingParty.save(login, in: sessions, as: try key(forSession: sessionID), attributes: [SignedIn.csrfAttribute: csrf])
+            let began = String(Int(relyingParty.tokenClient.now().timeIntervalSince1970))
+            try await relyingParty.save(
+                login, in: sessions, as: try key(forSession: sessionID), attributes: [SignedIn.csrfAttribute: csrf, Self.signedInAtAttribute: began])
             if let previous = request.cookies[sessionCookie]?.value, let key = try? self.key(forSession: previous) {
                 try? await sessions.withLock(key) { try await sessions.delete(key) }
             }
-            let back = Self.localPath(request.cookies[returnCookie]?.value) ?? "/"
+            let back = Self.returnPath(fromCookie: request.cookies[returnCookie]?.value) ?? "/"
             var response = Response.redirect(to: back, type: .found)
             response.headers[.cacheControl] = "no-store"
             response.setCookie(cookie(loginCookie, "", maxAge: 0))
@@ -69,10 +72,17 @@ extension WebSignIn {
 
     /// `POST /auth/logout` with the session's CSRF token in the form field `csrf`: the session
     /// ends (its refresh token revoked), then the provider's end-session endpoint, or ``signedOutPath``.
+    ///
+    /// A request from another site is refused (`Sec-Fetch-Site: cross-site`, or no session cookie:
+    /// a `SameSite=Lax` cookie is not sent with another site's `POST`), and no cookie is touched: a
+    /// page elsewhere can neither end the session nor clear its cookie while its tokens live on.
     func logout(_ request: Request, logger: Logger) async -> Response {
-        guard let sessionID = request.cookies[sessionCookie]?.value, let key = try? key(forSession: sessionID),
-            let login = try? await sessions.load(key)
-        else {
+        guard request.headers[Self.fetchSite] != "cross-site", let sessionID = request.cookies[sessionCookie]?.value else {
+            logger.info("web sign-in: a logout from another site (or without a session cookie) was refused")
+            return Self.page(.forbidden, "There is no session to sign out of in this browser, or the sign-out came from another site.")
+        }
+        guard let key = try? key(forSession: sessionID), let login = try? await sessions.load(key) else {
+            // This browser's session has already ended: its cookie goes too.
             return Self.signedOut(to: signedOutPath, cookie: cookie(sessionCookie, "", maxAge: 0))
         }
         let form = await Self.form(request)
@@ -116,16 +126,18 @@ extension WebSignIn {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.response.body)))
     }
 
+    /// `Sec-Fetch-Site` (Fetch Metadata): `cross-site` on another site's request.
+    static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
     /// A form body's fields (`application/x-www-form-urlencoded`, 8 KiB at most); empty otherwise.
     static func form(_ request: Request) async -> [String: String] {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
             let body = try? await request.body.collect(upTo: 8192)
         else { return [:] }
-        var components = URLComponents()
-        components.percentEncodedQuery = String(buffer: body).replacingOccurrences(of: "+", with: "%20")
-        var fields: [String: String] = [:]
-        for item in components.queryItems ?? [] where fields[item.name] == nil { fields[item.name] = item.value ?? "" }
-        return fields
+        // Not Foundation's URLComponents: it stops the process on a malformed query (a lone `%`).
+        // A field given twice is no answer either (RFC 6749 §3.1's rule, kept here).
+        guard let parameters = try? FormURLEncoding.decode(String(buffer: body)) else { return [:] }
+        return Dictionary(parameters.map { ($0.name, $0.value) }) { first, _ in first }
     }
 
     static func signedOut(to target: String, cookie: Cookie) -> Response {
@@ -144,18 +156,5 @@ extension WebSignIn {
     }
 
     /// `text` for an HTML text node or attribute value.
-    public static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    public static func escaped(_ text: String) -> String { HTMLEscaping.escaped(text) }
 }

@@ -53,7 +53,8 @@ public struct WebSignIn: Sendable {
     /// The provider's logout tokens, checked (and their `jti`s remembered) by this endpoint; `nil`:
     /// no back-channel logout route.
     public var backChannelLogout: BackChannelLogoutEndpoint?
-    /// How long a session lasts without a sign-in, whatever its tokens say: 30 days.
+    /// How long a session lasts without a sign-in, whatever its tokens say: 30 days. The cookie
+    /// expires then, and ``RequireSignIn`` ends an older session on the server too.
     public var sessionLifetime: Duration = .seconds(30 * 86_400)
 
     /// Logins between ``loginPath`` and the callback, by the browser's login cookie.
@@ -102,6 +103,24 @@ public struct WebSignIn: Sendable {
     func cookie(_ name: String, _ value: String, maxAge: Int) -> Cookie {
         Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax)
     }
+
+    /// The return path as the return cookie holds it: base64url, so that no character of the
+    /// path (`;`, `,`, `"`, a space, non-ASCII) reaches the `Set-Cookie` line.
+    static func cookieValue(returning path: String) -> String { Base64URLEncoding.encode(Array(path.utf8)) }
+
+    /// The return path the return cookie holds, checked again (``localPath(_:)``).
+    static func returnPath(fromCookie value: String?) -> String? {
+        guard let value, let bytes = Base64URLEncoding.decode(value) else { return nil }
+        return localPath(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// When the session of `login` began (the attribute ``signedInAtAttribute``), if it says.
+    static func signedInAt(_ login: StoredLogin) -> Date? {
+        login.attributes[signedInAtAttribute].flatMap(TimeInterval.init).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// The attribute of the stored login that holds when its session began (seconds since 1970).
+    static let signedInAtAttribute = "web.signed-in-at"
 
     /// A path of this app to go back to: `/` and a path under it, never `//host` or `/\host` (an
     /// open redirect), at most 2,048 characters.

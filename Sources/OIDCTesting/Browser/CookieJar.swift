@@ -3,8 +3,12 @@ import Synchronization
 
 /// The cookies a ``TestBrowser`` keeps between pages, as a browser does for a web app under test:
 /// by host (not port: cookies do not tell ports apart), each `Set-Cookie` replacing the cookie of
-/// its name, one with `Max-Age=0` or an empty value removing it. Paths, domains and expiry dates
-/// are not kept apart: every cookie of a host is sent to every page of it.
+/// its name, one with `Max-Age=0` or an empty value removing it.
+///
+/// A test jar, not a browser's: paths, domains, `Expires`, `Secure` and `SameSite` are not
+/// applied (every cookie of a host is sent to every page of it, from any site), and a cookie set
+/// to an empty value is removed where a browser would keep it empty. A test of what `SameSite`
+/// does needs a real browser.
 ///
 /// ```swift
 /// let browser = TestBrowser(cookies: CookieJar(), submitsForms: false)

@@ -1,21 +1,9 @@
+internal import OIDC
+
 /// The provider's small HTML pages: error pages, the demo sign-in page, the signed-out page.
 enum HTML {
     /// Escapes `& < > " '` for text and attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLEscaping.escaped(text) }
 
     /// A complete page; `body` is already HTML.
     static func page(title: String, body: String) -> String {

@@ -48,10 +48,12 @@ public enum Demo {
         try expect("1. GET /, signed out: the provider signs the user in", page, 200) { $0.body.contains("Hello, test-user") }
         try expect("2. a reload: the session, no provider", try await browser.open(URL(string: base + "/")!), 200) { $0.history.count == 1 }
         let forged = try await browser.post(URL(string: base + "/auth/logout")!, form: ["csrf": "forged"])
-        try expect("3. a sign-out from another site (a wrong CSRF token): refused", forged, 403)
+        try expect("3. a sign-out without the page's CSRF token: refused", forged, 403)
         guard let csrf = page.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1 else { throw Unexpected(description: "no sign-out form") }
         let out = try await browser.post(URL(string: base + "/auth/logout")!, form: ["csrf": String(csrf)])
-        try expect("4. the page's sign-out button: the provider ends its session too", out, 200) { $0.url.path == "/signed-out" }
+        try expect("4. the page's sign-out button: through the provider's end-session endpoint, back", out, 200) {
+            $0.url.path == "/signed-out" && $0.history.contains { $0.absoluteString.hasPrefix(provider.endSessionEndpoint) }
+        }
         let again = try await browser.open(URL(string: base + "/")!)
         try expect("5. GET / again: a new sign-in at the provider", again, 200) { $0.history.count > 1 }
     }

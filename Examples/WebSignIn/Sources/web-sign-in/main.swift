@@ -9,20 +9,34 @@ import WebSignInDemo
 // `web-sign-in --demo` runs a provider beside it and a browser's visit.
 if CommandLine.arguments.dropFirst().first == "--demo" {
     do { try await Demo.run() } catch {
-        print("web-sign-in --demo: \(error)")
+        FileHandle.standardError.write(Data("web-sign-in --demo: \(error)\n".utf8))
         exit(1)
     }
     exit(0)
 }
-let environment = ProcessInfo.processInfo.environment
-guard let issuer = environment["OIDC_ISSUER"], let clientID = environment["OIDC_CLIENT_ID"] else {
-    FileHandle.standardError.write(Data("usage: OIDC_ISSUER=URL OIDC_CLIENT_ID=ID [OIDC_CLIENT_SECRET_FILE=FILE] [PORT=8080] [APP_URL=URL] web-sign-in | web-sign-in --demo\n".utf8))
+func usage(_ problem: String) -> Never {
+    FileHandle.standardError.write(Data("""
+        web-sign-in: \(problem)
+        usage: OIDC_ISSUER=URL OIDC_CLIENT_ID=ID [OIDC_CLIENT_SECRET_FILE=FILE] [PORT=8080] [APP_URL=URL] web-sign-in
+               web-sign-in --demo
+
+        """.utf8))
     exit(2)
 }
+let environment = ProcessInfo.processInfo.environment
+guard let issuer = environment["OIDC_ISSUER"], let clientID = environment["OIDC_CLIENT_ID"] else { usage("set OIDC_ISSUER and OIDC_CLIENT_ID") }
+guard let port = Int(environment["PORT"] ?? "8080"), (1...65535).contains(port) else { usage("PORT must be a port number (1 to 65535)") }
+guard let base = URL(string: environment["APP_URL"] ?? "http://127.0.0.1:\(port)"), ["http", "https"].contains(base.scheme ?? "") else {
+    usage("APP_URL must be the app's http or https URL")
+}
+var secret: Secret?
+if let file = environment["OIDC_CLIENT_SECRET_FILE"] {
+    guard let text = try? String(contentsOfFile: file, encoding: .utf8), !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        usage("OIDC_CLIENT_SECRET_FILE (\(file)) cannot be read, or is empty")
+    }
+    secret = Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
+}
 do {
-    let secret = try environment["OIDC_CLIENT_SECRET_FILE"].map { Secret(try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) }
-    let port = Int(environment["PORT"] ?? "") ?? 8080
-    guard let base = URL(string: environment["APP_URL"] ?? "http://127.0.0.1:\(port)") else { throw OIDCError(.invalidArgument, "APP_URL is not a URL") }
     let relyingParty = try await RelyingParty.discover(issuer: issuer, clientID: clientID, clientSecret: secret)
     let app = Application(router: try WebApp.router(signingInWith: relyingParty, at: base), configuration: .init(address: .hostname("127.0.0.1", port: port)))
     // Unbuffered: a script reading the first line sees it at once.
