@@ -19,11 +19,11 @@ actor CookieBrowser {
         try await send(HTTPRequest(method: "GET", url: try Self.url(url)), followRedirects: followRedirects)
     }
 
-    func post(_ url: String, form: String, headers extra: OIDC.HTTPHeaders = [:]) async throws -> Visit {
+    func post(_ url: String, form: String, headers extra: OIDC.HTTPHeaders = [:], followRedirects: Bool = true) async throws -> Visit {
         var headers: OIDC.HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded"]
         for (name, value) in extra { headers.add(name, value) }
         let request = HTTPRequest(method: "POST", url: try Self.url(url), headers: headers, body: Array(form.utf8))
-        return try await send(request, followRedirects: true)
+        return try await send(request, followRedirects: followRedirects)
     }
 
     private func send(_ first: HTTPRequest, followRedirects: Bool) async throws -> Visit {

@@ -67,7 +67,7 @@ public final class HeadlessChromium: Sendable {
                 "alwaysMatch": [
                     "browserName": "chrome",
                     // Bounds of the browser's own: a page load, a script (milliseconds).
-                    "timeouts": ["pageLoad": Int(30_000 * TestTime.scale), "script": 10_000, "implicit": 0],
+                    "timeouts": ["pageLoad": Int(30_000 * TestTime.scale), "script": Int(10_000 * TestTime.scale), "implicit": 0],
                     "goog:chromeOptions": [
                         "binary": ProcessInfo.processInfo.environment["OIDC_CHROMIUM"] ?? "/usr/bin/chromium",
                         // No sandbox: CI also runs the suite as container root, where Chromium's
@@ -235,6 +235,8 @@ public final class HeadlessChromium: Sendable {
     }
 
     /// SIGKILLs every process whose command line names `profile` (the browser and its helpers).
+    /// Chromium rewrites its process title (one line, spaces for the NULs), so the marker is looked
+    /// for anywhere in it; the profile's name ends in a UUID.
     private static func killBrowsers(of profile: String) {
         let marker = Array("--user-data-dir=\(profile)".utf8)
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
@@ -242,7 +244,7 @@ public final class HeadlessChromium: Sendable {
             guard let pid = Int32(entry), pid != getpid(),
                 let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"), line.count < 1 << 20
             else { continue }
-            if Array(line).split(separator: 0).contains(where: { $0.elementsEqual(marker) }) { kill(pid, SIGKILL) }
+            if Array(line).firstRange(of: marker) != nil { kill(pid, SIGKILL) }
         }
     }
 

@@ -82,6 +82,12 @@ public struct RequireSignIn<Context: SignInRequestContext>: RouterMiddleware {
             return signInFirst(request)
         }
         let session = signIn.session(forKey: key)
+        // Older than the session lifetime (or of no known age): ended here too, before any
+        // refresh, so that a stolen cookie does not live on with refreshes.
+        if let stored = try? await signIn.sessions.load(key), !signIn.isLive(stored) {
+            do { try await session.logout(revoke: true) } catch { context.logger.info("web sign-in: ending an expired session: \(error.description)") }
+            return signInFirst(request)
+        }
         do {
             _ = try await session.validTokens()
         } catch {
@@ -92,11 +98,6 @@ public struct RequireSignIn<Context: SignInRequestContext>: RouterMiddleware {
             return signInFirst(request)
         }
         guard let login = try? await session.login, let csrf = login.attributes[SignedIn.csrfAttribute] else { return signInFirst(request) }
-        // Older than the session lifetime: ended here too (a stolen cookie does not live on with refreshes).
-        if let began = WebSignIn.signedInAt(login), signIn.relyingParty.tokenClient.now().timeIntervalSince(began) > Double(signIn.sessionLifetime.components.seconds) {
-            do { try await session.logout(revoke: true) } catch { context.logger.info("web sign-in: ending an expired session: \(error.description)") }
-            return signInFirst(request)
-        }
         var context = context
         context.signedIn = SignedIn(login: login, session: session, csrfToken: csrf)
         var response = try await next(request, context)

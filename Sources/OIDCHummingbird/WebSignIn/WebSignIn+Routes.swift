@@ -73,13 +73,19 @@ extension WebSignIn {
     /// `POST /auth/logout` with the session's CSRF token in the form field `csrf`: the session
     /// ends (its refresh token revoked), then the provider's end-session endpoint, or ``signedOutPath``.
     ///
-    /// A request from another site is refused (`Sec-Fetch-Site: cross-site`, or no session cookie:
-    /// a `SameSite=Lax` cookie is not sent with another site's `POST`), and no cookie is touched: a
-    /// page elsewhere can neither end the session nor clear its cookie while its tokens live on.
+    /// A request from another site (`Sec-Fetch-Site: cross-site`) is refused, and one without a
+    /// session cookie (as another site's `POST` is: the cookie is `SameSite=Lax`) goes to
+    /// ``signedOutPath``; neither touches a cookie, so a page elsewhere can neither end the session
+    /// nor clear its cookie while its tokens live on.
     func logout(_ request: Request, logger: Logger) async -> Response {
-        guard request.headers[Self.fetchSite] != "cross-site", let sessionID = request.cookies[sessionCookie]?.value else {
-            logger.info("web sign-in: a logout from another site (or without a session cookie) was refused")
-            return Self.page(.forbidden, "There is no session to sign out of in this browser, or the sign-out came from another site.")
+        guard request.headers[Self.fetchSite] != "cross-site" else {
+            logger.info("web sign-in: a logout from another site was refused")
+            return Self.page(.forbidden, "This sign-out came from another site. Sign out with the app's button.")
+        }
+        guard let sessionID = request.cookies[sessionCookie]?.value else {
+            var response = Response.redirect(to: signedOutPath, type: .normal)
+            response.headers[.cacheControl] = "no-store"
+            return response
         }
         guard let key = try? key(forSession: sessionID), let login = try? await sessions.load(key) else {
             // This browser's session has already ended: its cookie goes too.

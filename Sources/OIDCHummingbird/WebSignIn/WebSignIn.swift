@@ -114,9 +114,11 @@ public struct WebSignIn: Sendable {
         return localPath(String(decoding: bytes, as: UTF8.self))
     }
 
-    /// When the session of `login` began (the attribute ``signedInAtAttribute``), if it says.
-    static func signedInAt(_ login: StoredLogin) -> Date? {
-        login.attributes[signedInAtAttribute].flatMap(TimeInterval.init).map(Date.init(timeIntervalSince1970:))
+    /// Whether the session of `login` began less than ``sessionLifetime`` ago (the attribute
+    /// ``signedInAtAttribute``, by the relying party's clock); one that does not say is not.
+    func isLive(_ login: StoredLogin) -> Bool {
+        guard let began = login.attributes[Self.signedInAtAttribute].flatMap(TimeInterval.init) else { return false }
+        return relyingParty.tokenClient.now().timeIntervalSince1970 - began <= Double(sessionLifetime.components.seconds)
     }
 
     /// The attribute of the stored login that holds when its session began (seconds since 1970).
